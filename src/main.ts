@@ -1,0 +1,22 @@
+// Entry point of the ingress process.
+import { loadConfig, ConfigError } from './platform/config.ts';
+import { startPlatform } from './platform/platform.ts';
+import { buildIngress } from './ingress.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
+  throw err;
+}
+const platform = await startPlatform(config, { name: 'ingress' });
+platform.shutdown.installSignalHandlers();
+const app = await buildIngress(platform);
+// Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.
+platform.shutdown.add('http', () => app.close());
+const address = await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+platform.log.info({ address }, 'ingress listening');

@@ -1,0 +1,217 @@
+// Runs a worker kind: one kafkajs consumer in the kind's group. Per partition,
+// messages are handled in order; an offset is resolved (and so committed) only
+// after the handler resolved, i.e. after its effect is durable, or after the
+// message was written to the dead-letter topic. A crash therefore replays
+// messages, never skips them; handlers are idempotent so replays do no harm.
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import { deadLettersTopic } from '../../../topics/dead-letters.ts';
+import { prefixed } from '../../../topics/index.ts';
+import type { Logger } from '../logger.ts';
+import type { Publisher } from '../kafka/publisher.ts';
+import { backoffDelay, sleepWithHeartbeat } from './backoff.ts';
+import { KeyedQueue } from './keyed-queue.ts';
+import { isBatchKind, type ActorMessage, type WorkerKind } from './worker-kind.ts';
+import type { DeadLetter } from './dead-letter.ts';
+
+export interface RuntimeDeps {
+  kafka: Kafka;
+  registry: SchemaRegistry;
+  publisher: Publisher;
+  log: Logger;
+  topicPrefix: string;
+  defaultMaxAttempts: number;
+  defaultRetryBaseMs: number;
+}
+
+class StopRequested extends Error {}
+
+export class WorkerRuntime<V, S> {
+  private consumer: Consumer | undefined;
+  private readonly queue = new KeyedQueue();
+  /** Loaded actor state, by key, with the partitions the key was seen on (to drop it on revocation). */
+  private readonly actors = new Map<string, { state: S; partitions: Set<string> }>();
+  private readonly log: Logger;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  readonly group: string;
+
+  constructor(private readonly deps: RuntimeDeps, private readonly kind: WorkerKind<V, S>) {
+    this.group = prefixed(deps.topicPrefix, kind.kind);
+    this.log = deps.log.child({ worker: kind.kind });
+    this.maxAttempts = kind.maxAttempts ?? deps.defaultMaxAttempts;
+    this.retryBaseMs = kind.retryBaseMs ?? deps.defaultRetryBaseMs;
+  }
+
+  async start(): Promise<void> {
+    await this.deps.publisher.register([deadLettersTopic]);
+    const consumer = this.deps.kafka.consumer({
+      groupId: this.group,
+      allowAutoTopicCreation: false,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3000,
+      retry: { retries: 10 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => this.onAssignment(event.payload.memberAssignment));
+    consumer.on(consumer.events.CRASH, (event) => {
+      this.log.error({ err: event.payload.error, restart: event.payload.restart }, 'consumer crashed');
+    });
+    await consumer.connect();
+    await consumer.subscribe({
+      topics: this.kind.topics.map((t) => prefixed(this.deps.topicPrefix, t.name)),
+      fromBeginning: this.kind.fromBeginning ?? true,
+    });
+    await consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.kind.concurrency ?? 3,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+    this.log.info({ group: this.group, topics: this.kind.topics.map((t) => t.name) }, 'worker started');
+  }
+
+  /** Stops fetching, lets the batch in hand finish (or abort between messages), commits resolved offsets. */
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+
+  /** Drops state of actors whose partitions this member no longer owns. */
+  private onAssignment(assignment: Record<string, number[]>): void {
+    const owned = new Set(Object.entries(assignment).flatMap(([topic, parts]) => parts.map((p) => `${topic}:${p}`)));
+    for (const [key, actor] of this.actors) {
+      if ([...actor.partitions].some((p) => !owned.has(p))) this.actors.delete(key);
+    }
+    this.log.info({ assignment }, 'partitions assigned');
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const stillRunning = () => payload.isRunning() && !payload.isStale();
+    try {
+      if (isBatchKind(this.kind)) {
+        await this.handleAsBatch(payload, stillRunning);
+      } else {
+        for (const raw of batch.messages) {
+          if (!stillRunning()) break;
+          await this.queue.run(raw.key?.toString() ?? '', () => this.handleOne(batch.topic, batch.partition, raw, payload, stillRunning));
+          payload.resolveOffset(raw.offset);
+          await payload.commitOffsetsIfNecessary();
+          await payload.heartbeat();
+        }
+      }
+    } catch (err) {
+      // A stop or rebalance in the middle of a retry: leave the offset unresolved, so it is replayed.
+      if (!(err instanceof StopRequested)) throw err;
+    }
+  }
+
+  private async handleAsBatch(payload: EachBatchPayload, stillRunning: () => boolean): Promise<void> {
+    const kind = this.kind as Extract<WorkerKind<V, S>, { handleBatch: unknown }>;
+    const { batch } = payload;
+    const decoded: ActorMessage<V>[] = [];
+    for (const raw of batch.messages) {
+      const message = await this.withRetries(batch.topic, batch.partition, raw, payload, stillRunning, () => this.decode(batch.topic, batch.partition, raw));
+      if (message) decoded.push(message);
+    }
+    if (decoded.length > 0) {
+      const whole = await this.attempt(() => kind.handleBatch(decoded), payload, stillRunning);
+      if (!whole.ok) {
+        // The batch keeps failing: handle message by message, so only the bad ones are dead-lettered.
+        for (const message of decoded) {
+          const raw = batch.messages.find((m) => m.offset === message.offset)!;
+          await this.withRetries(batch.topic, batch.partition, raw, payload, stillRunning, () => kind.handleBatch([message]));
+        }
+      }
+    }
+    const last = batch.messages.at(-1);
+    if (last) payload.resolveOffset(last.offset);
+  }
+
+  private async handleOne(topic: string, partition: number, raw: KafkaMessage, payload: EachBatchPayload, stillRunning: () => boolean): Promise<void> {
+    const kind = this.kind as Extract<WorkerKind<V, S>, { handle: unknown }>;
+    await this.withRetries(topic, partition, raw, payload, stillRunning, async () => {
+      const message = await this.decode(topic, partition, raw);
+      const state = await this.actorState(message.key, `${topic}:${partition}`);
+      try {
+        await kind.handle(message, { key: message.key, state });
+      } catch (err) {
+        // The handler may have changed the state before failing: reload it from the durable store next time.
+        this.actors.delete(message.key);
+        throw err;
+      }
+    });
+  }
+
+  private async actorState(key: string, partition: string): Promise<S> {
+    let actor = this.actors.get(key);
+    if (!actor) {
+      const state = this.kind.loadState ? await this.kind.loadState(key) : (undefined as S);
+      actor = { state, partitions: new Set() };
+      this.actors.set(key, actor);
+    }
+    actor.partitions.add(partition);
+    return actor.state;
+  }
+
+  private async decode(topic: string, partition: number, raw: KafkaMessage): Promise<ActorMessage<V>> {
+    if (!raw.value) throw new Error('message has no value (tombstone)');
+    return {
+      topic,
+      partition,
+      offset: raw.offset,
+      key: raw.key?.toString() ?? '',
+      value: (await this.deps.registry.decode(raw.value)) as V,
+      timestamp: Number(raw.timestamp),
+      headers: raw.headers ?? {},
+    };
+  }
+
+  /** One try-and-backoff loop; reports the last error instead of throwing it. */
+  private async attempt(fn: () => Promise<unknown>, payload: EachBatchPayload, stillRunning: () => boolean): Promise<{ ok: true } | { ok: false; error: Error; attempts: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await fn();
+        return { ok: true };
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        if (attempt >= this.maxAttempts) return { ok: false, error, attempts: attempt };
+        const delay = backoffDelay(attempt, this.retryBaseMs);
+        this.log.warn({ err: error, attempt, delayMs: delay }, 'handler failed; retrying');
+        if (!(await sleepWithHeartbeat(delay, () => payload.heartbeat(), stillRunning))) throw new StopRequested();
+      }
+    }
+  }
+
+  /** Runs fn with retries; after the last attempt the message goes to the dead-letter topic. */
+  private async withRetries<T>(topic: string, partition: number, raw: KafkaMessage, payload: EachBatchPayload, stillRunning: () => boolean, fn: () => Promise<T>): Promise<T | undefined> {
+    let value: T | undefined;
+    const result = await this.attempt(async () => {
+      value = await fn();
+    }, payload, stillRunning);
+    if (result.ok) return value;
+    await this.deadLetter(topic, partition, raw, result.error, result.attempts);
+    return undefined;
+  }
+
+  private async deadLetter(topic: string, partition: number, raw: KafkaMessage, error: Error, attempts: number): Promise<void> {
+    const key = raw.key?.toString() ?? null;
+    const letter: DeadLetter = {
+      workerKind: this.kind.kind,
+      topic,
+      partition,
+      offset: Number(raw.offset),
+      key,
+      value: raw.value ?? null,
+      error: error.message,
+      errorStack: error.stack ?? null,
+      attempts,
+      failedAt: Date.now(),
+    };
+    // Awaited (acks=all) before the offset is resolved: the message is never dropped silently.
+    await this.deps.publisher.publish(deadLettersTopic, [{ key: key ?? '', value: letter }]);
+    this.log.error({ err: error, topic, partition, offset: raw.offset, key, attempts }, 'message dead-lettered');
+  }
+}

@@ -1,0 +1,53 @@
+// A worker kind is a consumer group. Each message key names one actor; the
+// runtime hands an actor its messages one at a time, in partition order.
+import type { IHeaders } from 'kafkajs';
+import type { TopicDefinition } from '../../../topics/index.ts';
+
+export interface ActorMessage<V> {
+  topic: string;
+  partition: number;
+  offset: string;
+  /** The actor this message belongs to. */
+  key: string;
+  value: V;
+  timestamp: number;
+  headers: IHeaders;
+}
+
+export interface Actor<S> {
+  key: string;
+  /** Loaded by `loadState` when the key is first seen after its partition was assigned; the handler may mutate it. */
+  state: S;
+}
+
+interface WorkerKindBase<S> {
+  /** Consumer group name (the deployment's TOPIC_PREFIX is added). */
+  kind: string;
+  topics: readonly TopicDefinition[];
+  /** Loads an actor's durable state (from Postgres or a compacted topic) on first use after assignment. */
+  loadState?: (key: string) => Promise<S>;
+  /** Partitions processed at once; messages of one key are never processed concurrently. */
+  concurrency?: number;
+  /** Attempts per message before it goes to the dead-letter topic (default ACTOR_MAX_ATTEMPTS). */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt (default ACTOR_RETRY_BASE_MS). */
+  retryBaseMs?: number;
+  /** Start from the earliest offset when the group has none (default true: nothing published is skipped). */
+  fromBeginning?: boolean;
+}
+
+/** Handles one message at a time. Must be idempotent; resolves only when its effect is durable. */
+export interface MessageWorkerKind<V, S> extends WorkerKindBase<S> {
+  handle: (message: ActorMessage<V>, actor: Actor<S>) => Promise<void>;
+}
+
+/** Handles a partition's batch at once (sinks). Must be idempotent; resolves only when the batch is durable. */
+export interface BatchWorkerKind<V> extends WorkerKindBase<never> {
+  handleBatch: (messages: ActorMessage<V>[]) => Promise<void>;
+}
+
+export type WorkerKind<V = any, S = any> = MessageWorkerKind<V, S> | BatchWorkerKind<V>;
+
+export function isBatchKind<V>(kind: WorkerKind<V>): kind is BatchWorkerKind<V> {
+  return 'handleBatch' in kind;
+}

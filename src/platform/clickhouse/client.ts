@@ -1,0 +1,55 @@
+// ClickHouse client (HTTP). Queries take SqlFragment only, so every value has
+// gone through the literal helper; plain strings cannot be passed by mistake.
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { Config } from '../config.ts';
+import type { SqlFragment } from './literal.ts';
+
+export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'>;
+
+export class ClickHouse {
+  constructor(readonly client: ClickHouseClient, readonly database: string) {}
+
+  /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
+  async exec(statement: SqlFragment): Promise<void> {
+    const result = await this.client.exec({ query: statement.text });
+    // Drain the response so the socket returns to the pool.
+    result.stream.resume();
+    await new Promise<void>((resolve, reject) => {
+      result.stream.once('end', resolve).once('close', resolve).once('error', reject);
+    });
+  }
+
+  /** Runs a SELECT and returns its rows as objects. */
+  async rows<T>(query: SqlFragment): Promise<T[]> {
+    const result = await this.client.query({ query: query.text, format: 'JSONEachRow' });
+    return result.json<T>();
+  }
+
+  /** Inserts rows as JSONEachRow into a table of this database. */
+  async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow' });
+  }
+
+  async ping(): Promise<boolean> {
+    const result = await this.client.ping();
+    return result.success;
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE): ClickHouse {
+  const client = createClient({
+    url: config.CLICKHOUSE_URL,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    ...(database ? { database } : {}),
+    request_timeout: 30_000,
+    // 18.16 does not know newer settings; send none by default.
+    clickhouse_settings: {},
+  });
+  return new ClickHouse(client, database ?? 'default');
+}

@@ -1,0 +1,59 @@
+// Typed configuration read once from the environment. Every setting has a
+// default that matches the local stack (infra/local), so a developer needs no
+// .env file; a bad value stops start-up with a message naming the variable.
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const ConfigSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  /** Public base URL of the service, used to build short URLs. */
+  PUBLIC_BASE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:3000' }),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
+  KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'linkmail' }),
+  /** Prepended to every topic and consumer group name; empty in production, set by tests to isolate runs. */
+  TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', default: '' }),
+  SCHEMA_REGISTRY_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8081/apis/ccompat/v7' }),
+  CLICKHOUSE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8123' }),
+  CLICKHOUSE_DATABASE: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', default: 'linkmail' }),
+  CLICKHOUSE_USER: Type.String({ default: 'default' }),
+  CLICKHOUSE_PASSWORD: Type.String({ default: '' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379/0' }),
+  SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  /** How long a graceful shutdown may take to drain in-flight work before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
+  /** Actor runtime: handler attempts before a message goes to the dead-letter topic, and the first backoff. */
+  ACTOR_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  ACTOR_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 200 }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the configuration; throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key];
+    // A blank variable means "use the default", as in most twelve-factor services.
+    if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw);
+  const converted = Value.Convert(ConfigSchema, withDefaults);
+  const errors = [...Value.Errors(ConfigSchema, converted)];
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${e.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return converted as Config;
+}

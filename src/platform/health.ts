@@ -1,0 +1,70 @@
+// Readiness checks of every dependency, each bounded by a timeout so a hung
+// service shows as down instead of hanging the probe.
+import type { Admin } from 'kafkajs';
+import type { Pool } from './postgres/pool.ts';
+import type { ClickHouse } from './clickhouse/client.ts';
+import type { Redis } from './redis.ts';
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  latencyMs: number;
+  error?: string;
+}
+
+export type Check = { name: string; run: () => Promise<unknown> };
+
+async function timed(check: Check, timeoutMs: number): Promise<CheckResult> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check.run(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return { name: check.name, ok: true, latencyMs: Math.round(performance.now() - started) };
+  } catch (err) {
+    return { name: check.name, ok: false, latencyMs: Math.round(performance.now() - started), error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function runChecks(checks: readonly Check[], timeoutMs = 2000): Promise<CheckResult[]> {
+  return Promise.all(checks.map((c) => timed(c, timeoutMs)));
+}
+
+export interface Dependencies {
+  kafkaAdmin: Admin;
+  registryUrl: string;
+  clickhouse: ClickHouse;
+  pg: Pool;
+  redis: Redis;
+}
+
+export function dependencyChecks(deps: Dependencies): Check[] {
+  return [
+    {
+      name: 'kafka',
+      run: () => deps.kafkaAdmin.describeCluster(),
+    },
+    {
+      name: 'schemaRegistry',
+      run: async () => {
+        const res = await fetch(`${deps.registryUrl}/subjects`);
+        if (!res.ok) throw new Error(`HTTP ${res.status}`);
+        await res.body?.cancel();
+      },
+    },
+    {
+      name: 'clickhouse',
+      run: async () => {
+        if (!(await deps.clickhouse.ping())) throw new Error('ping failed');
+      },
+    },
+    { name: 'postgres', run: () => deps.pg.query('SELECT 1') },
+    { name: 'redis', run: () => deps.redis.ping() },
+  ];
+}

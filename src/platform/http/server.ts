@@ -1,0 +1,107 @@
+// The Fastify server every HTTP process uses: request ids, strict validation,
+// one error body shape, 404 for unknown routes, health and readiness.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from '../logger.ts';
+import { runChecks, type Check } from '../health.ts';
+import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
+import { validatorCompiler } from './validation.ts';
+
+export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+
+export interface ServerOptions {
+  log: Logger;
+  checks: readonly Check[];
+  /** Largest accepted request body. */
+  bodyLimit?: number;
+  /** Trusted proxy addresses (X-Forwarded-For honoured only from these). */
+  trustProxy?: string[] | false;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Maps any error to a status, a stable code and a safe message. */
+function describe(error: FastifyError | ApiError | Error): { status: number; code: string; message: string; details?: ErrorDetailType[] } {
+  if (error instanceof ApiError) {
+    return { status: error.statusCode, code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  }
+  const fe = error as FastifyError;
+  if (fe.validation) {
+    const details = fe.validation.map((v) => ({
+      path: (v.instancePath || '') + (v.params && 'additionalProperty' in v.params ? `/${String(v.params.additionalProperty)}` : ''),
+      message: v.message ?? 'invalid',
+    }));
+    const unknownField = fe.validation.some((v) => v.keyword === 'additionalProperties');
+    return {
+      status: 400,
+      code: unknownField ? 'unknown_field' : 'validation_failed',
+      message: `Invalid ${fe.validationContext ?? 'request'}: ${details.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ')}`,
+      details,
+    };
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, code: 'invalid_json', message: 'Request body is not valid JSON.' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: 'invalid_json', message: 'Request body is empty but Content-Type is application/json.' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'payload_too_large', message: 'Request body is too large.' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'unsupported_media_type', message: 'Unsupported Content-Type; send application/json.' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, code: 'invalid_content_length', message: 'Request body size did not match Content-Length.' };
+  }
+  // Other client errors that Fastify raised with a 4xx status keep it, under a generic code.
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: fe.statusCode, code: 'bad_request', message: fe.message };
+  }
+  return { status: 500, code: 'internal_error', message: 'Internal error.' };
+}
+
+export function errorBody(requestId: string, code: string, message: string, details?: ErrorDetailType[]): ErrorBodyType {
+  return { error: { code, message, requestId, ...(details ? { details } : {}) } };
+}
+
+export function buildServer(options: ServerOptions): App {
+  const app = Fastify({
+    loggerInstance: options.log,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
+    requestIdHeader: 'x-request-id',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
+    const { status, code, message, details } = describe(error);
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof ApiError && error.headers) reply.headers(error.headers);
+    return reply.status(status).send(errorBody(request.id, code, message, details));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const checks = await runChecks(options.checks);
+    const ready = checks.every((c) => c.ok);
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  return app;
+}

@@ -1,0 +1,27 @@
+// Kafka client (kafkajs) with its log routed through pino.
+import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+
+const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, log: Logger): Kafka {
+  const kafkaLog = log.child({ component: 'kafkajs' });
+  return new Kafka({
+    clientId: config.KAFKA_CLIENT_ID,
+    brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    connectionTimeout: 3000,
+    requestTimeout: 30_000,
+    retry: { initialRetryTime: 200, retries: 8 },
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry: LogEntry) => {
+      const { message, timestamp: _t, ...extra } = entry.log;
+      kafkaLog[LEVELS[entry.level] ?? 'info']({ namespace: entry.namespace, ...extra }, message);
+    },
+  });
+}

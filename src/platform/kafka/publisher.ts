@@ -1,0 +1,45 @@
+// Publishes Avro-encoded values to platform topics. Each topic's schema is
+// registered once at start; publishing then only encodes and sends.
+import type { Producer, IHeaders } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { registerTopicSchema, type TopicCodec } from '../registry/schema-registry.ts';
+import type { TopicDefinition } from '../../../topics/index.ts';
+
+export interface OutgoingMessage<T> {
+  key: string;
+  value: T;
+  headers?: IHeaders;
+}
+
+export class Publisher {
+  private readonly codecs = new Map<string, TopicCodec<unknown>>();
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly registry: SchemaRegistry,
+    private readonly prefix: string,
+  ) {}
+
+  /** Registers the value schemas of these topics; must run before publishing to them. */
+  async register(defs: readonly TopicDefinition[]): Promise<void> {
+    for (const def of defs) {
+      if (!this.codecs.has(def.name)) this.codecs.set(def.name, await registerTopicSchema(this.registry, this.prefix, def));
+    }
+  }
+
+  codec<T>(def: TopicDefinition): TopicCodec<T> {
+    const codec = this.codecs.get(def.name);
+    if (!codec) throw new Error(`topic ${def.name} has no registered schema; call register() at start`);
+    return codec as TopicCodec<T>;
+  }
+
+  /** Encodes and sends messages; resolves once the broker has acknowledged them (acks=all). */
+  async publish<T>(def: TopicDefinition, messages: readonly OutgoingMessage<T>[]): Promise<void> {
+    if (messages.length === 0) return;
+    const codec = this.codec<T>(def);
+    const encoded = await Promise.all(
+      messages.map(async (m) => ({ key: m.key, value: await codec.encode(m.value), headers: m.headers })),
+    );
+    await this.producer.send({ topic: codec.topic, acks: -1, messages: encoded });
+  }
+}

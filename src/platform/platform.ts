@@ -1,0 +1,80 @@
+// The platform a process stands on: configuration, logging, clients of every
+// store, migrations, topics and schemas, and an ordered shutdown. Ingress and
+// worker processes both start here.
+import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { allTopics, type TopicDefinition } from '../../topics/index.ts';
+import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
+import { migrateClickHouse } from './clickhouse/migrate.ts';
+import type { Config } from './config.ts';
+import { dependencyChecks, type Check } from './health.ts';
+import { createKafka } from './kafka/client.ts';
+import { Publisher } from './kafka/publisher.ts';
+import { ensureTopics } from './kafka/topics.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { migratePostgres } from './postgres/migrate.ts';
+import { createPool, type Pool } from './postgres/pool.ts';
+import { createRedis, type Redis } from './redis.ts';
+import { createSchemaRegistry } from './registry/schema-registry.ts';
+import { Shutdown } from './shutdown.ts';
+
+export interface Platform {
+  config: Config;
+  log: Logger;
+  pg: Pool;
+  clickhouse: ClickHouse;
+  kafka: Kafka;
+  kafkaAdmin: Admin;
+  producer: Producer;
+  registry: SchemaRegistry;
+  publisher: Publisher;
+  redis: Redis;
+  shutdown: Shutdown;
+  checks: Check[];
+}
+
+export interface StartOptions {
+  /** Process name for logs (ingress, workers, …). */
+  name: string;
+  /** Topics to create and register schemas for; defaults to every platform topic. */
+  topics?: readonly TopicDefinition[];
+  /** Run Postgres and ClickHouse migrations (every process does by default; they are idempotent and locked). */
+  migrate?: boolean;
+}
+
+export async function startPlatform(config: Config, options: StartOptions): Promise<Platform> {
+  const log = createLogger(config, options.name);
+  const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
+  const topics = options.topics ?? allTopics;
+
+  if (options.migrate !== false) {
+    await migratePostgres(config.DATABASE_URL, log);
+    await migrateClickHouse(config, log);
+  }
+
+  const pg = createPool(config);
+  shutdown.add('postgres', () => pg.end());
+  const clickhouse = createClickHouse(config);
+  shutdown.add('clickhouse', () => clickhouse.close());
+  const redis = createRedis(config);
+  await redis.connect();
+  shutdown.add('redis', () => redis.quit());
+
+  const kafka = createKafka(config, log);
+  const kafkaAdmin = kafka.admin();
+  await kafkaAdmin.connect();
+  shutdown.add('kafka-admin', () => kafkaAdmin.disconnect());
+  await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log);
+
+  const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
+  // The Java-compatible murmur2 partitioner: a key lands on the same partition whichever client produced it.
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  // Registered after the stores, so it closes before them: pending sends flush first.
+  shutdown.add('kafka-producer', () => producer.disconnect());
+  const publisher = new Publisher(producer, registry, config.TOPIC_PREFIX);
+  await publisher.register(topics);
+
+  const checks = dependencyChecks({ kafkaAdmin, registryUrl: config.SCHEMA_REGISTRY_URL, clickhouse, pg, redis });
+  return { config, log, pg, clickhouse, kafka, kafkaAdmin, producer, registry, publisher, redis, shutdown, checks };
+}

@@ -1,0 +1,34 @@
+// Postgres connection pool: the system of record.
+import pg from 'pg';
+import type { Config } from '../config.ts';
+
+export type Pool = pg.Pool;
+
+export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): pg.Pool {
+  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Creates the database named in the URL if it does not exist (connecting to the `postgres` maintenance db). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      } catch (err) {
+        // Another process created it between our check and create.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,47 @@
+// Avro values in the Confluent wire format (magic byte, 4-byte schema id, Avro
+// body), with schemas registered in the Schema Registry under the topic's
+// `<topic>-value` subject. Any consumer with a registry client decodes them.
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { prefixed, type TopicDefinition } from '../../../topics/index.ts';
+
+export const SCHEMAS_DIR = fileURLToPath(new URL('../../../schemas', import.meta.url));
+
+export function createSchemaRegistry(url: string): SchemaRegistry {
+  return new SchemaRegistry({ host: url, retry: { retries: 3 } });
+}
+
+/** Encodes one topic's values with its registered schema id. */
+export class TopicCodec<T> {
+  constructor(
+    private readonly registry: SchemaRegistry,
+    readonly topic: string,
+    readonly schemaId: number,
+  ) {}
+
+  encode(value: T): Promise<Buffer> {
+    return this.registry.encode(this.schemaId, value);
+  }
+}
+
+export async function loadSchema(file: string): Promise<string> {
+  // Relative names are files in schemas/; an absolute path is used as it is (test fixtures).
+  return readFile(resolve(SCHEMAS_DIR, file), 'utf8');
+}
+
+/**
+ * Registers the topic's value schema (idempotent: the same schema gets the same id)
+ * and returns a codec for it. Subjects are BACKWARD compatible, so the registry
+ * refuses an evolution that would break existing consumers.
+ */
+export async function registerTopicSchema<T>(registry: SchemaRegistry, prefix: string, def: TopicDefinition): Promise<TopicCodec<T>> {
+  const topic = prefixed(prefix, def.name);
+  const schema = await loadSchema(def.valueSchema);
+  const { id } = await registry.register(
+    { type: SchemaType.AVRO, schema },
+    { subject: `${topic}-value`, compatibility: COMPATIBILITY.BACKWARD },
+  );
+  return new TopicCodec<T>(registry, topic, id);
+}

@@ -1,0 +1,93 @@
+// Runs once before the suite: checks the real stack is up, gives this run its
+// own Postgres and ClickHouse databases and topic prefix, migrates them, and
+// clears what earlier runs left behind.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { Kafka, logLevel } from 'kafkajs';
+import { createClickHouse } from '../src/platform/clickhouse/client.ts';
+import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
+import { ident, sql } from '../src/platform/clickhouse/literal.ts';
+import { loadConfig } from '../src/platform/config.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { migratePostgres } from '../src/platform/postgres/migrate.ts';
+import { runChecks, type Check } from '../src/platform/health.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    testEnv: Record<string, string>;
+  }
+}
+
+const TEST_TOPIC_PREFIX = /^test-[0-9a-f]{8}$/;
+
+export default async function setup(project: TestProject): Promise<void> {
+  const base = loadConfig();
+  const runId = randomBytes(4).toString('hex');
+  const pgUrl = new URL(base.DATABASE_URL);
+  pgUrl.pathname = '/linkmail_test';
+  const testEnv: Record<string, string> = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    DATABASE_URL: pgUrl.toString(),
+    CLICKHOUSE_DATABASE: 'linkmail_test',
+    TOPIC_PREFIX: `test-${runId}`,
+  };
+  const config = loadConfig({ ...process.env, ...testEnv });
+  const log = createLogger(config, 'test-setup');
+
+  await requireStack(config);
+
+  // A clean Postgres database for this run.
+  const admin = new pg.Client({ connectionString: base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS linkmail_test WITH (FORCE)');
+  await admin.end();
+  await migratePostgres(config.DATABASE_URL, log);
+
+  // A clean ClickHouse database for this run.
+  const ch = createClickHouse(config, '');
+  await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
+  await ch.close();
+  await migrateClickHouse(config, log);
+
+  await removeEarlierTestTopics(config.KAFKA_BROKERS, config.SCHEMA_REGISTRY_URL);
+
+  project.provide('testEnv', testEnv);
+}
+
+async function requireStack(config: ReturnType<typeof loadConfig>): Promise<void> {
+  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING, retry: { retries: 1 } });
+  const admin = kafka.admin();
+  const checks: Check[] = [
+    { name: 'kafka', run: async () => { await admin.connect(); await admin.describeCluster(); await admin.disconnect(); } },
+    { name: 'schemaRegistry', run: async () => { const r = await fetch(`${config.SCHEMA_REGISTRY_URL}/subjects`); if (!r.ok) throw new Error(`HTTP ${r.status}`); } },
+    { name: 'clickhouse', run: async () => { const r = await fetch(`${config.CLICKHOUSE_URL}/ping`); if (!r.ok) throw new Error(`HTTP ${r.status}`); } },
+    { name: 'postgres', run: async () => { const c = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') }); await c.connect(); await c.end(); } },
+  ];
+  const results = await runChecks(checks, 10_000);
+  const down = results.filter((r) => !r.ok);
+  if (down.length > 0) {
+    throw new Error(`the local stack is not up (${down.map((d) => `${d.name}: ${d.error}`).join('; ')}); start it with: bash infra/local/stack.sh start`);
+  }
+}
+
+/** Deletes topics, consumer groups and registry subjects of earlier test runs, so they do not pile up. */
+async function removeEarlierTestTopics(brokers: string, registryUrl: string): Promise<void> {
+  const kafka = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const old = (await admin.listTopics()).filter((t) => TEST_TOPIC_PREFIX.test(t.split('.')[0] ?? ''));
+    if (old.length > 0) await admin.deleteTopics({ topics: old, timeout: 30_000 }).catch(() => {});
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => TEST_TOPIC_PREFIX.test(g.split('.')[0] ?? ''));
+    if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
+  } finally {
+    await admin.disconnect();
+  }
+  const subjects = (await (await fetch(`${registryUrl}/subjects`)).json()) as string[];
+  for (const subject of subjects.filter((s) => TEST_TOPIC_PREFIX.test(s.split('.')[0] ?? ''))) {
+    await fetch(`${registryUrl}/subjects/${encodeURIComponent(subject)}`, { method: 'DELETE' });
+    await fetch(`${registryUrl}/subjects/${encodeURIComponent(subject)}?permanent=true`, { method: 'DELETE' });
+  }
+}

@@ -1,0 +1,7 @@
+// Every topic of the platform. Add a topic here and it is created at start.
+import { deadLettersTopic } from './dead-letters.ts';
+import type { TopicDefinition } from './topic.ts';
+
+export const allTopics: readonly TopicDefinition[] = [deadLettersTopic];
+export type { TopicDefinition } from './topic.ts';
+export { prefixed } from './topic.ts';

@@ -68,7 +68,8 @@ export function buildServer(options: ServerOptions): App {
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
-    requestIdHeader: 'x-request-id',
+    // genReqId reads x-request-id itself, so a malformed one is replaced rather than echoed.
+    requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

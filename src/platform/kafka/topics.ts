@@ -1,7 +1,8 @@
 // Creates the platform's topics idempotently: missing topics are created,
 // existing ones get more partitions or their cleanup policy corrected; a topic
 // is never deleted or shrunk here.
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+// (ConfigResourceTypes is not a named ESM export of kafkajs under plain Node, hence the default import.)
+import kafkajs, { type Admin } from 'kafkajs';
 import { prefixed, type TopicDefinition } from '../../../topics/index.ts';
 import type { Logger } from '../logger.ts';
 
@@ -39,6 +40,6 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
   }
   await admin.alterConfigs({
     validateOnly: false,
-    resources: present.map((d) => ({ type: ConfigResourceTypes.TOPIC, name: prefixed(prefix, d.name), configEntries: topicConfig(d) })),
+    resources: present.map((d) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name: prefixed(prefix, d.name), configEntries: topicConfig(d) })),
   });
 }

@@ -1,0 +1,38 @@
+// Starts project processes (ingress, workers, fixtures) as real child processes with this run's configuration.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { testEnv } from './env.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Child {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs a TypeScript entry point under tsx, with the test env plus overrides. */
+export function startTs(entry: string, args: string[] = [], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: ROOT,
+    env: { ...testEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return { process: child, output: () => output, exited };
+}
+
+/** Waits until the child printed `text`, failing with its output if it exits first or time runs out. */
+export async function waitForOutput(child: Child, text: string, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!child.output().includes(text)) {
+    if (child.process.exitCode !== null) throw new Error(`process exited (${child.process.exitCode}) before "${text}":\n${child.output()}`);
+    if (Date.now() > end) throw new Error(`no "${text}" within ${timeoutMs} ms:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

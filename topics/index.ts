@@ -1,7 +1,8 @@
 // Every topic of the platform. Add a topic here and it is created at start.
 import { deadLettersTopic } from './dead-letters.ts';
+import { linksChangelogTopic } from './links-changelog.ts';
 import type { TopicDefinition } from './topic.ts';
 
-export const allTopics: readonly TopicDefinition[] = [deadLettersTopic];
+export const allTopics: readonly TopicDefinition[] = [deadLettersTopic, linksChangelogTopic];
 export type { TopicDefinition } from './topic.ts';
 export { prefixed } from './topic.ts';

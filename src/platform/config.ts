@@ -13,7 +13,15 @@ export const ConfigSchema = Type.Object({
   HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   /** Public base URL of the service, used to build short URLs. */
-  PUBLIC_BASE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:3000' }),
+  PUBLIC_BASE_URL: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:3000' }),
+  /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
+  TRUSTED_PROXIES: Type.String({ default: '' }),
+  /** Bearer token for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
+  ADMIN_TOKEN: Type.String({ default: '' }),
+  /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
+  API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+  /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
+  AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),

@@ -17,7 +17,7 @@ export const ErrorBody = Type.Object(
       details: Type.Optional(Type.Array(ErrorDetail)),
     }),
   },
-  { $id: 'ErrorBody', title: 'Error', description: 'The body of every error response.' },
+  { title: 'Error', description: 'The body of every error response.' },
 );
 
 export type ErrorBodyType = Static<typeof ErrorBody>;

@@ -1,7 +1,7 @@
 // The Fastify server every HTTP process uses: request ids, strict validation,
 // one error body shape, 404 for unknown routes, health and readiness.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../logger.ts';
 import { runChecks, type Check } from '../health.ts';
@@ -74,7 +74,8 @@ export function buildServer(options: ServerOptions): App {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    disableRequestLogging: true,
+    // No per-request info lines: the redirect path is too hot for them; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -20,3 +20,15 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   const ajv = httpPart === 'body' ? bodyAjv : stringPartsAjv;
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/** A validator for a JSON value with the strict body rules, for values validated outside a route (bulk items). */
+export function compileBodyValidator(schema: object): (value: unknown) => { path: string; message: string }[] | undefined {
+  const validate = bodyAjv.compile(schema);
+  return (value) => {
+    if (validate(value)) return undefined;
+    return (validate.errors ?? []).map((e) => ({
+      path: e.instancePath + (e.keyword === 'additionalProperties' ? `/${String((e.params as { additionalProperty: string }).additionalProperty)}` : ''),
+      message: e.message ?? 'invalid',
+    }));
+  };
+}

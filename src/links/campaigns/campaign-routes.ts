@@ -1,0 +1,37 @@
+// REST routes of campaigns (link folders). A link joins a campaign through its campaignId.
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { Campaign, CampaignList, CreateCampaignBody, ListCampaignsQuery, UpdateCampaignBody } from './campaign-schemas.ts';
+import type { CampaignStore } from './campaign-store.ts';
+
+const IdParams = Type.Object({ id: Type.String({ description: 'Campaign UUID.' }) });
+
+export async function campaignRoutes(app: App, store: CampaignStore): Promise<void> {
+  const tags = ['campaigns'];
+
+  app.post('/campaigns', {
+    schema: { tags, summary: 'Create a campaign', body: CreateCampaignBody, response: { 201: withRateLimitHeaders(Campaign, 'The new campaign.'), ...errorResponses(...API_ERRORS, 409) } },
+  }, async (request, reply) => reply.status(201).send(await store.create(request.auth.workspaceId, request.body)));
+
+  app.get('/campaigns', {
+    schema: { tags, summary: 'List campaigns with link counts', description: 'Newest first.', querystring: ListCampaignsQuery, response: { 200: withRateLimitHeaders(CampaignList, 'A page of campaigns.'), ...errorResponses(...API_ERRORS) } },
+  }, async (request) => ({ object: 'list' as const, ...(await store.list(request.auth.workspaceId, request.query.limit ?? 50, request.query.cursor)) }));
+
+  app.get('/campaigns/:id', {
+    schema: { tags, summary: 'Get a campaign', params: IdParams, response: { 200: withRateLimitHeaders(Campaign, 'The campaign.'), ...errorResponses(...API_ERRORS, 404) } },
+  }, async (request) => {
+    const campaign = await store.get(request.auth.workspaceId, request.params.id);
+    if (!campaign) throw notFound('campaign');
+    return campaign;
+  });
+
+  app.patch('/campaigns/:id', {
+    schema: { tags, summary: 'Rename or describe a campaign', params: IdParams, body: UpdateCampaignBody, response: { 200: withRateLimitHeaders(Campaign, 'The campaign.'), ...errorResponses(...API_ERRORS, 404, 409) } },
+  }, async (request) => {
+    const campaign = await store.update(request.auth.workspaceId, request.params.id, request.body);
+    if (!campaign) throw notFound('campaign');
+    return campaign;
+  });
+}

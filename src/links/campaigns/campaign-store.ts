@@ -1,0 +1,90 @@
+// Campaigns in Postgres, listed newest first with their link counts.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { decodeCursor, encodeCursor } from '../links/cursor.ts';
+import { isUuid } from '../links/link-store.ts';
+import type { CampaignType, CreateCampaignInput, UpdateCampaignInput } from './campaign-schemas.ts';
+
+interface Row {
+  id: string;
+  name: string;
+  description: string | null;
+  link_count: string;
+  active_link_count: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toCampaign = (r: Row): CampaignType => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  linkCount: Number(r.link_count),
+  activeLinkCount: Number(r.active_link_count),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+const WITH_COUNTS = `
+  SELECT c.*,
+         (SELECT count(*) FROM links l WHERE l.campaign_id = c.id) AS link_count,
+         (SELECT count(*) FROM links l WHERE l.campaign_id = c.id AND l.is_active) AS active_link_count
+    FROM campaigns c`;
+
+const nameTaken = (name: string) => new ApiError(409, 'campaign_name_taken', `A campaign named "${name}" already exists.`, [{ path: '/name', message: 'already in use' }]);
+
+export class CampaignStore {
+  constructor(private readonly pg: Pool) {}
+
+  async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignType> {
+    try {
+      const { rows } = await this.pg.query<{ id: string }>(
+        'INSERT INTO campaigns (workspace_id, name, description) VALUES ($1, $2, $3) RETURNING id',
+        [workspaceId, input.name.trim(), input.description ?? null],
+      );
+      return (await this.get(workspaceId, rows[0]!.id))!;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw nameTaken(input.name);
+      throw err;
+    }
+  }
+
+  async get(workspaceId: string, id: string): Promise<CampaignType | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pg.query<Row>(`${WITH_COUNTS} WHERE c.id = $1 AND c.workspace_id = $2`, [id, workspaceId]);
+    return rows[0] && toCampaign(rows[0]);
+  }
+
+  async update(workspaceId: string, id: string, input: UpdateCampaignInput): Promise<CampaignType | undefined> {
+    if (!isUuid(id)) return undefined;
+    try {
+      const { rowCount } = await this.pg.query(
+        `UPDATE campaigns SET name = coalesce($3, name), description = CASE WHEN $4 THEN $5 ELSE description END,
+                updated_at = date_trunc('milliseconds', now())
+          WHERE id = $1 AND workspace_id = $2`,
+        [id, workspaceId, input.name?.trim() ?? null, input.description !== undefined, input.description ?? null],
+      );
+      return rowCount ? this.get(workspaceId, id) : undefined;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw nameTaken(input.name ?? '');
+      throw err;
+    }
+  }
+
+  async list(workspaceId: string, limit: number, cursorText?: string): Promise<{ data: CampaignType[]; nextCursor: string | null }> {
+    const values: unknown[] = [workspaceId, limit + 1];
+    let after = '';
+    if (cursorText) {
+      const cursor = decodeCursor(cursorText, 'createdAt', 'desc');
+      values.push(cursor.value, cursor.id);
+      after = 'AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid)';
+    }
+    const { rows } = await this.pg.query<Row>(`${WITH_COUNTS} WHERE c.workspace_id = $1 ${after} ORDER BY c.created_at DESC, c.id DESC LIMIT $2`, values);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(toCampaign),
+      nextCursor: rows.length > limit && last ? encodeCursor({ sort: 'createdAt', order: 'desc', value: last.created_at.toISOString(), id: last.id }) : null,
+    };
+  }
+}

@@ -1,0 +1,78 @@
+// Bulk link operations: each validated and applied in its own transaction, so
+// one bad operation is reported and the others still happen.
+import { ApiError } from '../../platform/http/errors.ts';
+import { compileBodyValidator } from '../../platform/http/validation.ts';
+import { Type } from '@sinclair/typebox';
+import { CreateLinkBody, UpdateLinkBody, type CreateLinkInput, type LinkType, type UpdateLinkInput } from './link-schemas.ts';
+import { toLink, type LinkStore, type LinkRow } from './link-store.ts';
+
+// The envelope first; the link or changes inside are then checked with the same schemas as the single-link routes.
+const checkOperation = compileBodyValidator(
+  Type.Object(
+    {
+      action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+      id: Type.Optional(Type.String()),
+      link: Type.Optional(Type.Unknown()),
+      changes: Type.Optional(Type.Unknown()),
+    },
+    { additionalProperties: false },
+  ),
+);
+const checkCreate = compileBodyValidator(CreateLinkBody);
+const checkUpdate = compileBodyValidator(UpdateLinkBody);
+
+export interface BulkItemResult {
+  index: number;
+  action: string;
+  status: number;
+  link?: LinkType;
+  error?: { code: string; message: string; details?: { path: string; message: string }[] };
+}
+
+type Operation = { action: 'create'; link?: unknown; id?: string; changes?: unknown } | { action: 'update' | 'delete'; id?: string; link?: unknown; changes?: unknown };
+
+function invalid(details: { path: string; message: string }[], prefix = ''): ApiError {
+  const withPrefix = details.map((d) => ({ path: prefix + d.path, message: d.message }));
+  const unknownField = details.some((d) => d.message.includes('additional properties'));
+  return new ApiError(400, unknownField ? 'unknown_field' : 'validation_failed', `Invalid operation: ${withPrefix.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ')}`, withPrefix);
+}
+
+async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Promise<{ status: number; row: LinkRow }> {
+  const opProblems = checkOperation(raw);
+  if (opProblems) throw invalid(opProblems);
+  const op = raw as Operation;
+  if (op.action === 'create') {
+    if (op.link === undefined || op.id !== undefined || op.changes !== undefined) throw invalid([{ path: '/link', message: 'create takes only "link"' }]);
+    const problems = checkCreate(op.link);
+    if (problems) throw invalid(problems, '/link');
+    return { status: 201, row: await store.create(workspaceId, op.link as CreateLinkInput) };
+  }
+  if (typeof op.id !== 'string' || op.link !== undefined) throw invalid([{ path: '/id', message: `${op.action} takes "id"${op.action === 'update' ? ' and "changes"' : ''}` }]);
+  if (op.action === 'update') {
+    const problems = checkUpdate(op.changes);
+    if (problems) throw invalid(problems, '/changes');
+    const row = await store.update(workspaceId, op.id, op.changes as UpdateLinkInput);
+    if (!row) throw new ApiError(404, 'not_found', 'link not found');
+    return { status: 200, row };
+  }
+  if (op.changes !== undefined) throw invalid([{ path: '/changes', message: 'delete takes only "id"' }]);
+  const row = await store.softDelete(workspaceId, op.id);
+  if (!row) throw new ApiError(404, 'not_found', 'link not found');
+  return { status: 200, row };
+}
+
+export async function runBulk(store: LinkStore, workspaceId: string, operations: readonly unknown[], baseUrl: string) {
+  const results: BulkItemResult[] = [];
+  for (const [index, raw] of operations.entries()) {
+    const action = typeof (raw as { action?: unknown })?.action === 'string' ? (raw as { action: string }).action : 'unknown';
+    try {
+      const { status, row } = await applyOne(store, workspaceId, raw);
+      results.push({ index, action, status, link: toLink(row, baseUrl) });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      results.push({ index, action, status: err.statusCode, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } });
+    }
+  }
+  const succeeded = results.filter((r) => r.link).length;
+  return { object: 'bulk_result' as const, succeeded, failed: results.length - succeeded, results };
+}

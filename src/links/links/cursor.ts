@@ -1,0 +1,28 @@
+// Opaque keyset cursors for link lists: the sort, the order and the last row's
+// (sort value, id). A cursor is only valid with the sort and order it came from.
+import { ApiError } from '../../platform/http/errors.ts';
+
+export interface Cursor {
+  sort: string;
+  order: 'asc' | 'desc';
+  value: string;
+  id: string;
+}
+
+export const encodeCursor = (cursor: Cursor): string => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+
+const invalid = () => new ApiError(400, 'invalid_cursor', 'cursor is not a cursor of this list (sort and order must stay the same).', [{ path: '/cursor', message: 'invalid' }]);
+
+export function decodeCursor(text: string, sort: string, order: 'asc' | 'desc'): Cursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  const c = parsed as Partial<Cursor> | null;
+  if (!c || typeof c !== 'object' || c.sort !== sort || c.order !== order || typeof c.value !== 'string' || typeof c.id !== 'string') throw invalid();
+  if (!/^[0-9a-f-]{36}$/i.test(c.id)) throw invalid();
+  if (sort !== 'shortId' && Number.isNaN(Date.parse(c.value))) throw invalid();
+  return c as Cursor;
+}

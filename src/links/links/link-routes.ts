@@ -1,0 +1,91 @@
+// REST routes of links: create, get, update, soft-delete, list, bulk.
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import type { LinkChangelog } from '../changelog/link-changelog.ts';
+import { runBulk } from './bulk.ts';
+import { BulkBody, BulkResult, CreateLinkBody, Link, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
+import { toLink, type LinkStore } from './link-store.ts';
+
+export interface LinkRoutesDeps {
+  store: LinkStore;
+  changelog: LinkChangelog;
+  baseUrl: string;
+}
+
+const IdParams = Type.Object({ id: Type.String({ description: 'Link UUID.' }) });
+
+export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> {
+  const { store, changelog, baseUrl } = deps;
+  const tags = ['links'];
+
+  app.post('/links', {
+    schema: {
+      tags, summary: 'Create a link', body: CreateLinkBody,
+      response: { 201: withRateLimitHeaders(Link, 'The new link.'), ...errorResponses(...API_ERRORS, 409) },
+    },
+  }, async (request, reply) => {
+    const row = await store.create(request.auth.workspaceId, request.body);
+    await changelog.publishSoon([row.id]);
+    return reply.status(201).send(toLink(row, baseUrl));
+  });
+
+  app.get('/links', {
+    schema: {
+      tags, summary: 'List links', description: 'Newest first by default; search, tag and campaign filters; keyset pagination, up to 100 per page.',
+      querystring: ListLinksQuery,
+      response: { 200: withRateLimitHeaders(LinkList, 'A page of links.'), ...errorResponses(...API_ERRORS) },
+    },
+  }, async (request) => {
+    const { rows, nextCursor } = await store.list(request.auth.workspaceId, request.query);
+    return { object: 'list' as const, data: rows.map((r) => toLink(r, baseUrl)), nextCursor };
+  });
+
+  app.get('/links/:id', {
+    schema: { tags, summary: 'Get a link', params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The link.'), ...errorResponses(...API_ERRORS, 404) } },
+  }, async (request) => {
+    const row = await store.get(request.auth.workspaceId, request.params.id);
+    if (!row) throw notFound('link');
+    return toLink(row, baseUrl);
+  });
+
+  app.patch('/links/:id', {
+    schema: {
+      tags, summary: 'Update a link', description: 'Change destination, tags, pixels, expiry, scan limit, active state, campaign or device URLs.',
+      params: IdParams, body: UpdateLinkBody,
+      response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await store.update(request.auth.workspaceId, request.params.id, request.body);
+    if (!row) throw notFound('link');
+    await changelog.publishSoon([row.id]);
+    return toLink(row, baseUrl);
+  });
+
+  app.delete('/links/:id', {
+    schema: {
+      tags, summary: 'Soft-delete a link', description: 'Sets isActive to false; the record is kept and can be reactivated with PATCH.',
+      params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The deactivated link.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await store.softDelete(request.auth.workspaceId, request.params.id);
+    if (!row) throw notFound('link');
+    await changelog.publishSoon([row.id]);
+    return toLink(row, baseUrl);
+  });
+
+  app.post('/links/bulk', {
+    schema: {
+      tags, summary: 'Create, update or soft-delete up to 100 links',
+      description: 'Each operation is validated and applied on its own (`{action:"create", link}`, `{action:"update", id, changes}`, `{action:"delete", id}`); the result lists each one with its status.',
+      body: BulkBody,
+      response: { 200: withRateLimitHeaders(BulkResult, 'One result per operation, in order.'), ...errorResponses(...API_ERRORS) },
+    },
+  }, async (request) => {
+    const result = await runBulk(store, request.auth.workspaceId, request.body.operations, baseUrl);
+    const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));
+    await changelog.publishSoon(changed, 5000);
+    return result;
+  });
+}

@@ -1,0 +1,141 @@
+// JSON shapes of the links API. These TypeBox schemas validate requests and
+// generate the OpenAPI document: one source of truth.
+import { Type, type Static } from '@sinclair/typebox';
+import { MAX_URL_LENGTH } from './url-rules.ts';
+import { SHORT_ID_PATTERN } from './short-id.ts';
+
+export const PIXEL_PROVIDERS = ['meta', 'google', 'tiktok', 'linkedin', 'x', 'pinterest', 'snapchat', 'reddit'] as const;
+
+const Url = (description: string) =>
+  Type.String({ maxLength: MAX_URL_LENGTH, description: `${description} Absolute http(s) URL without credentials, at most ${MAX_URL_LENGTH} characters.`, examples: ['https://example.com/landing?ref=print'] });
+
+export const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\u0000-\\u001f]+$', description: 'Stored trimmed and lower-cased.' });
+export const Tags = Type.Array(Tag, { maxItems: 20, description: 'Up to 20 tags; duplicates are dropped.' });
+
+export const Pixel = Type.Object(
+  {
+    provider: Type.Union(PIXEL_PROVIDERS.map((p) => Type.Literal(p))),
+    pixelId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' }),
+  },
+  { additionalProperties: false, description: 'A retargeting pixel fired on the redirect page.' },
+);
+export const Pixels = Type.Array(Pixel, { maxItems: 10 });
+
+export const ShortId = Type.String({ pattern: SHORT_ID_PATTERN, description: '3 to 64 characters: letters, digits, "-" and "_", starting with a letter or digit. Case-sensitive.', examples: ['spring-menu'] });
+export const ExpiresAt = Type.String({ format: 'date-time', description: 'ISO 8601 time after which the link stops redirecting.', examples: ['2027-01-01T00:00:00Z'] });
+export const ScanLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Scans after which the link stops redirecting.' });
+export const Uuid = Type.String({ format: 'uuid' });
+
+export const Link = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    shortId: Type.String(),
+    shortUrl: Type.String({ description: 'The short URL to print or share.' }),
+    destination: Type.String(),
+    iosUrl: Type.Union([Type.String(), Type.Null()]),
+    androidUrl: Type.Union([Type.String(), Type.Null()]),
+    tags: Type.Array(Type.String()),
+    pixels: Type.Array(Pixel),
+    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    scanLimit: Type.Union([Type.Integer(), Type.Null()]),
+    exhaustedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the link used up its scan limit.' }),
+    isActive: Type.Boolean({ description: 'False after DELETE (soft delete) or when deactivated by PATCH.' }),
+    campaignId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Link' },
+);
+export type LinkType = Static<typeof Link>;
+
+export const CreateLinkBody = Type.Object(
+  {
+    destination: Url('Where the link redirects.'),
+    shortId: Type.Optional(ShortId),
+    iosUrl: Type.Optional(Url('Where iOS visitors go instead.')),
+    androidUrl: Type.Optional(Url('Where Android visitors go instead.')),
+    tags: Type.Optional(Tags),
+    pixels: Type.Optional(Pixels),
+    expiresAt: Type.Optional(ExpiresAt),
+    scanLimit: Type.Optional(ScanLimit),
+    campaignId: Type.Optional(Uuid),
+    isActive: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, title: 'CreateLink' },
+);
+export type CreateLinkInput = Static<typeof CreateLinkBody>;
+
+export const UpdateLinkBody = Type.Object(
+  {
+    destination: Type.Optional(Url('Where the link redirects.')),
+    iosUrl: Type.Optional(Type.Union([Url('Where iOS visitors go instead.'), Type.Null()])),
+    androidUrl: Type.Optional(Type.Union([Url('Where Android visitors go instead.'), Type.Null()])),
+    tags: Type.Optional(Tags),
+    pixels: Type.Optional(Pixels),
+    expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
+    scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
+    campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    isActive: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1, title: 'UpdateLink', description: 'Fields to change; null clears an optional field.' },
+);
+export type UpdateLinkInput = Static<typeof UpdateLinkBody>;
+
+export const LINK_SORTS = ['createdAt', 'updatedAt', 'shortId'] as const;
+
+export const ListLinksQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Search in short ID, destination and tags (case-insensitive substring).' })),
+    tag: Type.Optional(Type.Array(Tag, { maxItems: 10, description: 'Only links carrying every given tag (repeat the parameter for several).' })),
+    campaignId: Type.Optional(Uuid),
+    isActive: Type.Optional(Type.Boolean()),
+    sort: Type.Optional(Type.Union(LINK_SORTS.map((s) => Type.Literal(s)), { default: 'createdAt' })),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: desc for dates, asc for shortId.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 500, description: 'nextCursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+export type ListLinksQueryType = Static<typeof ListLinksQuery>;
+
+export const LinkList = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(Link),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  },
+  { title: 'LinkList' },
+);
+
+export const BulkOperation = Type.Object(
+  {
+    action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+    id: Type.Optional(Type.String({ description: 'Link id, for update and delete.' })),
+    link: Type.Optional(CreateLinkBody),
+    changes: Type.Optional(UpdateLinkBody),
+  },
+  { description: 'One operation; each is validated and applied on its own, so a bad one does not stop the others.' },
+);
+
+export const BulkBody = Type.Object(
+  { operations: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100, description: 'Up to 100 operations, each a BulkOperation.' }) },
+  { additionalProperties: false, title: 'BulkLinks' },
+);
+
+export const BulkResult = Type.Object(
+  {
+    object: Type.Literal('bulk_result'),
+    succeeded: Type.Integer(),
+    failed: Type.Integer(),
+    results: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        action: Type.String(),
+        status: Type.Integer({ description: 'HTTP status this operation would have had on its own.' }),
+        link: Type.Optional(Link),
+        error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))) })),
+      }),
+    ),
+  },
+  { title: 'BulkResult' },
+);

@@ -1,0 +1,219 @@
+// Links in Postgres. Every change also records the link in the changelog
+// outbox, in the same transaction, so a committed change always reaches the
+// links.changelog topic (see changelog/link-changelog.ts).
+import type pg from 'pg';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
+import { assignShortId, isReservedShortId } from './short-id.ts';
+import { urlProblem } from './url-rules.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+
+export interface LinkRow {
+  id: string;
+  workspace_id: string;
+  short_id: string;
+  destination: string;
+  ios_url: string | null;
+  android_url: string | null;
+  tags: string[];
+  pixels: { provider: string; pixelId: string }[];
+  expires_at: Date | null;
+  scan_limit: number | null;
+  exhausted_at: Date | null;
+  is_active: boolean;
+  campaign_id: string | null;
+  version: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string): boolean => UUID.test(value);
+
+export function toLink(row: LinkRow, baseUrl: string): LinkType {
+  return {
+    id: row.id,
+    shortId: row.short_id,
+    shortUrl: `${baseUrl}/${row.short_id}`,
+    destination: row.destination,
+    iosUrl: row.ios_url,
+    androidUrl: row.android_url,
+    tags: row.tags,
+    pixels: row.pixels as LinkType['pixels'],
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    scanLimit: row.scan_limit,
+    exhaustedAt: row.exhausted_at?.toISOString() ?? null,
+    isActive: row.is_active,
+    campaignId: row.campaign_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const normalizeTags = (tags: readonly string[]): string[] => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
+
+/** Checks the rules a JSON schema cannot express; throws a 400 naming the field. */
+function checkFields(input: Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>>, creating: boolean): void {
+  for (const field of ['destination', 'iosUrl', 'androidUrl'] as const) {
+    const value = input[field];
+    if (typeof value !== 'string') continue;
+    const problem = urlProblem(value);
+    if (problem) throw new ApiError(400, 'invalid_url', `${field} ${problem}.`, [{ path: `/${field}`, message: problem }]);
+  }
+  if (typeof input.expiresAt === 'string' && Date.parse(input.expiresAt) <= Date.now()) {
+    throw new ApiError(400, 'expiry_in_past', 'expiresAt must be in the future.', [{ path: '/expiresAt', message: 'must be in the future' }]);
+  }
+  void creating;
+}
+
+export class LinkStore {
+  constructor(private readonly pg: Pool) {}
+
+  /** Runs fn in a transaction. */
+  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pg.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async checkCampaign(client: pg.PoolClient, workspaceId: string, campaignId: string | null | undefined): Promise<void> {
+    if (!campaignId) return;
+    const found = await client.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [campaignId, workspaceId]);
+    if (found.rowCount === 0) {
+      throw new ApiError(400, 'campaign_not_found', 'campaignId is not a campaign of this workspace.', [{ path: '/campaignId', message: 'no such campaign' }]);
+    }
+  }
+
+  async create(workspaceId: string, input: CreateLinkInput): Promise<LinkRow> {
+    checkFields(input, true);
+    if (input.shortId && isReservedShortId(input.shortId)) {
+      throw new ApiError(400, 'short_id_reserved', `"${input.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
+    }
+    return this.tx(async (client) => {
+      await this.checkCampaign(client, workspaceId, input.campaignId);
+      // A caller-chosen ID is tried once; an assigned one is retried on the rare collision.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const shortId = input.shortId ?? assignShortId();
+        const inserted = await client.query<LinkRow>(
+          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           ON CONFLICT (short_id) DO NOTHING RETURNING *`,
+          [
+            workspaceId,
+            shortId,
+            input.destination,
+            input.iosUrl ?? null,
+            input.androidUrl ?? null,
+            normalizeTags(input.tags ?? []),
+            JSON.stringify(input.pixels ?? []),
+            input.expiresAt ?? null,
+            input.scanLimit ?? null,
+            input.campaignId ?? null,
+            input.isActive ?? true,
+          ],
+        );
+        const row = inserted.rows[0];
+        if (row) {
+          await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
+          return row;
+        }
+        if (input.shortId) throw new ApiError(409, 'short_id_taken', `The short ID "${input.shortId}" is already in use.`, [{ path: '/shortId', message: 'already in use' }]);
+      }
+      throw new Error('could not assign a free short ID');
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<LinkRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pg.query<LinkRow>('SELECT * FROM links WHERE id = $1 AND workspace_id = $2', [id, workspaceId]);
+    return rows[0];
+  }
+
+  async update(workspaceId: string, id: string, changes: UpdateLinkInput): Promise<LinkRow | undefined> {
+    checkFields(changes, false);
+    if (!isUuid(id)) return undefined;
+    return this.tx(async (client) => {
+      await this.checkCampaign(client, workspaceId, changes.campaignId);
+      const sets: string[] = [];
+      const values: unknown[] = [id, workspaceId];
+      const set = (column: string, value: unknown) => {
+        values.push(value);
+        sets.push(`${column} = $${values.length}`);
+      };
+      if (changes.destination !== undefined) set('destination', changes.destination);
+      if (changes.iosUrl !== undefined) set('ios_url', changes.iosUrl);
+      if (changes.androidUrl !== undefined) set('android_url', changes.androidUrl);
+      if (changes.tags !== undefined) set('tags', normalizeTags(changes.tags));
+      if (changes.pixels !== undefined) set('pixels', JSON.stringify(changes.pixels));
+      if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
+      if (changes.scanLimit !== undefined) {
+        set('scan_limit', changes.scanLimit);
+        // A new limit is a fresh allowance: the scan-limit actor re-evaluates exhaustion against it.
+        sets.push('exhausted_at = NULL');
+      }
+      if (changes.campaignId !== undefined) set('campaign_id', changes.campaignId);
+      if (changes.isActive !== undefined) set('is_active', changes.isActive);
+      const { rows } = await client.query<LinkRow>(
+        `UPDATE links SET ${sets.join(', ')}, version = version + 1, updated_at = date_trunc('milliseconds', now())
+          WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+        values,
+      );
+      const row = rows[0];
+      if (row) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
+      return row;
+    });
+  }
+
+  /** Soft delete: the record is kept with isActive = false. */
+  softDelete(workspaceId: string, id: string): Promise<LinkRow | undefined> {
+    return this.update(workspaceId, id, { isActive: false });
+  }
+
+  async list(workspaceId: string, query: ListLinksQueryType): Promise<{ rows: LinkRow[]; nextCursor: string | null }> {
+    const sort = query.sort ?? 'createdAt';
+    const order = query.order ?? (sort === 'shortId' ? 'asc' : 'desc');
+    const limit = query.limit ?? 20;
+    const column = { createdAt: 'created_at', updatedAt: 'updated_at', shortId: 'short_id' }[sort];
+    const where = ['workspace_id = $1'];
+    const values: unknown[] = [workspaceId];
+    const param = (value: unknown) => {
+      values.push(value);
+      return `$${values.length}`;
+    };
+    if (query.q) {
+      const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.push(`((short_id || ' ' || destination) ILIKE ${param(like)} OR ${param(query.q.trim().toLowerCase())} = ANY (tags))`);
+    }
+    if (query.tag && query.tag.length > 0) where.push(`tags @> ${param(normalizeTags(query.tag))}::text[]`);
+    if (query.campaignId) where.push(`campaign_id = ${param(query.campaignId)}`);
+    if (query.isActive !== undefined) where.push(`is_active = ${param(query.isActive)}`);
+    if (query.cursor) {
+      const cursor = decodeCursor(query.cursor, sort, order);
+      // Keyset pagination: rows strictly after the last one seen, in (sort column, id) order.
+      const op = order === 'desc' ? '<' : '>';
+      const cast = sort === 'shortId' ? 'text' : 'timestamptz';
+      where.push(`(${column}, id) ${op} (${param(cursor.value)}::${cast}, ${param(cursor.id)}::uuid)`);
+    }
+    const { rows } = await this.pg.query<LinkRow>(
+      `SELECT * FROM links WHERE ${where.join(' AND ')} ORDER BY ${column} ${order}, id ${order} LIMIT ${param(limit + 1)}`,
+      values,
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    const nextCursor =
+      rows.length > limit && last
+        ? encodeCursor({ sort, order, value: sort === 'shortId' ? last.short_id : (sort === 'createdAt' ? last.created_at : last.updated_at).toISOString(), id: last.id })
+        : null;
+    return { rows: page, nextCursor };
+  }
+}

@@ -1,0 +1,108 @@
+// API keys: `lk_live_` followed by 32 random base62 characters. The key is shown
+// once, at creation; only its SHA-256 hash is stored. Lookup is by hash (an index
+// seek reveals nothing about the key), and the stored hash is compared in constant time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { Plan } from './plans.ts';
+
+export const API_KEY_PREFIX = 'lk_live_';
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_PATTERN = /^lk_live_[0-9A-Za-z]{32}$/;
+
+export interface ApiKeyInfo {
+  id: string;
+  workspaceId: string;
+  name: string;
+  /** First characters of the key, to tell keys apart; not enough to use it. */
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  workspaceId: string;
+  plan: Plan;
+}
+
+interface Row {
+  id: string;
+  workspace_id: string;
+  name: string;
+  display_prefix: string;
+  key_hash: Buffer;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const toInfo = (r: Row): ApiKeyInfo => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  name: r.name,
+  prefix: r.display_prefix,
+  createdAt: r.created_at.toISOString(),
+  lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+export function generateApiKey(): string {
+  // Rejection sampling keeps every character uniformly distributed.
+  let out = '';
+  while (out.length < 32) {
+    for (const byte of randomBytes(48)) {
+      if (byte < 248 && out.length < 32) out += ALPHABET[byte % 62];
+    }
+  }
+  return API_KEY_PREFIX + out;
+}
+
+export const hashApiKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
+
+export class ApiKeys {
+  constructor(private readonly pg: Pool) {}
+
+  /** Issues a key; the returned `key` is the only time the secret exists outside the caller. */
+  async create(workspaceId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
+    const key = generateApiKey();
+    const { rows } = await this.pg.query<Row>(
+      'INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash) VALUES ($1, $2, $3, $4) RETURNING *',
+      [workspaceId, name, key.slice(0, API_KEY_PREFIX.length + 4), hashApiKey(key)],
+    );
+    return { key, info: toInfo(rows[0]!) };
+  }
+
+  async list(workspaceId: string): Promise<ApiKeyInfo[]> {
+    const { rows } = await this.pg.query<Row>('SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC', [workspaceId]);
+    return rows.map(toInfo);
+  }
+
+  /** Revokes a key of the workspace; returns undefined when there is no such key. */
+  async revoke(workspaceId: string, keyId: string): Promise<ApiKeyInfo | undefined> {
+    const { rows } = await this.pg.query<Row>(
+      'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE workspace_id = $1 AND id = $2 RETURNING *',
+      [workspaceId, keyId],
+    );
+    return rows[0] && toInfo(rows[0]);
+  }
+
+  /** The workspace of a valid, unrevoked key, or undefined. */
+  async authenticate(key: string): Promise<AuthenticatedKey | undefined> {
+    if (!KEY_PATTERN.test(key)) return undefined;
+    const hash = hashApiKey(key);
+    const { rows } = await this.pg.query<{ id: string; workspace_id: string; key_hash: Buffer; plan: Plan; last_used_at: Date | null }>(
+      `SELECT k.id, k.workspace_id, k.key_hash, k.last_used_at, w.plan
+         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row || !timingSafeEqual(row.key_hash, hash)) return undefined;
+    // last_used_at at minute precision: one write per key per minute at most.
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
+      void this.pg.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch(() => {});
+    }
+    return { keyId: row.id, workspaceId: row.workspace_id, plan: row.plan };
+  }
+}

@@ -1,0 +1,10 @@
+// Plans of a workspace and what each may do (spec: API and MCP need Enterprise;
+// shape masks and halftone art need Pro or Enterprise).
+export const PLANS = ['free', 'pro', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const canUseApi = (plan: Plan): boolean => plan === 'enterprise';
+export const canUseAdvancedQrStyles = (plan: Plan): boolean => plan === 'pro' || plan === 'enterprise';
+
+/** Monthly price, for display (spec: Enterprise is 19.99 per month). */
+export const PLAN_PRICES: Record<Plan, number> = { free: 0, pro: 9.99, enterprise: 19.99 };

@@ -1,0 +1,89 @@
+// An ingress for tests: the real server (buildIngress) on the real stack,
+// listening on a loopback port, with helpers to make workspaces and keys
+// through the admin API and to call the API over real HTTP.
+import { randomBytes } from 'node:crypto';
+import { buildIngress } from '../../src/ingress.ts';
+import type { App } from '../../src/platform/http/server.ts';
+import { startPlatform, type Platform } from '../../src/platform/platform.ts';
+import { testConfig } from './env.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+/** Test ingress settings: admin API on, loopback trusted as a proxy so tests can speak for many client IPs. */
+export const INGRESS_ENV = { ADMIN_TOKEN, TRUSTED_PROXIES: '127.0.0.1' };
+
+export interface TestIngress {
+  platform: Platform;
+  app: App;
+  url: string;
+  close: () => Promise<void>;
+}
+
+export async function startIngress(overrides: Record<string, string> = {}): Promise<TestIngress> {
+  const platform = await startPlatform(testConfig({ ...INGRESS_ENV, ...overrides }), { name: 'test-ingress', migrate: false });
+  const app = await buildIngress(platform);
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    platform,
+    app,
+    url,
+    close: async () => {
+      await app.close();
+      await platform.shutdown.run('test done');
+    },
+  };
+}
+
+/** A client address from the IPv6 documentation range, unique per call, sent as X-Forwarded-For. */
+export const freshIp = (): string => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function call<T = any>(baseUrl: string, method: string, path: string, options: { key?: string; body?: unknown; raw?: string; ip?: string; headers?: Record<string, string> } = {}): Promise<Response<T>> {
+  const headers: Record<string, string> = { 'x-forwarded-for': options.ip ?? freshIp(), ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.raw !== undefined) {
+    body = options.raw;
+    headers['content-type'] ??= 'application/json';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+/** A client bound to one ingress, one key and one client IP. */
+export function client(baseUrl: string, key?: string, ip = freshIp()) {
+  const go = <T = any>(method: string, path: string, body?: unknown) => call<T>(baseUrl, method, path, { key, body, ip });
+  return {
+    ip,
+    get: <T = any>(path: string) => go<T>('GET', path),
+    post: <T = any>(path: string, body?: unknown) => go<T>('POST', path, body),
+    patch: <T = any>(path: string, body?: unknown) => go<T>('PATCH', path, body),
+    delete: <T = any>(path: string) => go<T>('DELETE', path),
+    raw: <T = any>(method: string, path: string, raw: string) => call<T>(baseUrl, method, path, { key, raw, ip }),
+  };
+}
+
+/** Creates a workspace with the plan and an API key for it, through the admin API. */
+export async function workspaceWithKey(baseUrl: string, plan: 'free' | 'pro' | 'enterprise' = 'enterprise'): Promise<{ workspaceId: string; key: string; keyId: string }> {
+  const admin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
+  const ws = await call(baseUrl, 'POST', '/admin/v1/workspaces', { ...admin, body: { name: `ws-${randomBytes(3).toString('hex')}`, plan } });
+  if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
+  const key = await call(baseUrl, 'POST', `/admin/v1/workspaces/${ws.body.id}/keys`, { ...admin, body: { name: 'test' } });
+  if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${JSON.stringify(key.body)}`);
+  return { workspaceId: ws.body.id, key: key.body.key, keyId: key.body.apiKey.id };
+}

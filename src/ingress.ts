@@ -2,18 +2,21 @@
 // publishes the rest to topics. Feature routes are registered here.
 import type { Platform } from './platform/platform.ts';
 import { buildServer, type App } from './platform/http/server.ts';
-import { registerOpenApi } from './platform/http/openapi.ts';
 import { registerLinksApi } from './links/links-api.ts';
 
 export async function buildIngress(platform: Platform): Promise<App> {
   const { config } = platform;
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
-  const app = buildServer({ log: platform.log, checks: platform.checks, trustProxy });
-  await registerOpenApi(app, {
-    title: 'Link, QR code and conversion API',
-    version: '1.0.0',
-    description: 'Dynamic short links, scan analytics, QR codes and barcodes, conversions and signed scan webhooks. Errors share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
-    serverUrl: config.PUBLIC_BASE_URL,
+  const app = await buildServer({
+    log: platform.log,
+    checks: platform.checks,
+    trustProxy,
+    openapi: {
+      title: 'Link, QR code and conversion API',
+      version: '1.0.0',
+      description: 'Dynamic short links, scan analytics, QR codes and barcodes, conversions and signed scan webhooks. Errors share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
+      serverUrl: config.PUBLIC_BASE_URL,
+    },
   });
   const links = await registerLinksApi(app, platform);
   // Publishes link changes that a crash or a Kafka outage left in the outbox.

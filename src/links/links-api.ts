@@ -39,6 +39,6 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
 
   await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN }), { prefix: '/admin/v1' });
 
-  app.get('/api/v1/openapi', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
   return { changelog };
 }

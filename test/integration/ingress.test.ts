@@ -16,7 +16,7 @@ let base: string;
 
 beforeAll(async () => {
   platform = await startPlatform(testConfig(), { name: 'test', topics: [deadLettersTopic], migrate: false });
-  app = buildServer({ log: platform.log, checks: platform.checks, bodyLimit: 1024 });
+  app = await buildServer({ log: platform.log, checks: platform.checks, bodyLimit: 1024 });
   // A route with a strict body schema, to exercise the platform's validation and error mapping.
   app.post('/echo', { schema: { body: Type.Object({ name: Type.String({ maxLength: 10 }), count: Type.Integer() }, { additionalProperties: false }) } }, async (req) => req.body);
   app.get('/boom', async () => {
@@ -52,7 +52,7 @@ describe('ingress', () => {
     const deadRedis = createRedis({ REDIS_URL: 'redis://127.0.0.1:1/0' });
     deadRedis.on('error', () => {});
     const checks = dependencyChecks({ kafkaAdmin: platform.kafkaAdmin, registryUrl: platform.config.SCHEMA_REGISTRY_URL, clickhouse: platform.clickhouse, pg: platform.pg, redis: deadRedis });
-    const server = buildServer({ log: platform.log, checks });
+    const server = await buildServer({ log: platform.log, checks });
     const url = await server.listen({ host: '127.0.0.1', port: 0 });
     try {
       const res = await fetch(`${url}/readyz`);

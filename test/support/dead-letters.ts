@@ -5,7 +5,7 @@ import type { DeadLetter } from '../../src/platform/actors/dead-letter.ts';
 import type { Config } from '../../src/platform/config.ts';
 import { prefixed } from '../../topics/index.ts';
 
-/** Collects dead letters until `until` is satisfied or the timeout passes. */
+/** Collects dead letters (see topic-reader.ts for any topic) until `until` is satisfied or the timeout passes. */
 export async function readDeadLetters(config: Config, until: (letters: DeadLetter[]) => boolean, timeoutMs = 30_000): Promise<DeadLetter[]> {
   const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
   const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);

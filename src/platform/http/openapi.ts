@@ -41,7 +41,14 @@ export function withRateLimitHeaders(schema: TSchema, description: string): TSch
 /** The standard error statuses of an authenticated API route. */
 export const API_ERRORS = [400, 401, 403, 429] as const;
 
-export async function registerOpenApi(app: App, info: { title: string; version: string; description: string; serverUrl: string }): Promise<void> {
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+}
+
+export async function registerOpenApi(app: App, info: OpenApiInfo): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

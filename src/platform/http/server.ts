@@ -7,8 +7,21 @@ import type { Logger } from '../logger.ts';
 import { runChecks, type Check } from '../health.ts';
 import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
 import { validatorCompiler } from './validation.ts';
+import { registerOpenApi, type OpenApiInfo } from './openapi.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
+
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered on the server (for the OpenAPI completeness check and discovery). */
+    routeTable: RouteEntry[];
+  }
+}
 
 export interface ServerOptions {
   log: Logger;
@@ -17,6 +30,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Trusted proxy addresses (X-Forwarded-For honoured only from these). */
   trustProxy?: string[] | false;
+  /** When given, the OpenAPI document is generated for every route (registered before any route). */
+  openapi?: OpenApiInfo;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -63,7 +78,7 @@ export function errorBody(requestId: string, code: string, message: string, deta
   return { error: { code, message, requestId, ...(details ? { details } : {}) } };
 }
 
-export function buildServer(options: ServerOptions): App {
+export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -82,6 +97,14 @@ export function buildServer(options: ServerOptions): App {
 
   app.setValidatorCompiler(validatorCompiler);
 
+  if (options.openapi) await registerOpenApi(app, options.openapi);
+
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -97,9 +120,10 @@ export function buildServer(options: ServerOptions): App {
     return reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  const ops = { tags: ['ops'], security: [] };
+  app.get('/healthz', { schema: { ...ops, summary: 'Liveness: the process answers.' } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { schema: { ...ops, summary: 'Readiness: Kafka, the schema registry, ClickHouse, Postgres and Redis answer (503 otherwise).' } }, async (_request, reply) => {
     const checks = await runChecks(options.checks);
     const ready = checks.every((c) => c.ok);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });

@@ -1,0 +1,602 @@
+#!/usr/bin/env bash
+# Native local service stack (no Docker): Kafka (KRaft), Apicurio Registry, ClickHouse,
+# PostgreSQL, Redis and an SMTP sink, all on fixed loopback ports.
+#
+#   bash infra/local/stack.sh start|stop|status|reset
+#
+# Data, logs and pid files live in $REPO/.stack/ (git-ignored). Downloads are cached outside
+# the repo in ${SVC_CACHE_DIR:-$HOME/.cache/svc-stack} and Maven's local repository (~/.m2;
+# override with MAVEN_OPTS=-Dmaven.repo.local=...), so a second run on the same machine is fast.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
+STACK="$REPO/.stack"
+RUN="$STACK/run"
+LOGS="$STACK/logs"
+CACHE="${SVC_CACHE_DIR:-$HOME/.cache/svc-stack}"
+
+# Pinned versions. Apicurio 3.3.x is compiled for Java 21; the machine has Java 17, so we use
+# the newest 3.x line on Maven Central that runs on 17.
+KAFKA_VERSION=3.9.2
+APICURIO_VERSION=3.0.9
+DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
+# Apicurio's parent POM (io.apicurio:apicurio-registry:3.0.9) is not served by our Maven Central
+# mirror; dependency-plugin 3.x insists on reading it, 2.8's copy goal fetches the file alone.
+DEP_PLUGIN_NODESC=org.apache.maven.plugins:maven-dependency-plugin:2.8
+
+# Fixed addresses: the TypeScript config defaults rely on these.
+HOST=127.0.0.1
+KAFKA_PORT=9092
+KAFKA_CONTROLLER_PORT=9093
+APICURIO_PORT=8081
+CH_HTTP_PORT=8123
+CH_TCP_PORT=9000
+PG_PORT=5432
+REDIS_PORT=6379
+SMTP_PORT=2525
+SMTP_HTTP_PORT=2580
+
+# Health-wait timeouts (seconds).
+KAFKA_TIMEOUT=${STACK_KAFKA_TIMEOUT:-120}
+APICURIO_TIMEOUT=${STACK_APICURIO_TIMEOUT:-180}
+CH_TIMEOUT=${STACK_CH_TIMEOUT:-60}
+SMTP_TIMEOUT=${STACK_SMTP_TIMEOUT:-30}
+STOP_TIMEOUT=${STACK_STOP_TIMEOUT:-30}
+
+KAFKA_HOME="$CACHE/kafka-$KAFKA_VERSION"
+APICURIO_HOME="$CACHE/apicurio-registry-$APICURIO_VERSION"
+
+log() { echo "[stack] $*"; }
+err() { echo "[stack] ERROR: $*" >&2; }
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------------
+
+# TCP connect check without extra tools.
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+pid_of() { [[ -f "$RUN/$1.pid" ]] && cat "$RUN/$1.pid" || true; }
+
+# A pid counts as ours only if it is alive AND its command line carries our marker string
+# (protects against pid reuse after a reboot).
+pid_alive() {
+  local pid=$1 marker=$2
+  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"
+}
+
+# Start a detached process (own session, so the caller's terminal/CI step can exit) and record its pid.
+launch() {
+  local name=$1 logfile=$2; shift 2
+  mkdir -p "$RUN" "$(dirname "$logfile")"
+  echo "---- $(date -Is) start" >>"$logfile"
+  # 9>&-: children must not inherit the stack lock (see lock()), or it would stay held forever.
+  nohup setsid "$@" >>"$logfile" 2>&1 </dev/null 9>&- &
+  echo $! >"$RUN/$name.pid"
+}
+
+# wait_healthy name timeout logfile check-fn [marker]: polls check-fn; fails early if the process died.
+wait_healthy() {
+  local name=$1 timeout=$2 logfile=$3 check=$4 marker=${5:-}
+  local start=$SECONDS
+  while ! "$check"; do
+    if [[ -n "$marker" ]] && ! pid_alive "$(pid_of "$name")" "$marker"; then
+      err "$name exited during start-up; see $logfile"
+      tail -n 30 "$logfile" >&2 || true
+      return 1
+    fi
+    if (( SECONDS - start >= timeout )); then
+      err "$name not healthy after ${timeout}s; see $logfile"
+      tail -n 30 "$logfile" >&2 || true
+      return 1
+    fi
+    sleep 1
+  done
+  log "$name: healthy on $HOST (${SECONDS}s since stack start)"
+}
+
+APT_UPDATED=0
+apt_install() {
+  if [[ $APT_UPDATED == 0 ]]; then
+    log "apt: updating package lists"
+    apt-get update -qq
+    APT_UPDATED=1
+  fi
+  log "apt: installing $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# Maven 3.8 on Debian prints ANSI resets even in batch mode; strip them (pipefail keeps mvn's status).
+mvn_q() { mvn -B -q --no-transfer-progress -Dstyle.color=never "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'; }
+
+need_cmd() { # need_cmd command apt-package
+  command -v "$1" >/dev/null 2>&1 || apt_install "$2"
+}
+
+# ---------------------------------------------------------------------------------------------
+# health checks (fast, real protocol where cheap)
+# ---------------------------------------------------------------------------------------------
+
+# Kafka: send a raw ApiVersions v0 request (api_key 18, correlation id 1, client id "sh") and
+# expect a response frame echoing correlation id 1 with error_code 0. No JVM needed.
+kafka_healthy() {
+  local out
+  out=$(timeout 3 bash -c '
+    exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x02sh" >&3
+    head -c 10 <&3 | od -An -tx1' "$HOST" "$KAFKA_PORT" 2>/dev/null) || return 1
+  # bytes 5-8 = correlation id, 9-10 = error code
+  [[ "$(echo $out | cut -d' ' -f5-10)" == "00 00 00 01 00 00" ]]
+}
+apicurio_healthy() {
+  [[ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://$HOST:$APICURIO_PORT/apis/ccompat/v7/subjects" 2>/dev/null)" == 200 ]]
+}
+clickhouse_healthy() { [[ "$(curl -s -m 3 "http://$HOST:$CH_HTTP_PORT/ping" 2>/dev/null)" == "Ok." ]]; }
+postgres_healthy() { command -v pg_isready >/dev/null && pg_isready -q -h "$HOST" -p "$PG_PORT"; }
+redis_healthy() { command -v redis-cli >/dev/null && [[ "$(redis-cli -h "$HOST" -p "$REDIS_PORT" ping 2>/dev/null)" == PONG ]]; }
+smtp_healthy() { [[ "$(curl -s -m 3 "http://$HOST:$SMTP_HTTP_PORT/healthz" 2>/dev/null)" == *ok* ]]; }
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL / Redis: the machine's own services; only installed/started if unreachable
+# ---------------------------------------------------------------------------------------------
+
+ensure_postgres() {
+  if postgres_healthy; then log "postgres: already running on $HOST:$PG_PORT"; return; fi
+  local fresh=0
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    apt_install postgresql
+    fresh=1
+  fi
+  local ver; ver=$(ls /etc/postgresql | sort -V | tail -n1)
+  if [[ $fresh == 1 ]]; then
+    # Trust auth on loopback, like the CI/dev machines this stack targets.
+    local hba="/etc/postgresql/$ver/main/pg_hba.conf"
+    sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+  fi
+  log "postgres: starting cluster $ver/main"
+  pg_ctlcluster --skip-systemctl-redirect "$ver" main start 9>&- || true
+  # If the package's postinst had already started it, the start above was a no-op: reload hba.
+  [[ $fresh == 1 ]] && { pg_ctlcluster --skip-systemctl-redirect "$ver" main reload 9>&- || true; }
+  for _ in $(seq 1 30); do postgres_healthy && break; sleep 1; done
+  postgres_healthy || { err "postgres not reachable on $HOST:$PG_PORT; see /var/log/postgresql/"; return 1; }
+  if [[ $fresh == 1 ]]; then
+    # Also allow connecting as the current OS user (root on CI) without -U.
+    psql -h "$HOST" -U postgres -Atc "select 1 from pg_roles where rolname='$(id -un)'" | grep -q 1 ||
+      psql -h "$HOST" -U postgres -qc "create role \"$(id -un)\" superuser login" || true
+  fi
+  log "postgres: healthy on $HOST:$PG_PORT"
+}
+
+ensure_redis() {
+  if redis_healthy; then log "redis: already running on $HOST:$REDIS_PORT"; return; fi
+  need_cmd redis-server redis-server
+  need_cmd redis-cli redis-tools
+  redis_healthy && { log "redis: healthy on $HOST:$REDIS_PORT"; return; }  # package may have started it
+  log "redis: starting"
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" --save "" --appendonly no \
+    --logfile "$LOGS/redis.log" 9>&-
+  for _ in $(seq 1 20); do redis_healthy && break; sleep 0.5; done
+  redis_healthy || { err "redis not reachable on $HOST:$REDIS_PORT; see $LOGS/redis.log"; return 1; }
+  log "redis: healthy on $HOST:$REDIS_PORT"
+}
+
+pg() { psql -h "$HOST" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+ensure_apicurio_db() {
+  if [[ "$(pg -c "select 1 from pg_database where datname='apicurio'")" != 1 ]]; then
+    log "postgres: creating database apicurio"
+    pg -c "create database apicurio"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Kafka 3.9 (KRaft, single combined broker+controller)
+# ---------------------------------------------------------------------------------------------
+
+install_kafka() {
+  [[ -f "$KAFKA_HOME/.complete" ]] && return
+  need_cmd java openjdk-17-jre-headless
+  need_cmd mvn maven
+  log "kafka: fetching kafka_2.13:$KAFKA_VERSION jars from Maven Central…"
+  mkdir -p "$KAFKA_HOME"
+  # A throwaway pom listing the runtime: the broker (kafka_2.13), the CLI tools (kafka-tools,
+  # handy for tests; connect-runtime excluded because it drags in Jetty/Jersey) and a log4j
+  # binding so the broker logs to a file.
+  cat >"$KAFKA_HOME/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.stack</groupId><artifactId>kafka-runtime</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version>
+      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
+    </dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
+    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>1.2.25</version></dependency>
+  </dependencies>
+</project>
+EOF
+  rm -rf "$KAFKA_HOME/libs"
+  (cd "$KAFKA_HOME" && mvn_q "$DEP_PLUGIN:copy-dependencies" \
+      -DincludeScope=runtime -DoutputDirectory="$KAFKA_HOME/libs") ||
+    { err "kafka: maven download failed"; return 1; }
+  touch "$KAFKA_HOME/.complete"
+  log "kafka: $(ls "$KAFKA_HOME/libs" | wc -l) jars in $KAFKA_HOME/libs"
+}
+
+kafka_java() { # run a Kafka tool class with the cached classpath, logging WARN+ to stderr
+  local l4j="$KAFKA_HOME/tools-log4j.properties"
+  [[ -f "$l4j" ]] || cat >"$l4j" <<EOF
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+  java -Xmx256m -Dlog4j.configuration="file:$l4j" -cp "$KAFKA_HOME/libs/*" "$@"
+}
+
+configure_kafka() {
+  local dir="$STACK/kafka"
+  mkdir -p "$dir/data" "$LOGS"
+  # Regenerated every start so edits here take effect; data stays.
+  cat >"$dir/server.properties" <<EOF
+# Generated by infra/local/stack.sh -- single-node KRaft (broker + controller).
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.network.threads=2
+num.io.threads=4
+# Topics are created explicitly by the app/tests.
+auto.create.topics.enable=false
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+# Single node: internal topics with RF 1 and fewer partitions (faster first group/txn use).
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=10
+group.initial.rebalance.delay.ms=0
+# Compacted topics are used: keep the cleaner on, with a small dedupe buffer (default 128 MB).
+log.cleaner.enable=true
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=16777216
+log.cleaner.backoff.ms=5000
+# Small segments so compaction has closed segments to work on.
+log.segment.bytes=16777216
+log.retention.hours=168
+log.retention.check.interval.ms=60000
+EOF
+  cat >"$dir/log4j.properties" <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$LOGS/kafka-server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=3
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.org.apache.kafka.clients=WARN
+EOF
+  # Format the storage once, with a cluster id kept in .stack (reset wipes both).
+  if [[ ! -f "$dir/data/meta.properties" ]]; then
+    [[ -s "$dir/cluster-id" ]] || kafka_java kafka.tools.StorageTool random-uuid >"$dir/cluster-id"
+    log "kafka: formatting storage (cluster id $(cat "$dir/cluster-id"))"
+    kafka_java kafka.tools.StorageTool format \
+      -t "$(cat "$dir/cluster-id")" -c "$dir/server.properties" >>"$LOGS/kafka.log" 2>&1 ||
+      { err "kafka: storage format failed; see $LOGS/kafka.log"; return 1; }
+  fi
+}
+
+start_kafka() {
+  local marker="$STACK/kafka/server.properties"
+  if kafka_healthy; then log "kafka: already running on $HOST:$KAFKA_PORT"; return; fi
+  if pid_alive "$(pid_of kafka)" "$marker"; then log "kafka: process running, waiting for health"; return; fi
+  port_open "$HOST" "$KAFKA_PORT" && { err "port $KAFKA_PORT is taken by another process"; return 1; }
+  install_kafka
+  configure_kafka
+  log "kafka: starting $KAFKA_VERSION on $HOST:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT)"
+  launch kafka "$LOGS/kafka.log" java -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$STACK/kafka/log4j.properties" -Dkafka.logs.dir="$LOGS" \
+    -cp "$KAFKA_HOME/libs/*" kafka.Kafka "$marker"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Apicurio Registry 3 (Quarkus app) with SQL storage in the local PostgreSQL
+# ---------------------------------------------------------------------------------------------
+
+install_apicurio() {
+  [[ -f "$APICURIO_HOME/.complete" ]] && return
+  need_cmd java openjdk-17-jre-headless
+  need_cmd mvn maven
+  log "apicurio: fetching io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all from Maven Central (~110 MB)…"
+  mkdir -p "$CACHE"
+  rm -rf "$APICURIO_HOME" "$CACHE/apicurio-dl"
+  (cd "$CACHE" && mvn_q "$DEP_PLUGIN_NODESC:copy" \
+      -Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" \
+      -DoutputDirectory="$CACHE/apicurio-dl") || { err "apicurio: maven download failed"; return 1; }
+  mkdir -p "$APICURIO_HOME"
+  tar -xzf "$CACHE/apicurio-dl/apicurio-registry-app-$APICURIO_VERSION-all.tar.gz" -C "$APICURIO_HOME"
+  rm -rf "$CACHE/apicurio-dl"   # the tarball stays in ~/.m2
+  touch "$APICURIO_HOME/.complete"
+}
+
+start_apicurio() {
+  local marker="-Dstack.dir=$STACK"
+  if apicurio_healthy; then log "apicurio: already running on $HOST:$APICURIO_PORT"; return; fi
+  if pid_alive "$(pid_of apicurio)" "$marker"; then log "apicurio: process running, waiting for health"; return; fi
+  port_open "$HOST" "$APICURIO_PORT" && { err "port $APICURIO_PORT is taken by another process"; return 1; }
+  install_apicurio
+  ensure_apicurio_db
+  mkdir -p "$STACK/apicurio/tmp"
+  # 3.0.x ships a legacy runner jar (+ lib/); newer builds use quarkus-app/quarkus-run.jar.
+  local jar="" f
+  for f in "$APICURIO_HOME"/*-runner.jar "$APICURIO_HOME"/quarkus-app/quarkus-run.jar; do
+    [[ -f "$f" ]] && { jar=$f; break; }
+  done
+  [[ -n "$jar" ]] || { err "apicurio: no runner jar in $APICURIO_HOME"; return 1; }
+  log "apicurio: starting $APICURIO_VERSION on $HOST:$APICURIO_PORT (storage: postgresql db apicurio)"
+  # System properties rather than env vars: exact Apicurio/Quarkus key names, visible in ps.
+  launch apicurio "$LOGS/apicurio.log" java -Xms64m -Xmx512m -XX:+ExitOnOutOfMemoryError \
+    "$marker" \
+    -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$APICURIO_PORT" \
+    -Dapicurio.storage.kind=sql -Dapicurio.storage.sql.kind=postgresql \
+    -Dapicurio.datasource.url="jdbc:postgresql://$HOST:$PG_PORT/apicurio" \
+    -Dapicurio.datasource.username=postgres -Dapicurio.datasource.password=postgres \
+    -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
+    -Dapicurio.datasource.jdbc.max-size=20 \
+    -Dapicurio.rest.deletion.artifact.enabled=true \
+    -Dapicurio.rest.deletion.artifact-version.enabled=true \
+    -Dapicurio.rest.deletion.group.enabled=true \
+    -Dapicurio.storage.snapshot.location="$STACK/apicurio/tmp" \
+    -Dapicurio.import.work-dir="$STACK/apicurio/tmp" \
+    -Djava.io.tmpdir="$STACK/apicurio/tmp" \
+    -Dquarkus.http.access-log.enabled=false \
+    -Dquarkus.log.console.format='%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p [%c{3.}] (%t) %s%e%n' \
+    -jar "$jar"
+}
+
+# Global compatibility BACKWARD via the Confluent API (stored in Postgres; re-applied each start).
+configure_apicurio() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
+    --data '{"compatibility":"BACKWARD"}' "http://$HOST:$APICURIO_PORT/apis/ccompat/v7/config")
+  [[ $code == 200 ]] || { err "apicurio: setting global compatibility failed (HTTP $code)"; return 1; }
+  log "apicurio: global compatibility BACKWARD"
+}
+
+# ---------------------------------------------------------------------------------------------
+# ClickHouse (Debian 18.16) as a plain background process with our own config
+# ---------------------------------------------------------------------------------------------
+
+configure_clickhouse() {
+  local dir="$STACK/clickhouse"
+  mkdir -p "$dir/data" "$dir/tmp" "$dir/user_files" "$dir/log"
+  cat >"$dir/config.xml" <<EOF
+<?xml version="1.0"?>
+<!-- Generated by infra/local/stack.sh. Loopback only, no interserver port, small caches. -->
+<yandex>
+  <logger>
+    <level>information</level>
+    <log>$dir/log/clickhouse-server.log</log>
+    <errorlog>$dir/log/clickhouse-server.err.log</errorlog>
+    <size>50M</size>
+    <count>3</count>
+  </logger>
+  <listen_host>$HOST</listen_host>
+  <http_port>$CH_HTTP_PORT</http_port>
+  <tcp_port>$CH_TCP_PORT</tcp_port>
+  <path>$dir/data/</path>
+  <tmp_path>$dir/tmp/</tmp_path>
+  <user_files_path>$dir/user_files/</user_files_path>
+  <format_schema_path>$dir/data/format_schemas/</format_schema_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <!-- Fixed zone so DateTime parsing/formatting does not depend on the machine. -->
+  <timezone>UTC</timezone>
+  <max_connections>1024</max_connections>
+  <max_concurrent_queries>50</max_concurrent_queries>
+  <keep_alive_timeout>3</keep_alive_timeout>
+  <mark_cache_size>268435456</mark_cache_size>
+  <uncompressed_cache_size>268435456</uncompressed_cache_size>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+EOF
+  cat >"$dir/users.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <profiles>
+    <default>
+      <!-- 2 GB per query is plenty for tests and keeps a runaway query from eating the box. -->
+      <max_memory_usage>2000000000</max_memory_usage>
+      <use_uncompressed_cache>0</use_uncompressed_cache>
+      <load_balancing>random</load_balancing>
+    </default>
+  </profiles>
+  <users>
+    <default>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </default>
+  </users>
+  <quotas>
+    <default>
+      <interval>
+        <duration>3600</duration>
+        <queries>0</queries><errors>0</errors><result_rows>0</result_rows>
+        <read_rows>0</read_rows><execution_time>0</execution_time>
+      </interval>
+    </default>
+  </quotas>
+</yandex>
+EOF
+}
+
+start_clickhouse() {
+  local marker="$STACK/clickhouse/config.xml"
+  if pid_alive "$(pid_of clickhouse)" "$marker"; then
+    if clickhouse_healthy; then log "clickhouse: already running on $HOST:$CH_HTTP_PORT"
+    else log "clickhouse: process running, waiting for health"; fi
+    return
+  fi
+  if [[ ! -x /usr/sbin/clickhouse-server ]]; then
+    apt_install clickhouse-server
+  fi
+  # Debian's package may have started its own server (/etc/clickhouse-server) on our ports.
+  local other
+  other=$(pgrep -f -- '--config=/etc/clickhouse-server/config.xml' || true)
+  if [[ -n "$other" ]]; then
+    log "clickhouse: stopping the package's own server (pid $other) to free our ports"
+    service clickhouse-server stop >/dev/null 2>&1 9>&- || kill $other || true
+    sleep 2
+  fi
+  if port_open "$HOST" "$CH_HTTP_PORT" || port_open "$HOST" "$CH_TCP_PORT"; then
+    err "port $CH_HTTP_PORT or $CH_TCP_PORT is taken by another process"; return 1
+  fi
+  configure_clickhouse
+  log "clickhouse: starting $(dpkg-query -W -f='${Version}' clickhouse-server 2>/dev/null) on $HOST:$CH_HTTP_PORT (http) / $CH_TCP_PORT (native)"
+  # Runs as the invoking user (root is accepted by 18.16); all its files are under .stack.
+  launch clickhouse "$LOGS/clickhouse.log" /usr/sbin/clickhouse-server --config-file="$marker"
+}
+
+# ---------------------------------------------------------------------------------------------
+# SMTP sink (Node; needs the repo's node_modules)
+# ---------------------------------------------------------------------------------------------
+
+start_smtp() {
+  local marker="$SCRIPT_DIR/smtp-sink.mjs"
+  # Returns 0 when the caller should wait for health, 1 when skipped.
+  if smtp_healthy; then log "smtp: already running on $HOST:$SMTP_PORT (http $SMTP_HTTP_PORT)"; return 0; fi
+  if [[ ! -d "$REPO/node_modules/smtp-server" || ! -d "$REPO/node_modules/mailparser" ]]; then
+    log "smtp: skipped (run npm ci first: node_modules/smtp-server and mailparser are missing)"
+    return 1
+  fi
+  if pid_alive "$(pid_of smtp)" "$marker"; then log "smtp: process running, waiting for health"; return 0; fi
+  log "smtp: starting sink on $HOST:$SMTP_PORT (http $SMTP_HTTP_PORT, store $STACK/smtp)"
+  mkdir -p "$STACK/smtp"
+  launch smtp "$LOGS/smtp.log" env SMTP_SINK_PORT="$SMTP_PORT" SMTP_SINK_HTTP_PORT="$SMTP_HTTP_PORT" \
+    SMTP_SINK_DIR="$STACK/smtp" node "$marker"
+}
+
+# ---------------------------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------------------------
+
+cmd_start() {
+  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
+  log "repo $REPO, state $STACK, cache $CACHE"
+  need_cmd curl curl
+  ensure_postgres
+  ensure_redis
+  # Downloads first (sequential: one maven local repo), then launch everything, then wait.
+  start_kafka
+  start_clickhouse
+  start_apicurio
+  local smtp=0
+  start_smtp && smtp=1
+  local rc=0
+  wait_healthy kafka "$KAFKA_TIMEOUT" "$LOGS/kafka-server.log" kafka_healthy "$STACK/kafka/server.properties" || rc=1
+  wait_healthy clickhouse "$CH_TIMEOUT" "$STACK/clickhouse/log/clickhouse-server.err.log" clickhouse_healthy "$STACK/clickhouse/config.xml" || rc=1
+  if wait_healthy apicurio "$APICURIO_TIMEOUT" "$LOGS/apicurio.log" apicurio_healthy "-Dstack.dir=$STACK"; then
+    configure_apicurio || rc=1
+  else rc=1; fi
+  if [[ $smtp == 1 ]]; then wait_healthy smtp "$SMTP_TIMEOUT" "$LOGS/smtp.log" smtp_healthy "$SCRIPT_DIR/smtp-sink.mjs" || rc=1; fi
+  if [[ $rc != 0 ]]; then err "stack start failed (logs in $LOGS)"; return 1; fi
+  log "all services up in ${SECONDS}s"
+}
+
+stop_one() { # name marker
+  local name=$1 marker=$2 pid
+  pid=$(pid_of "$name")
+  if ! pid_alive "$pid" "$marker"; then
+    rm -f "$RUN/$name.pid"
+    log "$name: not running (no live pid of ours)"
+    return
+  fi
+  log "$name: stopping pid $pid"
+  kill -TERM "$pid" 2>/dev/null || true
+  local start=$SECONDS
+  while pid_alive "$pid" "$marker"; do
+    if (( SECONDS - start >= STOP_TIMEOUT )); then
+      log "$name: still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 1
+      break
+    fi
+    sleep 0.5
+  done
+  rm -f "$RUN/$name.pid"
+}
+
+cmd_stop() {
+  # Apicurio first (it holds Postgres connections), Kafka last (controlled shutdown takes longest).
+  stop_one smtp "$SCRIPT_DIR/smtp-sink.mjs"
+  stop_one apicurio "-Dstack.dir=$STACK"
+  stop_one clickhouse "$STACK/clickhouse/config.xml"
+  stop_one kafka "$STACK/kafka/server.properties"
+  log "stopped (postgres and redis are the machine's and keep running)"
+}
+
+status_line() { # name address check
+  local state=down
+  "$3" && state=healthy
+  printf '%-11s %-44s %s\n' "$1" "$2" "$state"
+}
+
+cmd_status() {
+  status_line kafka "$HOST:$KAFKA_PORT" kafka_healthy
+  status_line apicurio "http://$HOST:$APICURIO_PORT/apis/ccompat/v7" apicurio_healthy
+  status_line clickhouse "http://$HOST:$CH_HTTP_PORT tcp:$CH_TCP_PORT" clickhouse_healthy
+  status_line postgres "$HOST:$PG_PORT" postgres_healthy
+  status_line redis "$HOST:$REDIS_PORT" redis_healthy
+  status_line smtp "smtp:$HOST:$SMTP_PORT http:$SMTP_HTTP_PORT" smtp_healthy
+}
+
+cmd_reset() {
+  cmd_stop
+  log "reset: wiping $STACK (Kafka logs, ClickHouse data, SMTP store, logs); cache $CACHE is kept"
+  rm -rf "$STACK"
+  if postgres_healthy; then
+    log "reset: dropping and recreating postgres database apicurio"
+    pg -c "drop database if exists apicurio"
+    pg -c "create database apicurio"
+  else
+    err "postgres is not reachable; database apicurio was not reset"
+    return 1
+  fi
+  log "reset done; run 'start' to bring the stack back"
+}
+
+# Serialise start/stop/reset (e.g. a test runner and a developer starting the stack at once).
+lock() {
+  mkdir -p "$RUN"
+  exec 9>"$RUN/.lock"
+  flock -w 600 9 || { err "another stack.sh holds $RUN/.lock"; exit 1; }
+}
+
+case "${1:-}" in
+  start) lock; cmd_start ;;
+  stop) lock; cmd_stop ;;
+  status) cmd_status ;;
+  reset) lock; cmd_reset ;;
+  # Run a Kafka CLI class with the stack's classpath, e.g.
+  #   stack.sh kafka-tool org.apache.kafka.tools.TopicCommand --bootstrap-server 127.0.0.1:9092 --list
+  kafka-tool) shift; install_kafka >&2; kafka_java "$@" ;;
+  *) echo "usage: $0 start|stop|status|reset|kafka-tool <class> [args]" >&2; exit 2 ;;
+esac

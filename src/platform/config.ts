@@ -14,6 +14,14 @@ export const ConfigSchema = Type.Object({
   HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   /** Public base URL of the service, used to build short URLs. */
   PUBLIC_BASE_URL: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:3000' }),
+  /** Base URL of short links (the short domain), e.g. https://go.example.com; defaults to PUBLIC_BASE_URL. */
+  SHORT_LINK_BASE_URL: Type.String({ pattern: '^(https?://[^/]+)?$', default: '' }),
+  /** Secret that signs click IDs (svc_cid) and salts visitor hashes. Set a long random value in production. */
+  CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
+  /** Redirects per minute per client IP (spec: 60). */
+  REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
+  /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
+  SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
@@ -63,5 +71,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${e.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  return converted as Config;
+  const config = converted as Config;
+  if (config.NODE_ENV === 'production' && config.CLICK_ID_SECRET === 'development-click-id-secret') {
+    throw new ConfigError('invalid configuration:\n  CLICK_ID_SECRET must be set in production');
+  }
+  return config;
 }

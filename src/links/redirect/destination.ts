@@ -1,0 +1,28 @@
+// Where a scan goes: the device's own URL when the link has one, else the
+// destination; with the click ID appended as svc_cid, keeping the existing
+// query string and fragment exactly as they were.
+import type { LinkState } from '../changelog/link-state.ts';
+
+export type Platform = 'ios' | 'android' | 'other';
+
+export function platformOf(userAgent: string | undefined): Platform {
+  if (!userAgent) return 'other';
+  if (/\b(iPhone|iPad|iPod)\b/.test(userAgent)) return 'ios';
+  if (/\bAndroid\b/.test(userAgent)) return 'android';
+  return 'other';
+}
+
+export function routeFor(link: Pick<LinkState, 'destination' | 'iosUrl' | 'androidUrl'>, platform: Platform): string {
+  if (platform === 'ios' && link.iosUrl) return link.iosUrl;
+  if (platform === 'android' && link.androidUrl) return link.androidUrl;
+  return link.destination;
+}
+
+/** Appends `svc_cid=<clickId>` before the fragment, after any existing query. */
+export function withClickId(url: string, clickId: string): string {
+  const hashAt = url.indexOf('#');
+  const base = hashAt === -1 ? url : url.slice(0, hashAt);
+  const fragment = hashAt === -1 ? '' : url.slice(hashAt);
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return `${base}${separator}svc_cid=${encodeURIComponent(clickId)}${fragment}`;
+}

@@ -1,0 +1,107 @@
+// Every ingress keeps every link in memory, fed by the compacted
+// links.changelog topic: it reads the whole topic at start (warm-up) and then
+// follows it, so a change reaches every instance within moments and a redirect
+// never touches a database. Each instance reads all partitions through a
+// consumer group of its own; it commits nothing and always starts from the
+// beginning, since the compacted topic is the state.
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
+import { prefixed } from '../../../topics/index.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { LinkState } from '../changelog/link-state.ts';
+
+export class LinkCache {
+  private readonly links = new Map<string, LinkState>();
+  private consumer: Consumer | undefined;
+  private warm = false;
+  private readonly listeners = new Set<(link: LinkState) => void>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly registry: SchemaRegistry,
+    private readonly topicPrefix: string,
+    private readonly log: Logger,
+  ) {}
+
+  get(shortId: string): LinkState | undefined {
+    return this.links.get(shortId);
+  }
+
+  get size(): number {
+    return this.links.size;
+  }
+
+  get isWarm(): boolean {
+    return this.warm;
+  }
+
+  /** Called for every applied change (tests and the scan-limit view use it). */
+  onChange(listener: (link: LinkState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Applies a state unless an equal or newer version of the link is already known. */
+  apply(state: LinkState): void {
+    const current = this.links.get(state.shortId);
+    if (current && current.version > state.version && current.id === state.id) return;
+    this.links.set(state.shortId, state);
+    for (const listener of this.listeners) listener(state);
+  }
+
+  /** Starts following the changelog; resolves once everything published before the call is in memory. */
+  async start(warmTimeoutMs = 60_000): Promise<void> {
+    const topic = prefixed(this.topicPrefix, linksChangelogTopic.name);
+    const admin = this.kafka.admin();
+    await admin.connect();
+    const ends = await admin.fetchTopicOffsets(topic);
+    await admin.disconnect();
+    // Partition → offset of the last message present at start; warm once each is read.
+    const pending = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, BigInt(p.high) - 1n]));
+    let markWarm!: () => void;
+    const warmed = new Promise<void>((resolve) => (markWarm = resolve));
+    const check = () => {
+      if (!this.warm && pending.size === 0) {
+        this.warm = true;
+        markWarm();
+      }
+    };
+
+    const consumer = this.kafka.consumer({ groupId: prefixed(this.topicPrefix, `ingress-link-cache-${randomUUID()}`), maxWaitTimeInMs: 100 });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, heartbeat }) => {
+        for (const message of batch.messages) {
+          if (message.value) {
+            try {
+              this.apply((await this.registry.decode(message.value)) as LinkState);
+            } catch (err) {
+              this.log.error({ err, offset: message.offset }, 'undecodable links.changelog message skipped');
+            }
+          }
+          const target = pending.get(batch.partition);
+          if (target !== undefined && BigInt(message.offset) >= target) pending.delete(batch.partition);
+        }
+        await heartbeat();
+        check();
+      },
+    });
+    check();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      warmed,
+      new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`link cache not warm after ${warmTimeoutMs} ms`)), warmTimeoutMs))),
+    ]).finally(() => clearTimeout(timer));
+    this.log.info({ links: this.links.size }, 'link cache warm');
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+}

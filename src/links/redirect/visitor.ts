@@ -1,0 +1,56 @@
+// What a scan says about its visitor: device, OS and browser from the
+// User-Agent (ua-parser-js), bots (isbot), the referrer, the UTM parameters of
+// the short-link request, and a daily-salted visitor hash instead of the IP.
+import { createHash } from 'node:crypto';
+import { isbot } from 'isbot';
+import { UAParser } from 'ua-parser-js';
+
+export interface Visitor {
+  device: string;
+  os: string | null;
+  browser: string | null;
+  isBot: boolean;
+  referrer: string | null;
+  referrerHost: string | null;
+  utmSource: string | null;
+  utmMedium: string | null;
+  utmCampaign: string | null;
+  utmTerm: string | null;
+  utmContent: string | null;
+  visitorId: string;
+}
+
+const clip = (value: string | undefined | null, max: number): string | null => (value ? value.slice(0, max) : null);
+
+function utm(query: URLSearchParams, name: string): string | null {
+  return clip(query.get(name), 200);
+}
+
+export function describeVisitor(input: { userAgent: string | undefined; referrer: string | undefined; query: URLSearchParams; ip: string; now: Date; salt: string }): Visitor {
+  const ua = input.userAgent ?? '';
+  const bot = ua === '' ? false : isbot(ua);
+  const parsed = new UAParser(ua).getResult();
+  let referrerHost: string | null = null;
+  if (input.referrer) {
+    try {
+      referrerHost = new URL(input.referrer).hostname || null;
+    } catch {
+      referrerHost = null;
+    }
+  }
+  const day = input.now.toISOString().slice(0, 10);
+  return {
+    device: bot ? 'bot' : (parsed.device.type ?? 'desktop'),
+    os: clip(parsed.os.name, 50),
+    browser: clip(parsed.browser.name, 50),
+    isBot: bot,
+    referrer: clip(input.referrer, 1000),
+    referrerHost: clip(referrerHost, 255),
+    utmSource: utm(input.query, 'utm_source'),
+    utmMedium: utm(input.query, 'utm_medium'),
+    utmCampaign: utm(input.query, 'utm_campaign'),
+    utmTerm: utm(input.query, 'utm_term'),
+    utmContent: utm(input.query, 'utm_content'),
+    visitorId: createHash('sha256').update(`${input.salt}|${day}|${input.ip}|${ua}`).digest('base64url').slice(0, 22),
+  };
+}

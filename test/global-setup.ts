@@ -28,7 +28,7 @@ export default async function setup(project: TestProject): Promise<void> {
   pgUrl.pathname = '/linkmail_test';
   const testEnv: Record<string, string> = {
     NODE_ENV: 'test',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     DATABASE_URL: pgUrl.toString(),
     CLICKHOUSE_DATABASE: 'linkmail_test',
     TOPIC_PREFIX: `test-${runId}`,

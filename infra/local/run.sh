@@ -11,10 +11,12 @@ mode="${1:-serve}"
 
 say() { printf '[run] %s\n' "$*"; }
 
-# Node packages, pinned by package-lock.json; npm keeps its download cache in ~/.npm.
+# Node packages, pinned by package-lock.json (exact versions in package.json too); npm keeps its
+# download cache in ~/.npm. `npm install` rather than `npm ci`: the registry mirror here lacks some
+# optional platform packages (rollup's for other OSes), which npm ci refuses and npm install skips.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  say "installing npm packages (npm ci)…"
-  npm ci --no-audit --no-fund
+  say "installing npm packages…"
+  npm install --no-audit --no-fund --prefer-offline
 fi
 
 bash infra/local/stack.sh start

@@ -3,8 +3,9 @@
 import type { Platform } from './platform/platform.ts';
 import { buildServer, type App } from './platform/http/server.ts';
 import { registerLinksApi } from './links/links-api.ts';
+import { registerRedirects, type Redirects } from './links/redirect/redirects.ts';
 
-export async function buildIngress(platform: Platform): Promise<App> {
+export async function buildIngress(platform: Platform): Promise<App & { redirects: Redirects }> {
   const { config } = platform;
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   const app = await buildServer({
@@ -22,6 +23,7 @@ export async function buildIngress(platform: Platform): Promise<App> {
   // Publishes link changes that a crash or a Kafka outage left in the outbox.
   links.changelog.startRelay();
   app.addHook('onClose', () => links.changelog.stopRelay());
+  const redirects = await registerRedirects(app, platform);
   await app.ready();
-  return app;
+  return Object.assign(app, { redirects });
 }

@@ -2,5 +2,4 @@
 import { workerKinds } from './kinds.ts';
 import { startWorkerProcess } from './start.ts';
 
-const kinds = await Promise.all(Object.values(workerKinds).map((make) => make()));
-await startWorkerProcess('workers', kinds);
+await startWorkerProcess('workers', Object.keys(workerKinds));

@@ -1,5 +1,12 @@
 // Every worker kind of the product. `workers/all.ts` runs them all in one
 // process; `workers/run.ts <kind>` runs one. Features add their kind here.
 import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
+import type { Platform } from '../src/platform/platform.ts';
+import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
+import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
+import { LinkChangelog } from '../src/links/changelog/link-changelog.ts';
 
-export const workerKinds: Record<string, () => Promise<WorkerKind>> = {};
+export const workerKinds: Record<string, (platform: Platform) => WorkerKind> = {
+  'scan-sink': (platform) => scanSinkKind(platform.clickhouse, platform.pg),
+  'scan-limits': (platform) => scanLimitKind(platform.pg, new LinkChangelog(platform.pg, platform.publisher, platform.log)),
+};

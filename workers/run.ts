@@ -1,11 +1,4 @@
-// Runs one worker kind by name: `tsx workers/run.ts <kind>` (scale kinds independently).
-import { workerKinds } from './kinds.ts';
+// Runs the named worker kinds: `tsx workers/run.ts scan-sink [kind…]` (to scale kinds independently).
 import { startWorkerProcess } from './start.ts';
 
-const name = process.argv[2];
-const make = name ? workerKinds[name] : undefined;
-if (!make) {
-  console.error(`usage: tsx workers/run.ts <kind>; kinds: ${Object.keys(workerKinds).join(', ') || '(none yet)'}`);
-  process.exit(2);
-}
-await startWorkerProcess(`worker-${name}`, [await make()]);
+await startWorkerProcess(`worker-${process.argv.slice(2).join('+') || 'none'}`, process.argv.slice(2));

@@ -4,6 +4,7 @@ import type { Platform } from '../platform/platform.ts';
 import type { App } from '../platform/http/server.ts';
 import { createApiAuth } from './auth/api-auth.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
+import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { CampaignStore } from './campaigns/campaign-store.ts';
 import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { LinkChangelog } from './changelog/link-changelog.ts';
@@ -35,6 +36,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     api.addHook('onRequest', authenticate);
     await linkRoutes(api, { store, changelog, baseUrl: config.PUBLIC_BASE_URL });
     await campaignRoutes(api, campaigns);
+    await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg });
   }, { prefix: '/api/v1' });
 
   await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN }), { prefix: '/admin/v1' });

@@ -3,7 +3,6 @@
 // through the admin API and to call the API over real HTTP.
 import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
-import type { App } from '../../src/platform/http/server.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';
 import { testConfig } from './env.ts';
 
@@ -14,7 +13,7 @@ export const INGRESS_ENV = { ADMIN_TOKEN, TRUSTED_PROXIES: '127.0.0.1' };
 
 export interface TestIngress {
   platform: Platform;
-  app: App;
+  app: Awaited<ReturnType<typeof buildIngress>>;
   url: string;
   close: () => Promise<void>;
 }

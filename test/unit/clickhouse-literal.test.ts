@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { day, ident, join, literal, sql, stringLiteral } from '../../src/platform/clickhouse/literal.ts';
+import { day, ident, inList, join, literal, sql, stringLiteral } from '../../src/platform/clickhouse/literal.ts';
 
 describe('ClickHouse literal helper', () => {
   it('escapes quotes and backslashes so a value cannot end the literal', () => {
@@ -45,6 +45,11 @@ describe('ClickHouse literal helper', () => {
   it('builds queries from the tagged template with nested fragments', () => {
     const cond = join([sql`a = ${'x'}`, sql`b > ${2}`], ' AND ');
     expect(sql`SELECT * FROM ${ident('scans')} WHERE ${cond}`.text).toBe("SELECT * FROM `scans` WHERE a = 'x' AND b > 2");
+  });
+
+  it('renders IN lists and refuses empty ones', () => {
+    expect(sql`x IN ${inList(['a', "b'", 1])}`.text).toBe("x IN ('a', 'b\\'', 1)");
+    expect(() => inList([])).toThrow(/at least one/);
   });
 
   it('accepts only plain identifiers', () => {

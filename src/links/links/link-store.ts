@@ -158,8 +158,13 @@ export class LinkStore {
       if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
       if (changes.scanLimit !== undefined) {
         set('scan_limit', changes.scanLimit);
-        // A new limit is a fresh allowance: the scan-limit actor re-evaluates exhaustion against it.
-        sets.push('exhausted_at = NULL');
+        // The limit counts scans over the link's whole life: a new limit above the scans so far
+        // re-opens the link, one at or below them closes it now.
+        sets.push(
+          `exhausted_at = CASE WHEN $${values.length}::int IS NOT NULL
+             AND coalesce((SELECT scans FROM link_scan_counts c WHERE c.link_id = links.id), 0) >= $${values.length}::int
+             THEN coalesce(exhausted_at, date_trunc('milliseconds', now())) ELSE NULL END`,
+        );
       }
       if (changes.campaignId !== undefined) set('campaign_id', changes.campaignId);
       if (changes.isActive !== undefined) set('is_active', changes.isActive);

@@ -90,6 +90,12 @@ export function day(value: Date): SqlFragment {
   return new SqlFragment(`toDate(${stringLiteral(value.toISOString().slice(0, 10))})`);
 }
 
+/** A parenthesised list for `IN`, which ClickHouse can match against the primary key. */
+export function inList(values: readonly SqlValue[]): SqlFragment {
+  if (values.length === 0) throw new RangeError('ClickHouse literal: an IN list needs at least one value');
+  return new SqlFragment(`(${values.map((v) => literal(v)).join(', ')})`);
+}
+
 /** Joins fragments with a separator (e.g. AND-ed conditions). */
 export function join(parts: readonly SqlFragment[], separator: ' AND ' | ' OR ' | ', '): SqlFragment {
   return new SqlFragment(parts.map((p) => p.text).join(separator));

@@ -39,9 +39,15 @@ export async function loadSchema(file: string): Promise<string> {
 export async function registerTopicSchema<T>(registry: SchemaRegistry, prefix: string, def: TopicDefinition): Promise<TopicCodec<T>> {
   const topic = prefixed(prefix, def.name);
   const schema = await loadSchema(def.valueSchema);
-  const { id } = await registry.register(
-    { type: SchemaType.AVRO, schema },
-    { subject: `${topic}-value`, compatibility: COMPATIBILITY.BACKWARD },
-  );
+  const register = () => registry.register({ type: SchemaType.AVRO, schema }, { subject: `${topic}-value`, compatibility: COMPATIBILITY.BACKWARD });
+  let id: number;
+  try {
+    ({ id } = await register());
+  } catch (err) {
+    // Two processes registering a new subject at once both try to create its compatibility
+    // rule; the registry refuses the second. The subject exists now, so one more try succeeds.
+    if (!/already exists/i.test((err as Error).message)) throw err;
+    ({ id } = await register());
+  }
   return new TopicCodec<T>(registry, topic, id);
 }

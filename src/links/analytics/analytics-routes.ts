@@ -1,0 +1,106 @@
+// REST routes of scan analytics: the workspace summary, one link's analytics,
+// and the raw export.
+import { Type } from '@sinclair/typebox';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import type { ClickHouse } from '../../platform/clickhouse/client.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { isUuid } from '../links/link-store.ts';
+import { AnalyticsQueries, type AnalyticsFilter, type AnalyticsResult } from './analytics-queries.ts';
+import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
+import { exportScans } from './scan-export.ts';
+import { resolveRange } from './time-range.ts';
+
+const DAY = 86_400_000;
+
+export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool }): Promise<void> {
+  const queries = new AnalyticsQueries(deps.clickhouse);
+  const tags = ['analytics'];
+
+  /** Adds link ids to the top links (short IDs are unique, so one lookup resolves them). */
+  async function withLinkIds(workspaceId: string, result: AnalyticsResult) {
+    const shortIds = result.topLinks.map((l) => l.shortId);
+    const { rows } = shortIds.length
+      ? await deps.pg.query<{ id: string; short_id: string }>('SELECT id, short_id FROM links WHERE workspace_id = $1 AND short_id = ANY($2)', [workspaceId, shortIds])
+      : { rows: [] };
+    const ids = new Map(rows.map((r) => [r.short_id, r.id]));
+    return { object: 'analytics' as const, ...result, topLinks: result.topLinks.map((l) => ({ shortId: l.shortId, linkId: ids.get(l.shortId) ?? null, scans: l.scans })) };
+  }
+
+  /** Link ids selected by linkId, tag or campaign (their intersection), or undefined for all links. */
+  async function linkFilter(workspaceId: string, q: { linkId?: string; tag?: string; campaignId?: string }): Promise<string[] | undefined> {
+    if (!q.linkId && !q.tag && !q.campaignId) return undefined;
+    const { rows } = await deps.pg.query<{ id: string }>(
+      `SELECT id FROM links WHERE workspace_id = $1
+          AND ($2::uuid IS NULL OR id = $2) AND ($3::text IS NULL OR $3 = ANY (tags)) AND ($4::uuid IS NULL OR campaign_id = $4)`,
+      [workspaceId, q.linkId ?? null, q.tag?.trim().toLowerCase() ?? null, q.campaignId ?? null],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  app.get('/analytics', {
+    schema: {
+      tags, summary: 'Workspace scan analytics',
+      description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), country.',
+      querystring: WorkspaceAnalyticsQuery,
+      response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics.'), ...errorResponses(...API_ERRORS) },
+    },
+  }, async (request) => {
+    const q = request.query;
+    const range = resolveRange(q);
+    const filter: AnalyticsFilter = { ...(q.country ? { country: q.country.toUpperCase() } : {}) };
+    const linkIds = await linkFilter(request.auth.workspaceId, q);
+    if (linkIds) filter.linkIds = linkIds;
+    const result = await queries.summary(request.auth.workspaceId, range, filter, q.includeBots ?? false, q.top ?? 10);
+    return withLinkIds(request.auth.workspaceId, result);
+  });
+
+  app.get('/links/:id/analytics', {
+    schema: {
+      tags, summary: 'Scan analytics of one link',
+      description: 'The same groups as the workspace analytics, for one link and a range.',
+      params: Type.Object({ id: Type.String({ description: 'Link UUID.' }) }),
+      querystring: LinkAnalyticsQuery,
+      response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics of the link.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const { id } = request.params;
+    const found = isUuid(id) ? await deps.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [id, request.auth.workspaceId]) : undefined;
+    if (!found?.rowCount) throw notFound('link');
+    const q = request.query;
+    const range = resolveRange(q);
+    const result = await queries.summary(request.auth.workspaceId, range, { linkIds: [id], ...(q.country ? { country: q.country.toUpperCase() } : {}) }, q.includeBots ?? false, q.top ?? 10);
+    return withLinkIds(request.auth.workspaceId, result);
+  });
+
+  app.get('/analytics/export', {
+    schema: {
+      tags, summary: 'Export raw scan events (CSV or JSON)',
+      description: 'Oldest first, at most 50,000 rows, streamed. CSV has a header row; JSON is an array of objects. Columns: scanId, timestamp, linkId, shortId, campaignId, destination, country, region, city, device, os, browser, referrer, referrerHost, utmSource, utmMedium, utmCampaign, utmTerm, utmContent, isBot, visitorId, clickId, userAgent.',
+      querystring: ExportQuery,
+      response: {
+        200: { description: 'The scans, as text/csv or application/json.', type: 'string', headers: RATE_LIMIT_HEADERS } as never,
+        ...errorResponses(...API_ERRORS, 404),
+      },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    const to = q.to ? Date.parse(q.to) : Date.now();
+    const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
+    if (!(from < to)) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
+    if (q.linkId) {
+      const found = await deps.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [q.linkId, request.auth.workspaceId]);
+      if (!found.rowCount) throw notFound('link');
+    }
+    const format = q.format ?? 'csv';
+    const stream = await exportScans(deps.clickhouse, {
+      workspaceId: request.auth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
+      includeBots: q.includeBots ?? true, limit: q.limit ?? 50_000, format,
+    });
+    return reply
+      .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="scans.${format}"`)
+      .send(stream);
+  });
+}

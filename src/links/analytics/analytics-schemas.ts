@@ -1,0 +1,80 @@
+// Query parameters and answers of the analytics endpoints.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+export type Interval = (typeof INTERVALS)[number];
+
+const Count = Type.Integer({ minimum: 0 });
+const ValueCount = Type.Object({ value: Type.String(), count: Count });
+
+const range = {
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive), rounded down to the hour, UTC. Default: 30 days before `to`.' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive), rounded up to the hour, UTC. Default: now.' })),
+  interval: Type.Optional(Type.Unsafe<Interval>({ type: 'string', enum: [...INTERVALS], description: 'Time-series bucket. Default: hour up to 2 days, day up to 92 days, else week. At most 1000 buckets.' })),
+  includeBots: Type.Optional(Type.Boolean({ default: false, description: 'Count scans by known bots and link previewers.' })),
+  top: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Entries per ranked group.' })),
+};
+
+export const WorkspaceAnalyticsQuery = Type.Object(
+  {
+    ...range,
+    linkId: Type.Optional(Type.String({ format: 'uuid' })),
+    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only links that carry this tag now.' })),
+    campaignId: Type.Optional(Type.String({ format: 'uuid', description: 'Only links in this campaign now.' })),
+    country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'Only scans from this country (ISO 3166-1 alpha-2).' })),
+  },
+  { additionalProperties: false },
+);
+export type WorkspaceAnalyticsQueryType = Static<typeof WorkspaceAnalyticsQuery>;
+
+export const LinkAnalyticsQuery = Type.Object(
+  { ...range, country: WorkspaceAnalyticsQuery.properties.country },
+  { additionalProperties: false },
+);
+
+export const Analytics = Type.Object(
+  {
+    object: Type.Literal('analytics'),
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    interval: Type.String(),
+    totalScans: Count,
+    uniqueVisitors: Type.Integer({ minimum: 0, description: 'Distinct visitors (daily-salted IP+User-Agent hash), estimated within about 2%.' }),
+    timeseries: Type.Array(Type.Object({ start: Type.String({ format: 'date-time' }), scans: Count, uniqueVisitors: Count })),
+    topLinks: Type.Array(Type.Object({ shortId: Type.String(), linkId: Type.Union([Type.String(), Type.Null()]), scans: Count })),
+    countries: Type.Array(Type.Object({ country: Type.String({ description: 'ISO 3166-1 alpha-2.' }), count: Count })),
+    cities: Type.Array(Type.Object({ city: Type.String(), country: Type.String(), count: Count })),
+    devices: Type.Array(Type.Object({ device: Type.String(), count: Count })),
+    os: Type.Array(Type.Object({ os: Type.String(), count: Count })),
+    browsers: Type.Array(Type.Object({ browser: Type.String(), count: Count })),
+    referrers: Type.Array(Type.Object({ referrer: Type.String({ description: 'Referring host, or "(direct)".' }), count: Count })),
+    utm: Type.Object({
+      sources: Type.Array(ValueCount),
+      mediums: Type.Array(ValueCount),
+      campaigns: Type.Array(ValueCount),
+      terms: Type.Array(ValueCount),
+      contents: Type.Array(ValueCount),
+    }),
+  },
+  { title: 'Analytics' },
+);
+export type AnalyticsType = Static<typeof Analytics>;
+
+export const ExportQuery = Type.Object(
+  {
+    format: Type.Optional(Type.Unsafe<'csv' | 'json'>({ type: 'string', enum: ['csv', 'json'], default: 'csv' })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive). Default: 30 days before `to`.' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive). Default: now.' })),
+    linkId: Type.Optional(Type.String({ format: 'uuid' })),
+    includeBots: Type.Optional(Type.Boolean({ default: true })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50_000, default: 50_000, description: 'Rows, oldest first; at most 50,000.' })),
+  },
+  { additionalProperties: false },
+);
+export type ExportQueryType = Static<typeof ExportQuery>;
+
+/** Columns of an exported scan, in order. */
+export const EXPORT_COLUMNS = [
+  'scanId', 'timestamp', 'linkId', 'shortId', 'campaignId', 'destination', 'country', 'region', 'city', 'device', 'os', 'browser',
+  'referrer', 'referrerHost', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent', 'isBot', 'visitorId', 'clickId', 'userAgent',
+] as const;

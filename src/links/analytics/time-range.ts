@@ -1,0 +1,82 @@
+// The time range and buckets of an analytics query, whole hours in UTC:
+// `from` is rounded down and `to` up to the hour, the resolution of the rollups.
+import { ApiError } from '../../platform/http/errors.ts';
+import { SqlFragment } from '../../platform/clickhouse/literal.ts';
+import type { Interval } from './analytics-schemas.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+export const MAX_RANGE_DAYS = 400;
+export const MAX_BUCKETS = 1000;
+
+export interface TimeRange {
+  from: Date;
+  to: Date;
+  interval: Interval;
+}
+
+const floorHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
+const ceilHour = (ms: number) => Math.ceil(ms / HOUR) * HOUR;
+
+function parse(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new ApiError(400, 'validation_failed', `${name} is not a date-time.`, [{ path: `/${name}`, message: 'must be ISO 8601' }]);
+  return ms;
+}
+
+/** Start of the bucket that holds `ms` (UTC; weeks start on Monday). */
+export function bucketStart(ms: number, interval: Interval): number {
+  const d = new Date(ms);
+  switch (interval) {
+    case 'hour': return floorHour(ms);
+    case 'day': return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    case 'week': {
+      const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+      return day - ((d.getUTCDay() + 6) % 7) * DAY;
+    }
+    case 'month': return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  }
+}
+
+export function nextBucket(ms: number, interval: Interval): number {
+  const d = new Date(ms);
+  switch (interval) {
+    case 'hour': return ms + HOUR;
+    case 'day': return ms + DAY;
+    case 'week': return ms + 7 * DAY;
+    case 'month': return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  }
+}
+
+/** Every bucket start of the range, so the series has zeros where nothing happened. */
+export function bucketStarts(range: TimeRange): number[] {
+  const out: number[] = [];
+  for (let t = bucketStart(range.from.getTime(), range.interval); t < range.to.getTime(); t = nextBucket(t, range.interval)) out.push(t);
+  return out;
+}
+
+export function resolveRange(query: { from?: string; to?: string; interval?: Interval }, now = Date.now()): TimeRange {
+  const to = ceilHour(parse(query.to, 'to', now));
+  const from = floorHour(parse(query.from, 'from', to - 30 * DAY));
+  if (from >= to) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
+  if (to - from > MAX_RANGE_DAYS * DAY) throw new ApiError(400, 'invalid_range', `The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: '/from', message: 'range too long' }]);
+  const span = to - from;
+  const interval: Interval = query.interval ?? (span <= 2 * DAY ? 'hour' : span <= 92 * DAY ? 'day' : 'week');
+  const range = { from: new Date(from), to: new Date(to), interval };
+  if (bucketStarts(range).length > MAX_BUCKETS) {
+    throw new ApiError(400, 'too_many_buckets', `More than ${MAX_BUCKETS} ${interval} buckets; choose a coarser interval or a shorter range.`, [{ path: '/interval', message: 'too fine for the range' }]);
+  }
+  return range;
+}
+
+/** ClickHouse expression of the bucket start of a DateTime column. */
+export function bucketSql(column: 'hour' | 'ts', interval: Interval): SqlFragment {
+  const col = column === 'hour' ? 'hour' : 'ts';
+  switch (interval) {
+    case 'hour': return new SqlFragment(`toStartOfHour(${col})`);
+    case 'day': return new SqlFragment(`toStartOfDay(${col})`);
+    case 'week': return new SqlFragment(`toDateTime(toMonday(${col}))`);
+    case 'month': return new SqlFragment(`toDateTime(toStartOfMonth(${col}))`);
+  }
+}

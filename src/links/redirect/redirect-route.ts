@@ -1,0 +1,124 @@
+// GET /:shortId — the hot path. Answered from the in-memory link cache, never a
+// database; the scan is journaled after the response is sent and reaches Kafka
+// from there (scan-journal.ts). Refusals get a small HTML page (or the JSON
+// error body for clients that ask for JSON).
+import { randomUUID, createHmac } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { errorBody, type App } from '../../platform/http/server.ts';
+import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Redis } from '../../platform/redis.ts';
+import { clientIp } from '../auth/client-ip.ts';
+import type { ClickIds } from '../scans/click-id.ts';
+import type { ScanEvent } from '../scans/scan-event.ts';
+import type { LinkState } from '../changelog/link-state.ts';
+import { platformOf, routeFor, withClickId } from './destination.ts';
+import type { Geo } from './geo.ts';
+import type { LinkCache } from './link-cache.ts';
+import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
+import { describeVisitor } from './visitor.ts';
+
+export interface RedirectDeps {
+  cache: LinkCache;
+  geo: Geo;
+  clickIds: ClickIds;
+  redis: Redis;
+  log: Logger;
+  /** Where scans go after the response (the journal). */
+  record: (event: ScanEvent) => void;
+  redirectsPerMinute: number;
+  secret: string;
+}
+
+/** Why the link does not redirect now, if it does not. */
+export function refusalFor(link: LinkState | undefined, now: number): Refusal | undefined {
+  if (!link) return 'not_found';
+  if (!link.isActive) return 'link_inactive';
+  if (link.expiresAt !== null && link.expiresAt <= now) return 'link_expired';
+  if (link.exhaustedAt !== null) return 'scan_limit_reached';
+  return undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    scan?: ScanEvent;
+  }
+}
+
+export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
+  const limiter = new SlidingWindowLimiter(deps.redis, 'redirect-ip', deps.redirectsPerMinute, 60_000);
+  const visitorSalt = createHmac('sha256', deps.secret).update('visitor-id').digest('hex');
+
+  function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal) {
+    const { status, title, message } = REFUSALS[refusal];
+    reply.status(status).header('cache-control', 'no-store');
+    if ((request.headers.accept ?? '').includes('application/json')) return reply.send(errorBody(request.id, refusal, message));
+    return reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
+  }
+
+  async function limit(ip: string): Promise<LimitDecision | undefined> {
+    try {
+      return await limiter.hit(ip);
+    } catch (err) {
+      // A redirect must not fail because Redis is away: let it through, once logged.
+      deps.log.warn({ err }, 'redirect limit store unavailable; redirect let through');
+      return undefined;
+    }
+  }
+
+  app.get('/:shortId', {
+    schema: {
+      tags: ['redirect'],
+      security: [],
+      summary: 'Follow a short link (records a scan)',
+      description:
+        '302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended. 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
+      params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
+      response: {
+        302: Type.Null({ description: 'Redirect; `Location` holds the destination with svc_cid.' }),
+      },
+    },
+    onResponse: async (request) => {
+      // After the response is on the wire: journal the scan (published to Kafka from there).
+      if (request.scan) deps.record(request.scan);
+    },
+  }, async (request, reply) => {
+    const ip = clientIp(request);
+    const decision = await limit(ip);
+    if (decision) reply.headers(rateLimitHeaders(decision));
+    if (decision && !decision.allowed) return refuse(request, reply, 'redirect_rate_limited');
+
+    const now = Date.now();
+    const link = deps.cache.get(request.params.shortId);
+    const refusal = refusalFor(link, now);
+    if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
+
+    const userAgent = request.headers['user-agent'];
+    const target = routeFor(link, platformOf(userAgent));
+    const scanId = randomUUID();
+    const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
+    const queryAt = request.url.indexOf('?');
+    const query = new URLSearchParams(queryAt === -1 ? '' : request.url.slice(queryAt + 1));
+    const geo = deps.geo.lookup(ip);
+    const visitor = describeVisitor({ userAgent, referrer: request.headers.referer, query, ip, now: new Date(now), salt: visitorSalt });
+    request.scan = {
+      scanId,
+      clickId,
+      workspaceId: link.workspaceId,
+      linkId: link.id,
+      shortId: link.shortId,
+      campaignId: link.campaignId,
+      timestamp: now,
+      destination: target,
+      ...geo,
+      ...visitor,
+      userAgent: userAgent ? userAgent.slice(0, 500) : null,
+    };
+    return reply
+      // Every scan must reach us: no caching of the redirect by browsers or proxies.
+      .header('cache-control', 'private, no-store, max-age=0')
+      .header('referrer-policy', 'no-referrer-when-downgrade')
+      .redirect(withClickId(target, clickId), 302);
+  });
+}

@@ -1,0 +1,86 @@
+// The scan-limit actor: counts each link's scans (bots excluded) from the
+// `scans` topic and, when a link reaches its scan limit, marks it exhausted and
+// publishes the new state to links.changelog, from which every ingress stops
+// redirecting it. Counting is exactly-once in effect: the counts and the last
+// applied offset of the partition are written in one Postgres transaction, and
+// messages at or below that offset are skipped on replay.
+//
+// How far over the limit a link can go: the scans that reach the ingresses
+// between the scan that hits the limit and the moment the exhaustion is in
+// their caches (journal seal ≤ 120 ms + Kafka + this batch + changelog
+// publish + cache fetch ≤ 100 ms; measured in test/integration/redirect.test.ts).
+import type pg from 'pg';
+import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { scansTopic } from '../../../topics/scans.ts';
+import type { LinkChangelog } from '../changelog/link-changelog.ts';
+import type { ScanEvent } from './scan-event.ts';
+
+export const SCAN_LIMIT_GROUP = 'scan-limits';
+
+async function appliedOffset(client: pg.PoolClient, topic: string, partition: number): Promise<bigint> {
+  const { rows } = await client.query<{ offset: string }>(
+    'SELECT "offset" FROM actor_offsets WHERE group_id = $1 AND topic = $2 AND partition = $3 FOR UPDATE',
+    [SCAN_LIMIT_GROUP, topic, partition],
+  );
+  return rows[0] ? BigInt(rows[0].offset) : -1n;
+}
+
+export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKind<ScanEvent> {
+  return {
+    kind: SCAN_LIMIT_GROUP,
+    topics: [scansTopic],
+    concurrency: 2,
+    handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
+      const first = messages[0];
+      if (!first) return;
+      const { topic, partition } = first;
+      const client = await pg.connect();
+      let exhausted: string[] = [];
+      try {
+        await client.query('BEGIN');
+        const done = await appliedOffset(client, topic, partition);
+        const fresh = messages.filter((m) => BigInt(m.offset) > done);
+        if (fresh.length === 0) {
+          await client.query('COMMIT');
+          return;
+        }
+        const perLink = new Map<string, number>();
+        for (const m of fresh) if (!m.value.isBot) perLink.set(m.value.linkId, (perLink.get(m.value.linkId) ?? 0) + 1);
+        if (perLink.size > 0) {
+          const ids = [...perLink.keys()];
+          await client.query(
+            `INSERT INTO link_scan_counts (link_id, scans)
+             SELECT l.id, n FROM unnest($1::uuid[], $2::bigint[]) AS t(id, n) JOIN links l ON l.id = t.id
+             ON CONFLICT (link_id) DO UPDATE SET scans = link_scan_counts.scans + EXCLUDED.scans`,
+            [ids, ids.map((id) => perLink.get(id))],
+          );
+          const closed = await client.query<{ id: string }>(
+            `UPDATE links l SET exhausted_at = date_trunc('milliseconds', now()), version = version + 1, updated_at = date_trunc('milliseconds', now())
+               FROM link_scan_counts c
+              WHERE c.link_id = l.id AND l.id = ANY($1::uuid[]) AND l.scan_limit IS NOT NULL
+                AND c.scans >= l.scan_limit AND l.exhausted_at IS NULL
+             RETURNING l.id`,
+            [ids],
+          );
+          exhausted = closed.rows.map((r) => r.id);
+          for (const id of exhausted) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
+        }
+        const last = fresh.at(-1)!.offset;
+        await client.query(
+          `INSERT INTO actor_offsets (group_id, topic, partition, "offset") VALUES ($1, $2, $3, $4)
+           ON CONFLICT (group_id, topic, partition) DO UPDATE SET "offset" = EXCLUDED."offset"`,
+          [SCAN_LIMIT_GROUP, topic, partition, last],
+        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+      // Committed: publish now (the outbox relay covers a crash between the commit and this).
+      if (exhausted.length > 0) await changelog.publish(exhausted);
+    },
+  };
+}

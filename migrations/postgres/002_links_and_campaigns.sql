@@ -37,7 +37,7 @@ CREATE TABLE links (
 );
 CREATE INDEX links_created ON links (workspace_id, created_at DESC, id DESC);
 CREATE INDEX links_updated ON links (workspace_id, updated_at DESC, id DESC);
-CREATE INDEX links_short ON links (workspace_id, short_id);
+CREATE INDEX links_short ON links (workspace_id, short_id COLLATE "C", id);
 CREATE INDEX links_campaign ON links (campaign_id);
 CREATE INDEX links_tags ON links USING gin (tags);
 CREATE INDEX links_search ON links USING gin ((short_id || ' ' || destination) gin_trgm_ops);

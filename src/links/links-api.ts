@@ -1,8 +1,8 @@
 // The link service's HTTP surface: /api/v1 (workspace API keys, limits),
 // /admin/v1 (operator token) and the public OpenAPI document.
 import type { Platform } from '../platform/platform.ts';
-import type { App } from '../platform/http/server.ts';
-import { createApiAuth } from './auth/api-auth.ts';
+import { errorBody, type App } from '../platform/http/server.ts';
+import { createApiAuth, createAttemptGuard } from './auth/api-auth.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { CampaignStore } from './campaigns/campaign-store.ts';
@@ -21,7 +21,8 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const { config, pg, redis, log } = platform;
   const keys = new ApiKeys(pg);
   const workspaces = new Workspaces(pg);
-  const store = new LinkStore(pg);
+  const shortLinkBase = config.SHORT_LINK_BASE_URL || config.PUBLIC_BASE_URL;
+  const store = new LinkStore(pg, new URL(shortLinkBase).host);
   const campaigns = new CampaignStore(pg);
   const changelog = new LinkChangelog(pg, platform.publisher, log);
   const authenticate = createApiAuth({
@@ -34,12 +35,15 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate);
-    await linkRoutes(api, { store, changelog, baseUrl: config.PUBLIC_BASE_URL });
+    await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase });
     await campaignRoutes(api, campaigns);
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg });
+    // Unknown /api/v1 paths pass through authentication too, so they carry the rate-limit headers.
+    api.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)));
   }, { prefix: '/api/v1' });
 
-  await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN }), { prefix: '/admin/v1' });
+  const adminGuard = createAttemptGuard(redis, log, config.AUTH_ATTEMPTS_PER_MINUTE);
+  await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN, guard: adminGuard }), { prefix: '/admin/v1' });
 
   app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
   return { changelog };

@@ -24,8 +24,8 @@ export const ConfigSchema = Type.Object({
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
-  /** Bearer token for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
-  ADMIN_TOKEN: Type.String({ default: '' }),
+  /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
+  ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
   /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
   API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */

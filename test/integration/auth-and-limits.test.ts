@@ -2,6 +2,7 @@
 // (src/main.ts) that share only Redis and Postgres.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import { call, client, freshIp, INGRESS_ENV, workspaceWithKey, ADMIN_TOKEN } from '../support/ingress.ts';
 import { startTs, waitForOutput, type Child } from '../support/processes.ts';
 import { testConfig } from '../support/env.ts';
@@ -71,7 +72,7 @@ describe('authentication', () => {
       const { rows } = await db.query('SELECT * FROM api_keys WHERE workspace_id = $1', [ws.workspaceId]);
       expect(rows).toHaveLength(1);
       expect(JSON.stringify(rows)).not.toContain(ws.key.slice(8));
-      expect(rows[0].key_hash).toHaveLength(32);
+      expect(rows[0].key_hash).toEqual(createHash('sha256').update(ws.key).digest());
     } finally {
       await db.end();
     }

@@ -89,9 +89,22 @@ describe('ingress', () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
     }
+    // An empty body with a JSON content type is "no body" (many SDKs send the header on every request):
+    // a route that needs a body says it is missing.
     const empty = await post('/echo', '');
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
+    expect(((await empty.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+    const proto = await post('/echo', '{"name":"a","count":1,"__proto__":{"x":1}}');
+    expect(proto.status).toBe(400);
+    expect(((await proto.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
+  });
+
+  it('refuses text/plain bodies with 415 and answers a malformed URL with the error body', async () => {
+    const text = await post('/echo', '{"name":"a","count":1}', 'text/plain');
+    expect(text.status).toBe(415);
+    const badUrl = await fetch(`${base}/echo/%ZZ`);
+    expect(badUrl.status).toBe(400);
+    expect(((await badUrl.json()) as { error: { code: string } }).error.code).toBe('bad_url');
   });
 
   it('rejects wrong types without coercion and unknown fields, naming the field', async () => {

@@ -32,13 +32,19 @@ describe("workspace B against workspace A's resources", () => {
     }
   });
 
-  it('lists, searches and filters show nothing of A', async () => {
-    for (const query of ['', '?q=a.example.com', '?tag=secret-a', `?q=${linkA.shortId}`, `?campaignId=${campaignA.id}`]) {
+  it("lists, searches and filters show B's own data and nothing of A", async () => {
+    // B has a link that matches the same searches, so an empty answer cannot pass by accident.
+    const { body: own } = await b.post('/api/v1/links', { destination: 'https://a.example.com/b-own', tags: ['secret-a'] });
+    const { body: ownCampaign } = await b.post('/api/v1/campaigns', { name: 'B only' });
+    for (const query of ['', '?q=a.example.com', '?tag=secret-a']) {
       const res = await b.get(`/api/v1/links${query}`);
       expect(res.status).toBe(200);
-      expect(res.body.data).toHaveLength(0);
+      expect(res.body.data.map((l: any) => l.id)).toEqual([own.id]);
     }
-    expect((await b.get('/api/v1/campaigns')).body.data).toHaveLength(0);
+    expect((await b.get(`/api/v1/links?q=${linkA.shortId}`)).body.data).toHaveLength(0);
+    expect((await b.get(`/api/v1/links?shortId=${linkA.shortId}`)).body.data).toHaveLength(0);
+    expect((await b.get(`/api/v1/links?campaignId=${campaignA.id}`)).body.data).toHaveLength(0);
+    expect((await b.get('/api/v1/campaigns')).body.data.map((c: any) => c.id)).toEqual([ownCampaign.id]);
   });
 
   it('bulk update and delete of A ids fail per item with 404', async () => {

@@ -16,7 +16,9 @@ describe('ClickHouse literal helper', () => {
 
   it('renders numbers only when finite', () => {
     expect(literal(42)).toBe('42');
-    expect(literal(-1.5)).toBe('-1.5');
+    expect(literal(-1.5)).toBe('(-1.5)');
+    expect(sql`SELECT 1 -${-5}`.text).toBe('SELECT 1 -(-5)');
+    expect(literal(-3n)).toBe('(-3)');
     expect(literal(10n)).toBe('10');
     expect(() => literal(Number.NaN)).toThrow(/finite/);
     expect(() => literal(Number.POSITIVE_INFINITY)).toThrow(/finite/);

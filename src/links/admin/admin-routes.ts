@@ -3,14 +3,16 @@
 // configured the endpoints answer 404 as if they did not exist.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
+import type { createAttemptGuard } from '../auth/api-auth.ts';
 import { PLANS } from '../workspaces/plans.ts';
 import type { Workspaces } from '../workspaces/workspaces.ts';
 
-const PlanSchema = Type.Union(PLANS.map((p) => Type.Literal(p)));
+const PlanSchema = StringEnum(PLANS);
 const Workspace = Type.Object({ id: Type.String(), name: Type.String(), plan: PlanSchema, createdAt: Type.String(), updatedAt: Type.String() }, { title: 'Workspace' });
 const KeyInfo = Type.Object(
   { id: Type.String(), workspaceId: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String(), lastUsedAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]) },
@@ -20,16 +22,27 @@ const WsParams = Type.Object({ workspaceId: Type.String() });
 const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys: ApiKeys; adminToken: string }): Promise<void> {
-  const { workspaces, keys, adminToken } = deps;
+export async function adminRoutes(
+  app: App,
+  deps: { workspaces: Workspaces; keys: ApiKeys; adminToken: string; guard: ReturnType<typeof createAttemptGuard> },
+): Promise<void> {
+  const { workspaces, keys, adminToken, guard } = deps;
   const tags = ['admin'];
   const security = [{ adminToken: [] }];
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     if (!adminToken) throw new ApiError(404, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
-    const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    // Compare digests so the comparison takes the same time whatever the length.
-    if (!timingSafeEqual(digest(given), digest(adminToken))) throw new ApiError(401, 'invalid_admin_token', 'Send the operator token as "Authorization: Bearer <ADMIN_TOKEN>".');
+    // The same per-IP allowance of failed attempts as API keys, so the token cannot be guessed.
+    await guard(
+      request,
+      reply,
+      async () => {
+        const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+        // Compare digests so the comparison takes the same time whatever the length.
+        return timingSafeEqual(digest(given), digest(adminToken)) ? true : undefined;
+      },
+      () => new ApiError(401, 'invalid_admin_token', 'Send the operator token as "Authorization: Bearer <ADMIN_TOKEN>".'),
+    );
   });
 
   const workspaceOf = async (id: string) => {
@@ -41,7 +54,7 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
   app.post('/workspaces', {
     schema: {
       tags, security, summary: 'Create a workspace',
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }), plan: PlanSchema }, { additionalProperties: false }),
+      body: Type.Object({ name: Name(120), plan: PlanSchema }, { additionalProperties: false }),
       response: { 201: Workspace, ...errorResponses(400, 401) },
     },
   }, async (request, reply) => reply.status(201).send(await workspaces.create(request.body.name, request.body.plan)));
@@ -65,7 +78,7 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
     schema: {
       tags, security, summary: 'Issue an API key', description: 'The `key` is returned only in this response; it is stored as a SHA-256 hash.',
       params: WsParams,
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 120 }) }, { additionalProperties: false }),
+      body: Type.Object({ name: Name(120) }, { additionalProperties: false }),
       response: { 201: Type.Object({ key: Type.String({ description: 'The secret key, shown once.' }), apiKey: KeyInfo }), ...errorResponses(400, 401, 404) },
     },
   }, async (request, reply) => {

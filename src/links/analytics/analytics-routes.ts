@@ -1,7 +1,7 @@
 // REST routes of scan analytics: the workspace summary, one link's analytics,
 // and the raw export.
 import { Type } from '@sinclair/typebox';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
@@ -10,7 +10,7 @@ import { isUuid } from '../links/link-store.ts';
 import { AnalyticsQueries, type AnalyticsFilter, type AnalyticsResult } from './analytics-queries.ts';
 import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { exportScans } from './scan-export.ts';
-import { resolveRange } from './time-range.ts';
+import { checkStorableRange, resolveRange } from './time-range.ts';
 
 const DAY = 86_400_000;
 
@@ -88,7 +88,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     const q = request.query;
     const to = q.to ? Date.parse(q.to) : Date.now();
     const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
-    if (!(from < to)) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
+    checkStorableRange(from, to);
     if (q.linkId) {
       const found = await deps.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [q.linkId, request.auth.workspaceId]);
       if (!found.rowCount) throw notFound('link');

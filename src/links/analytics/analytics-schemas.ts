@@ -1,5 +1,6 @@
 // Query parameters and answers of the analytics endpoints.
 import { Type, type Static } from '@sinclair/typebox';
+import { Uuid } from '../../platform/http/schema-types.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -18,9 +19,9 @@ const range = {
 export const WorkspaceAnalyticsQuery = Type.Object(
   {
     ...range,
-    linkId: Type.Optional(Type.String({ format: 'uuid' })),
+    linkId: Type.Optional(Uuid()),
     tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only links that carry this tag now.' })),
-    campaignId: Type.Optional(Type.String({ format: 'uuid', description: 'Only links in this campaign now.' })),
+    campaignId: Type.Optional(Uuid({ description: 'Only links in this campaign now.' })),
     country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'Only scans from this country (ISO 3166-1 alpha-2).' })),
   },
   { additionalProperties: false },
@@ -65,7 +66,7 @@ export const ExportQuery = Type.Object(
     format: Type.Optional(Type.Unsafe<'csv' | 'json'>({ type: 'string', enum: ['csv', 'json'], default: 'csv' })),
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive). Default: 30 days before `to`.' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive). Default: now.' })),
-    linkId: Type.Optional(Type.String({ format: 'uuid' })),
+    linkId: Type.Optional(Uuid()),
     includeBots: Type.Optional(Type.Boolean({ default: true })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50_000, default: 50_000, description: 'Rows, oldest first; at most 50,000.' })),
   },

@@ -56,10 +56,20 @@ export function bucketStarts(range: TimeRange): number[] {
   return out;
 }
 
+/** ClickHouse DateTime holds 1970 to 2105; a range outside it is the caller's mistake. */
+export const LATEST_TIME = Date.UTC(2105, 11, 31);
+
+export function checkStorableRange(from: number, to: number): void {
+  if (from < 0 || to > LATEST_TIME) {
+    throw new ApiError(400, 'invalid_range', 'Dates must lie between 1970 and 2105.', [{ path: from < 0 ? '/from' : '/to', message: 'out of range' }]);
+  }
+  if (from >= to) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
+}
+
 export function resolveRange(query: { from?: string; to?: string; interval?: Interval }, now = Date.now()): TimeRange {
   const to = ceilHour(parse(query.to, 'to', now));
   const from = floorHour(parse(query.from, 'from', to - 30 * DAY));
-  if (from >= to) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
+  checkStorableRange(from, to);
   if (to - from > MAX_RANGE_DAYS * DAY) throw new ApiError(400, 'invalid_range', `The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: '/from', message: 'range too long' }]);
   const span = to - from;
   const interval: Interval = query.interval ?? (span <= 2 * DAY ? 'hour' : span <= 92 * DAY ? 'day' : 'week');

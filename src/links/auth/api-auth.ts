@@ -3,6 +3,10 @@
 //  2. a valid, unrevoked `Authorization: Bearer <key>` of an Enterprise workspace (else 401 / 403);
 //  3. at most API_RATE_LIMIT_PER_MINUTE requests per workspace per minute, REST and MCP together.
 // Every response carries X-RateLimit-Limit/-Remaining/-Reset of the limit that applied.
+//
+// Each attempt is recorded in the IP's window *before* the key is looked up and
+// removed again once the key proved valid, so a burst of concurrent guesses
+// cannot slip past the limit while their lookups are in flight.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/errors.ts';
 import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
@@ -27,55 +31,64 @@ export interface ApiAuthOptions {
   authAttemptsPerMinute: number;
 }
 
+const tooManyFailures = () => new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.');
+
+/** Runs a limit check; a limit that cannot be checked (Redis away) lets the request through, logged. */
+export async function decide(log: Logger, run: () => Promise<LimitDecision>): Promise<LimitDecision | undefined> {
+  try {
+    return await run();
+  } catch (err) {
+    log.warn({ err }, 'rate limit store unavailable; request let through');
+    return undefined;
+  }
+}
+
+/**
+ * Guards a credential check against guessing: records the attempt for the
+ * client's IP, refuses with 429 when the IP is over its allowance, and forgets
+ * the attempt if `verify` succeeds. Used by the API keys and the admin token.
+ */
+export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number) {
+  const failures = new SlidingWindowLimiter(redis, 'auth-failures-ip', perMinute, 60_000);
+  return async function guard<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError): Promise<T> {
+    const ip = clientIp(request);
+    const attempt = await decide(log, () => failures.hit(ip));
+    if (attempt) reply.headers(rateLimitHeaders(attempt));
+    if (attempt && !attempt.allowed) {
+      reply.header('retry-after', String(attempt.retryAfterSeconds));
+      throw tooManyFailures();
+    }
+    const result = await verify();
+    if (result === undefined) throw onFail();
+    if (attempt?.member) await failures.undo(ip, attempt.member).catch(() => {});
+    return result;
+  };
+}
+
 export function createApiAuth(options: ApiAuthOptions) {
-  const authFailures = new SlidingWindowLimiter(options.redis, 'auth-failures-ip', options.authAttemptsPerMinute, 60_000);
+  const guard = createAttemptGuard(options.redis, options.log, options.authAttemptsPerMinute);
   const workspaceRequests = new SlidingWindowLimiter(options.redis, 'api-workspace', options.apiPerMinute, 60_000);
 
-  /** A limit that cannot be checked (Redis away) lets the request through: the limits protect, they must not take the API down. */
-  async function decide(run: () => Promise<LimitDecision>): Promise<LimitDecision | undefined> {
-    try {
-      return await run();
-    } catch (err) {
-      options.log.warn({ err }, 'rate limit store unavailable; request let through');
-      return undefined;
-    }
-  }
-
-  function refuse(reply: FastifyReply, decision: LimitDecision | undefined, error: ApiError): never {
-    if (decision) reply.headers(rateLimitHeaders(decision));
-    throw error;
-  }
-
-  async function fail(request: FastifyRequest, reply: FastifyReply, code: string, message: string): Promise<never> {
-    const ip = clientIp(request);
-    const recorded = await decide(() => authFailures.hit(ip));
-    if (recorded && !recorded.allowed) {
-      refuse(reply, recorded, new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.'));
-    }
-    refuse(reply, recorded, new ApiError(401, code, message));
-  }
-
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const ip = clientIp(request);
-    const gate = await decide(() => authFailures.peek(ip));
-    // Until the key is known, the headers describe this address's authentication allowance.
-    if (gate) reply.headers(rateLimitHeaders(gate));
-    if (gate && !gate.allowed) {
-      refuse(reply, gate, new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.'));
-    }
-
     const header = request.headers.authorization;
-    if (!header) return fail(request, reply, 'missing_api_key', 'Send your API key as "Authorization: Bearer <key>".');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) return fail(request, reply, 'invalid_api_key', 'The Authorization header must be "Bearer <key>".');
-    const key = await options.keys.authenticate(match[1]!);
-    if (!key) return fail(request, reply, 'invalid_api_key', 'The API key is not valid or has been revoked.');
+    const key = await guard(
+      request,
+      reply,
+      async () => {
+        const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+        return match ? options.keys.authenticate(match[1]!) : undefined;
+      },
+      () =>
+        !header
+          ? new ApiError(401, 'missing_api_key', 'Send your API key as "Authorization: Bearer <key>".')
+          : new ApiError(401, 'invalid_api_key', 'The API key is not valid or has been revoked (send "Authorization: Bearer <key>").'),
+    );
 
     if (!canUseApi(key.plan)) {
       throw new ApiError(403, 'plan_upgrade_required', 'API and MCP access need the Enterprise plan.');
     }
 
-    const decision = await decide(() => workspaceRequests.hit(key.workspaceId));
+    const decision = await decide(options.log, () => workspaceRequests.hit(key.workspaceId));
     if (decision) reply.headers(rateLimitHeaders(decision));
     if (decision && !decision.allowed) {
       throw new ApiError(429, 'rate_limited', `More than ${decision.limit} API requests in a minute for this workspace; retry after ${decision.retryAfterSeconds} s.`, undefined, { 'retry-after': String(decision.retryAfterSeconds) });

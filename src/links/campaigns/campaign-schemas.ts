@@ -1,5 +1,6 @@
 // JSON shapes of campaigns (link folders).
 import { Type, type Static } from '@sinclair/typebox';
+import { Name } from '../../platform/http/schema-types.ts';
 
 export const Campaign = Type.Object(
   {
@@ -17,7 +18,7 @@ export type CampaignType = Static<typeof Campaign>;
 
 export const CreateCampaignBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 120, description: 'Unique in the workspace, case-insensitively.', examples: ['Spring menu 2027'] }),
+    name: Name(120, { description: 'Unique in the workspace, case-insensitively; stored trimmed.', examples: ['Spring menu 2027'] }),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
   },
   { additionalProperties: false, title: 'CreateCampaign' },
@@ -26,7 +27,7 @@ export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
 
 export const UpdateCampaignBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    name: Type.Optional(Name(120)),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1, title: 'UpdateCampaign' },

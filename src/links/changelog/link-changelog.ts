@@ -1,9 +1,10 @@
 // Publishes link changes to the compacted links.changelog topic from the
 // transactional outbox. After a request commits, its links are published at
 // once; a relay republishes whatever a crash or a Kafka outage left in the
-// outbox. Each link is published under a per-link advisory lock with the state
-// read inside that lock, so the last message of a key is always its newest
-// state, even when several processes publish the same link at once.
+// outbox. No database connection is held while Kafka is waited on: the state
+// is read, published, and then checked again: if the link changed meanwhile
+// (another publisher may have sent an older state after ours), it is
+// published again, so the last message of every key is the link's newest state.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -39,27 +40,18 @@ export class LinkChangelog {
   }
 
   private async publishOne(linkId: string): Promise<void> {
-    const client = await this.pg.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [linkId]);
-      const pending = await client.query<{ max: string | null }>('SELECT max(id) AS max FROM link_changelog_outbox WHERE link_id = $1', [linkId]);
+    for (let round = 0; round < 5; round++) {
+      const pending = await this.pg.query<{ max: string | null }>('SELECT max(id) AS max FROM link_changelog_outbox WHERE link_id = $1', [linkId]);
       const upTo = pending.rows[0]?.max;
-      if (upTo === null || upTo === undefined) {
-        // Someone else already published it.
-        await client.query('COMMIT');
-        return;
-      }
-      const { rows } = await client.query<LinkRow>('SELECT * FROM links WHERE id = $1', [linkId]);
+      if (upTo === null || upTo === undefined) return; // nothing pending: already published
+      const { rows } = await this.pg.query<LinkRow>('SELECT * FROM links WHERE id = $1', [linkId]);
       const row = rows[0];
       if (row) await this.publisher.publish<LinkState>(linksChangelogTopic, [{ key: row.short_id, value: toLinkState(row) }]);
-      await client.query('DELETE FROM link_changelog_outbox WHERE link_id = $1 AND id <= $2', [linkId, upTo]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
+      await this.pg.query('DELETE FROM link_changelog_outbox WHERE link_id = $1 AND id <= $2', [linkId, upTo]);
+      // Changed while we were publishing? Then a newer state is due (its outbox row says so): go again.
+      const after = await this.pg.query<{ version: string }>('SELECT version FROM links WHERE id = $1', [linkId]);
+      if (!row || after.rows[0]?.version === row.version) return;
+      await this.pg.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [linkId]);
     }
   }
 
@@ -83,10 +75,17 @@ export class LinkChangelog {
           GROUP BY link_id ORDER BY min(id) LIMIT 500`,
         [ageMs],
       );
-      if (rows.length > 0) {
-        await this.publish(rows.map((r) => r.link_id));
-        this.log.info({ links: rows.length }, 'changelog relay published pending link changes');
+      let published = 0;
+      for (const { link_id } of rows) {
+        try {
+          await this.publishOne(link_id);
+          published++;
+        } catch (err) {
+          // One link that fails must not hold up the others.
+          this.log.warn({ err, linkId: link_id }, 'changelog relay could not publish a link; will retry');
+        }
       }
+      if (published > 0) this.log.info({ links: published }, 'changelog relay published pending link changes');
     } catch (err) {
       this.log.warn({ err }, 'changelog relay failed; will retry');
     }

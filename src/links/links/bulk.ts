@@ -1,8 +1,10 @@
 // Bulk link operations: each validated and applied in its own transaction, so
 // one bad operation is reported and the others still happen.
 import { ApiError } from '../../platform/http/errors.ts';
+import { describeError } from '../../platform/http/server.ts';
 import { compileBodyValidator } from '../../platform/http/validation.ts';
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from '../../platform/http/schema-types.ts';
 import { CreateLinkBody, UpdateLinkBody, type CreateLinkInput, type LinkType, type UpdateLinkInput } from './link-schemas.ts';
 import { toLink, type LinkStore, type LinkRow } from './link-store.ts';
 
@@ -10,7 +12,7 @@ import { toLink, type LinkStore, type LinkRow } from './link-store.ts';
 const checkOperation = compileBodyValidator(
   Type.Object(
     {
-      action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+      action: StringEnum(['create', 'update', 'delete'] as const),
       id: Type.Optional(Type.String()),
       link: Type.Optional(Type.Unknown()),
       changes: Type.Optional(Type.Unknown()),
@@ -69,8 +71,9 @@ export async function runBulk(store: LinkStore, workspaceId: string, operations:
       const { status, row } = await applyOne(store, workspaceId, raw);
       results.push({ index, action, status, link: toLink(row, baseUrl) });
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      results.push({ index, action, status: err.statusCode, error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } });
+      // Every failure is this operation's result; the others, before and after, stand.
+      const { status, code, message, details } = describeError(err as Error);
+      results.push({ index, action, status, error: { code, message, ...(details ? { details } : {}) } });
     }
   }
   const succeeded = results.filter((r) => r.link).length;

@@ -1,20 +1,21 @@
 // JSON shapes of the links API. These TypeBox schemas validate requests and
 // generate the OpenAPI document: one source of truth.
 import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum, Uuid as UuidType } from '../../platform/http/schema-types.ts';
 import { MAX_URL_LENGTH } from './url-rules.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
 
 export const PIXEL_PROVIDERS = ['meta', 'google', 'tiktok', 'linkedin', 'x', 'pinterest', 'snapchat', 'reddit'] as const;
 
 const Url = (description: string) =>
-  Type.String({ maxLength: MAX_URL_LENGTH, description: `${description} Absolute http(s) URL without credentials, at most ${MAX_URL_LENGTH} characters.`, examples: ['https://example.com/landing?ref=print'] });
+  Type.String({ maxLength: MAX_URL_LENGTH, pattern: '^\\S+$', description: `${description} Absolute http(s) URL without credentials, at most ${MAX_URL_LENGTH} characters.`, examples: ['https://example.com/landing?ref=print'] });
 
 export const Tag = Type.String({ minLength: 1, maxLength: 50, pattern: '^[^\\u0000-\\u001f]+$', description: 'Stored trimmed and lower-cased.' });
 export const Tags = Type.Array(Tag, { maxItems: 20, description: 'Up to 20 tags; duplicates are dropped.' });
 
 export const Pixel = Type.Object(
   {
-    provider: Type.Union(PIXEL_PROVIDERS.map((p) => Type.Literal(p))),
+    provider: StringEnum(PIXEL_PROVIDERS),
     pixelId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' }),
   },
   { additionalProperties: false, description: 'A retargeting pixel fired on the redirect page.' },
@@ -24,7 +25,7 @@ export const Pixels = Type.Array(Pixel, { maxItems: 10 });
 export const ShortId = Type.String({ pattern: SHORT_ID_PATTERN, description: '3 to 64 characters: letters, digits, "-" and "_", starting with a letter or digit. Case-sensitive.', examples: ['spring-menu'] });
 export const ExpiresAt = Type.String({ format: 'date-time', description: 'ISO 8601 time after which the link stops redirecting.', examples: ['2027-01-01T00:00:00Z'] });
 export const ScanLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Scans after which the link stops redirecting.' });
-export const Uuid = Type.String({ format: 'uuid' });
+export const Uuid = UuidType();
 
 export const Link = Type.Object(
   {
@@ -52,16 +53,16 @@ export const CreateLinkBody = Type.Object(
   {
     destination: Url('Where the link redirects.'),
     shortId: Type.Optional(ShortId),
-    iosUrl: Type.Optional(Url('Where iOS visitors go instead.')),
-    androidUrl: Type.Optional(Url('Where Android visitors go instead.')),
+    iosUrl: Type.Optional(Type.Union([Url('Where iOS visitors go instead.'), Type.Null()])),
+    androidUrl: Type.Optional(Type.Union([Url('Where Android visitors go instead.'), Type.Null()])),
     tags: Type.Optional(Tags),
     pixels: Type.Optional(Pixels),
-    expiresAt: Type.Optional(ExpiresAt),
-    scanLimit: Type.Optional(ScanLimit),
-    campaignId: Type.Optional(Uuid),
-    isActive: Type.Optional(Type.Boolean()),
+    expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
+    scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
+    campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    isActive: Type.Optional(Type.Boolean({ description: 'Create the link deactivated with false (default true).' })),
   },
-  { additionalProperties: false, title: 'CreateLink' },
+  { additionalProperties: false, title: 'CreateLink', description: 'Optional fields may be left out or null.' },
 );
 export type CreateLinkInput = Static<typeof CreateLinkBody>;
 
@@ -89,8 +90,9 @@ export const ListLinksQuery = Type.Object(
     tag: Type.Optional(Type.Array(Tag, { maxItems: 10, description: 'Only links carrying every given tag (repeat the parameter for several).' })),
     campaignId: Type.Optional(Uuid),
     isActive: Type.Optional(Type.Boolean()),
-    sort: Type.Optional(Type.Union(LINK_SORTS.map((s) => Type.Literal(s)), { default: 'createdAt' })),
-    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: desc for dates, asc for shortId.' })),
+    sort: Type.Optional(StringEnum(LINK_SORTS, { default: 'createdAt' })),
+    order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Default: desc for dates, asc for shortId.' })),
+    shortId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the link with exactly this short ID.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 500, description: 'nextCursor of the previous page.' })),
   },
@@ -109,7 +111,7 @@ export const LinkList = Type.Object(
 
 export const BulkOperation = Type.Object(
   {
-    action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+    action: StringEnum(['create', 'update', 'delete'] as const),
     id: Type.Optional(Type.String({ description: 'Link id, for update and delete.' })),
     link: Type.Optional(CreateLinkBody),
     changes: Type.Optional(UpdateLinkBody),

@@ -6,7 +6,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
 import { assignShortId, isReservedShortId } from './short-id.ts';
-import { urlProblem } from './url-rules.ts';
+import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
 export interface LinkRow {
@@ -53,22 +53,36 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
 
 const normalizeTags = (tags: readonly string[]): string[] => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
 
-/** Checks the rules a JSON schema cannot express; throws a 400 naming the field. */
-function checkFields(input: Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>>, creating: boolean): void {
+const normalizePixels = (pixels: readonly { provider: string; pixelId: string }[]) =>
+  [...new Map(pixels.map((p) => [`${p.provider}\u0000${p.pixelId}`, { provider: p.provider, pixelId: p.pixelId }])).values()];
+
+type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>>;
+
+/**
+ * Checks the rules a JSON schema cannot express (throws a 400 naming the field)
+ * and returns the values in their stored form: URLs normalised, times in UTC.
+ */
+function checkFields<T extends Checked>(input: T, ownHost: string): T {
+  const out: Checked = { ...input };
   for (const field of ['destination', 'iosUrl', 'androidUrl'] as const) {
     const value = input[field];
     if (typeof value !== 'string') continue;
-    const problem = urlProblem(value);
+    const problem = urlProblem(value, ownHost);
     if (problem) throw new ApiError(400, 'invalid_url', `${field} ${problem}.`, [{ path: `/${field}`, message: problem }]);
+    out[field] = normalizeUrl(value);
   }
-  if (typeof input.expiresAt === 'string' && Date.parse(input.expiresAt) <= Date.now()) {
-    throw new ApiError(400, 'expiry_in_past', 'expiresAt must be in the future.', [{ path: '/expiresAt', message: 'must be in the future' }]);
+  if (typeof input.expiresAt === 'string') {
+    if (Date.parse(input.expiresAt) <= Date.now()) {
+      throw new ApiError(400, 'expiry_in_past', 'expiresAt must be in the future.', [{ path: '/expiresAt', message: 'must be in the future' }]);
+    }
+    out.expiresAt = new Date(input.expiresAt).toISOString();
   }
-  void creating;
+  return out as T;
 }
 
 export class LinkStore {
-  constructor(private readonly pg: Pool) {}
+  /** `ownHost`: the host of the short links, which a link may not point at. */
+  constructor(private readonly pg: Pool, private readonly ownHost = '') {}
 
   /** Runs fn in a transaction. */
   async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -94,8 +108,8 @@ export class LinkStore {
     }
   }
 
-  async create(workspaceId: string, input: CreateLinkInput): Promise<LinkRow> {
-    checkFields(input, true);
+  async create(workspaceId: string, raw: CreateLinkInput): Promise<LinkRow> {
+    const input = checkFields(raw, this.ownHost);
     if (input.shortId && isReservedShortId(input.shortId)) {
       throw new ApiError(400, 'short_id_reserved', `"${input.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
     }
@@ -115,7 +129,7 @@ export class LinkStore {
             input.iosUrl ?? null,
             input.androidUrl ?? null,
             normalizeTags(input.tags ?? []),
-            JSON.stringify(input.pixels ?? []),
+            JSON.stringify(normalizePixels(input.pixels ?? [])),
             input.expiresAt ?? null,
             input.scanLimit ?? null,
             input.campaignId ?? null,
@@ -139,8 +153,8 @@ export class LinkStore {
     return rows[0];
   }
 
-  async update(workspaceId: string, id: string, changes: UpdateLinkInput): Promise<LinkRow | undefined> {
-    checkFields(changes, false);
+  async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<LinkRow | undefined> {
+    const changes = checkFields(raw, this.ownHost);
     if (!isUuid(id)) return undefined;
     return this.tx(async (client) => {
       await this.checkCampaign(client, workspaceId, changes.campaignId);
@@ -154,7 +168,7 @@ export class LinkStore {
       if (changes.iosUrl !== undefined) set('ios_url', changes.iosUrl);
       if (changes.androidUrl !== undefined) set('android_url', changes.androidUrl);
       if (changes.tags !== undefined) set('tags', normalizeTags(changes.tags));
-      if (changes.pixels !== undefined) set('pixels', JSON.stringify(changes.pixels));
+      if (changes.pixels !== undefined) set('pixels', JSON.stringify(normalizePixels(changes.pixels)));
       if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
       if (changes.scanLimit !== undefined) {
         set('scan_limit', changes.scanLimit);
@@ -179,8 +193,10 @@ export class LinkStore {
     });
   }
 
-  /** Soft delete: the record is kept with isActive = false. */
-  softDelete(workspaceId: string, id: string): Promise<LinkRow | undefined> {
+  /** Soft delete: the record is kept with isActive = false. Deleting a deleted link changes nothing. */
+  async softDelete(workspaceId: string, id: string): Promise<LinkRow | undefined> {
+    const current = await this.get(workspaceId, id);
+    if (!current || !current.is_active) return current;
     return this.update(workspaceId, id, { isActive: false });
   }
 
@@ -188,7 +204,8 @@ export class LinkStore {
     const sort = query.sort ?? 'createdAt';
     const order = query.order ?? (sort === 'shortId' ? 'asc' : 'desc');
     const limit = query.limit ?? 20;
-    const column = { createdAt: 'created_at', updatedAt: 'updated_at', shortId: 'short_id' }[sort];
+    // Short IDs sort by their bytes (COLLATE "C"), the same on every database whatever its locale.
+    const column = { createdAt: 'created_at', updatedAt: 'updated_at', shortId: 'short_id COLLATE "C"' }[sort];
     const where = ['workspace_id = $1'];
     const values: unknown[] = [workspaceId];
     const param = (value: unknown) => {
@@ -201,13 +218,14 @@ export class LinkStore {
     }
     if (query.tag && query.tag.length > 0) where.push(`tags @> ${param(normalizeTags(query.tag))}::text[]`);
     if (query.campaignId) where.push(`campaign_id = ${param(query.campaignId)}`);
+    if (query.shortId) where.push(`short_id = ${param(query.shortId)}`);
     if (query.isActive !== undefined) where.push(`is_active = ${param(query.isActive)}`);
     if (query.cursor) {
       const cursor = decodeCursor(query.cursor, sort, order);
       // Keyset pagination: rows strictly after the last one seen, in (sort column, id) order.
       const op = order === 'desc' ? '<' : '>';
-      const cast = sort === 'shortId' ? 'text' : 'timestamptz';
-      where.push(`(${column}, id) ${op} (${param(cursor.value)}::${cast}, ${param(cursor.id)}::uuid)`);
+      const value = sort === 'shortId' ? `${param(cursor.value)}::text COLLATE "C"` : `${param(cursor.value)}::timestamptz`;
+      where.push(`(${column}, id) ${op} (${value}, ${param(cursor.id)}::uuid)`);
     }
     const { rows } = await this.pg.query<LinkRow>(
       `SELECT * FROM links WHERE ${where.join(' AND ')} ORDER BY ${column} ${order}, id ${order} LIMIT ${param(limit + 1)}`,

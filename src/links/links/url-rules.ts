@@ -3,8 +3,11 @@
 // bulk, MCP) refuses the same URLs with the same message.
 export const MAX_URL_LENGTH = 2048;
 
-/** Returns why the URL is refused, or undefined when it is acceptable. */
-export function urlProblem(value: string): string | undefined {
+/**
+ * Returns why the URL is refused, or undefined when it is acceptable.
+ * `ownHost` is the short-link host: a link pointing at it would redirect into itself.
+ */
+export function urlProblem(value: string, ownHost?: string): string | undefined {
   if (value.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
   let url: URL;
   try {
@@ -15,5 +18,9 @@ export function urlProblem(value: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must have a host';
+  if (ownHost && url.host.toLowerCase() === ownHost.toLowerCase()) return "must not point at this service's own short links";
   return undefined;
 }
+
+/** The URL in its normal form (what `Location` will carry): control characters gone, escapes canonical. */
+export const normalizeUrl = (value: string): string => new URL(value).href;

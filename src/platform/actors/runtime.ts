@@ -3,6 +3,12 @@
 // after the handler resolved, i.e. after its effect is durable, or after the
 // message was written to the dead-letter topic. A crash therefore replays
 // messages, never skips them; handlers are idempotent so replays do no harm.
+//
+// Failures: an outage of a dependency (isTransient) is retried until it ends,
+// with backoff capped at 30 s, holding the partition; any other error is retried
+// ACTOR_MAX_ATTEMPTS times and then the message is dead-lettered. While a
+// handler runs, the consumer keeps heartbeating so a slow handler does not lose
+// its partitions.
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
@@ -12,6 +18,7 @@ import type { Logger } from '../logger.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import { backoffDelay, sleepWithHeartbeat } from './backoff.ts';
 import { KeyedQueue } from './keyed-queue.ts';
+import { isTransient } from './transient.ts';
 import { isBatchKind, type ActorMessage, type WorkerKind } from './worker-kind.ts';
 import type { DeadLetter } from './dead-letter.ts';
 
@@ -65,6 +72,8 @@ export class WorkerRuntime<V, S> {
     });
     await consumer.run({
       autoCommit: true,
+      // Resolved offsets are committed at least every second within long batches, and after each batch.
+      autoCommitInterval: 1000,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.kind.concurrency ?? 3,
       eachBatch: (payload) => this.onBatch(payload),
@@ -89,6 +98,8 @@ export class WorkerRuntime<V, S> {
 
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
+    // isRunning turns false on stop; isStale when a seek replaced this batch. A rebalance shows up as
+    // heartbeat() throwing, which ends the batch with its unresolved offsets left for the new owner.
     const stillRunning = () => payload.isRunning() && !payload.isStale();
     try {
       if (isBatchKind(this.kind)) {
@@ -96,6 +107,11 @@ export class WorkerRuntime<V, S> {
       } else {
         for (const raw of batch.messages) {
           if (!stillRunning()) break;
+          if (!raw.value) {
+            // A tombstone (deletion marker of a compacted topic) has nothing to handle.
+            payload.resolveOffset(raw.offset);
+            continue;
+          }
           await this.queue.run(raw.key?.toString() ?? '', () => this.handleOne(batch.topic, batch.partition, raw, payload, stillRunning));
           payload.resolveOffset(raw.offset);
           await payload.commitOffsetsIfNecessary();
@@ -113,6 +129,7 @@ export class WorkerRuntime<V, S> {
     const { batch } = payload;
     const decoded: ActorMessage<V>[] = [];
     for (const raw of batch.messages) {
+      if (!raw.value) continue; // tombstone
       const message = await this.withRetries(batch.topic, batch.partition, raw, payload, stillRunning, () => this.decode(batch.topic, batch.partition, raw));
       if (message) decoded.push(message);
     }
@@ -169,17 +186,29 @@ export class WorkerRuntime<V, S> {
     };
   }
 
+  /** Runs fn while heartbeating every 3 s, so a slow handler keeps its partitions. */
+  private async withHeartbeat(fn: () => Promise<unknown>, payload: EachBatchPayload): Promise<void> {
+    const timer = setInterval(() => void payload.heartbeat().catch(() => {}), 3000);
+    try {
+      await fn();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   /** One try-and-backoff loop; reports the last error instead of throwing it. */
   private async attempt(fn: () => Promise<unknown>, payload: EachBatchPayload, stillRunning: () => boolean): Promise<{ ok: true } | { ok: false; error: Error; attempts: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await fn();
+        await this.withHeartbeat(fn, payload);
         return { ok: true };
       } catch (err) {
         const error = err instanceof Error ? err : new Error(String(err));
-        if (attempt >= this.maxAttempts) return { ok: false, error, attempts: attempt };
-        const delay = backoffDelay(attempt, this.retryBaseMs);
-        this.log.warn({ err: error, attempt, delayMs: delay }, 'handler failed; retrying');
+        const transient = isTransient(error);
+        if (!transient && attempt >= this.maxAttempts) return { ok: false, error, attempts: attempt };
+        // An outage is waited out (backoff capped at 30 s); a bad message gets its few attempts.
+        const delay = backoffDelay(transient ? Math.min(attempt, 10) : attempt, this.retryBaseMs);
+        this.log[transient && attempt > 3 ? 'error' : 'warn']({ err: error, attempt, transient, delayMs: delay }, 'handler failed; retrying');
         if (!(await sleepWithHeartbeat(delay, () => payload.heartbeat(), stillRunning))) throw new StopRequested();
       }
     }

@@ -41,8 +41,10 @@ export function stringLiteral(value: string): string {
 
 function numberLiteral(value: number): string {
   if (!Number.isFinite(value)) throw new TypeError(`ClickHouse literal: ${value} is not a finite number`);
-  // Exponent notation is valid ClickHouse syntax, but keep integers plain.
-  return Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? value.toFixed(0) : String(value);
+  // Exponent notation is valid ClickHouse syntax, but keep integers plain. Negative numbers are
+  // parenthesised so that `x -${n}` can never become `x --5`, a comment.
+  const text = Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? value.toFixed(0) : String(value);
+  return value < 0 ? `(${text})` : text;
 }
 
 function dateLiteral(value: Date): string {
@@ -62,7 +64,7 @@ export function literal(value: SqlValue): string {
   switch (typeof value) {
     case 'string': return stringLiteral(value);
     case 'number': return numberLiteral(value);
-    case 'bigint': return value.toString();
+    case 'bigint': return value < 0n ? `(${value.toString()})` : value.toString();
     case 'boolean': return value ? '1' : '0';
     default: throw new TypeError(`ClickHouse literal: unsupported value of type ${typeof value}`);
   }

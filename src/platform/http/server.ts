@@ -1,12 +1,13 @@
 // The Fastify server every HTTP process uses: request ids, strict validation,
 // one error body shape, 404 for unknown routes, health and readiness.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import secureJson from 'secure-json-parse';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../logger.ts';
 import { runChecks, type Check } from '../health.ts';
 import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
-import { validatorCompiler } from './validation.ts';
+import { errorMessage, validatorCompiler } from './validation.ts';
 import { registerOpenApi, type OpenApiInfo } from './openapi.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -37,15 +38,17 @@ export interface ServerOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Maps any error to a status, a stable code and a safe message. */
-function describe(error: FastifyError | ApiError | Error): { status: number; code: string; message: string; details?: ErrorDetailType[] } {
+export function describeError(error: FastifyError | ApiError | Error): { status: number; code: string; message: string; details?: ErrorDetailType[] } {
   if (error instanceof ApiError) {
     return { status: error.statusCode, code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
   }
   const fe = error as FastifyError;
   if (fe.validation) {
-    const details = fe.validation.map((v) => ({
+    // anyOf/const noise from unions adds nothing the other errors do not say.
+    const useful = fe.validation.filter((v) => v.keyword !== 'anyOf' || fe.validation!.length === 1);
+    const details = useful.map((v) => ({
       path: (v.instancePath || '') + (v.params && 'additionalProperty' in v.params ? `/${String(v.params.additionalProperty)}` : ''),
-      message: v.message ?? 'invalid',
+      message: errorMessage(v as never),
     }));
     const unknownField = fe.validation.some((v) => v.keyword === 'additionalProperties');
     return {
@@ -66,6 +69,15 @@ function describe(error: FastifyError | ApiError | Error): { status: number; cod
       return { status: 415, code: 'unsupported_media_type', message: 'Unsupported Content-Type; send application/json.' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 400, code: 'invalid_content_length', message: 'Request body size did not match Content-Length.' };
+  }
+  // Safety net: a value Postgres refuses is the client's input, not our failure.
+  const pgCode = (error as { code?: unknown }).code;
+  if (typeof pgCode === 'string' && /^22[0-9A-Z]{3}$/.test(pgCode)) {
+    return { status: 400, code: 'invalid_value', message: 'A value in the request is not acceptable.' };
+  }
+  if (pgCode === '23505') return { status: 409, code: 'conflict', message: 'The request conflicts with existing data.' };
+  if (typeof pgCode === 'string' && /^23[0-9]{3}$/.test(pgCode)) {
+    return { status: 400, code: 'invalid_value', message: 'A value in the request breaks a rule of the data.' };
   }
   // Other client errors that Fastify raised with a 4xx status keep it, under a generic code.
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -93,7 +105,30 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before routing (a malformed URL) get the same body as every other error.
+    frameworkErrors: (error, request, reply) => {
+      const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400;
+      void (reply as FastifyReply).status(status).send(errorBody(String(request.id), error.code === 'FST_ERR_BAD_URL' ? 'bad_url' : 'bad_request', error.code === 'FST_ERR_BAD_URL' ? 'The request URL is malformed.' : error.message));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON only: a text/plain body is refused with 415 instead of reaching a handler as a string.
+  app.removeContentTypeParser('text/plain');
+  // An empty body with Content-Type: application/json (sent by many SDKs on DELETE) is "no body",
+  // not malformed JSON; routes that need a body still say so through validation.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      const invalid = new Error((err as Error).message.includes('prototype') ? 'Object contains forbidden prototype property' : 'Body is not valid JSON') as FastifyError;
+      invalid.statusCode = 400;
+      invalid.code = 'FST_ERR_CTP_INVALID_JSON_BODY';
+      done(invalid, undefined);
+    }
+  });
 
   app.setValidatorCompiler(validatorCompiler);
 
@@ -110,7 +145,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
-    const { status, code, message, details } = describe(error);
+    const { status, code, message, details } = describeError(error);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (error instanceof ApiError && error.headers) reply.headers(error.headers);
     return reply.status(status).send(errorBody(request.id, code, message, details));

@@ -1,34 +1,91 @@
 // Request validation: bodies are validated strictly (no type coercion, unknown
 // fields rejected, nothing removed), while querystring, params and headers are
-// coerced from their string form, as HTTP requires.
-import { Ajv, type Options } from 'ajv';
+// coerced from their string form, as HTTP requires. On top of JSON Schema:
+// - `uuid` means the plain 8-4-4-4-12 form (not `urn:uuid:…`, which Postgres refuses);
+// - `date-time` means ISO 8601 with a real-world offset (±14:00) in years 1970–9999;
+// - no string anywhere may contain a NUL character (Postgres text cannot hold it).
+import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+export function isDateTime(value: string): boolean {
+  const m = DATE_TIME.exec(value);
+  if (!m) return false;
+  const year = Number(m[1]);
+  if (year < 1970 || year > 9999) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 14 || Number(m[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(value));
+}
+
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, removeAdditional: false, useDefaults: true, strict: false, ...options });
   addFormats(ajv);
+  ajv.addFormat('uuid', UUID_PATTERN);
+  ajv.addFormat('date-time', isDateTime);
   return ajv;
 }
 
 const bodyAjv = makeAjv({ coerceTypes: false });
 const stringPartsAjv = makeAjv({ coerceTypes: 'array' });
 
+/** The JSON pointer of the first string (or key) holding a NUL character, if any. */
+function findNul(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = findNul(v, `${path}/${i}`);
+      if (found !== undefined) return found;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return `${path}/${k}`;
+      const found = findNul(v, `${path}/${k}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/** Adds the NUL rule to a compiled validator. */
+function withNulRule(validate: Validate): Validate {
+  const wrapped = ((data: unknown) => {
+    const ok = validate(data);
+    wrapped.errors = validate.errors ?? null;
+    if (!ok) return false;
+    const at = findNul(data);
+    if (at === undefined) return true;
+    wrapped.errors = [{ instancePath: at, schemaPath: '#', keyword: 'nul', params: {}, message: 'must not contain NUL characters' }];
+    return false;
+  }) as Validate;
+  return wrapped;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : stringPartsAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<any>>;
+  return withNulRule(ajv.compile(schema as object)) as unknown as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/** Ajv's message, with the allowed values spelled out for enums. */
+export function errorMessage(e: ErrorObject): string {
+  if (e.keyword === 'enum') return `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
+  return e.message ?? 'invalid';
+}
 
 /** A validator for a JSON value with the strict body rules, for values validated outside a route (bulk items). */
 export function compileBodyValidator(schema: object): (value: unknown) => { path: string; message: string }[] | undefined {
-  const validate = bodyAjv.compile(schema);
+  const validate = withNulRule(bodyAjv.compile(schema));
   return (value) => {
     if (validate(value)) return undefined;
     return (validate.errors ?? []).map((e) => ({
       path: e.instancePath + (e.keyword === 'additionalProperties' ? `/${String((e.params as { additionalProperty: string }).additionalProperty)}` : ''),
-      message: e.message ?? 'invalid',
+      message: errorMessage(e),
     }));
   };
 }

@@ -1,6 +1,6 @@
 // Creates the platform's topics idempotently: missing topics are created,
-// existing ones get more partitions or their cleanup policy corrected; a topic
-// is never deleted or shrunk here.
+// existing ones get their cleanup policy and retention corrected; a topic is
+// never deleted, shrunk or grown here.
 // (ConfigResourceTypes is not a named ESM export of kafkajs under plain Node, hence the default import.)
 import kafkajs, { type Admin } from 'kafkajs';
 import { prefixed, type TopicDefinition } from '../../../topics/index.ts';
@@ -30,16 +30,30 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
   const present = defs.filter((d) => existing.has(prefixed(prefix, d.name)));
   if (present.length === 0) return;
   const meta = await admin.fetchTopicMetadata({ topics: present.map((d) => prefixed(prefix, d.name)) });
-  const grow = present.filter((d) => {
+  for (const d of present) {
     const found = meta.topics.find((t) => t.name === prefixed(prefix, d.name));
-    return found !== undefined && found.partitions.length < d.partitions;
-  });
-  if (grow.length > 0) {
-    await admin.createPartitions({ topicPartitions: grow.map((d) => ({ topic: prefixed(prefix, d.name), count: d.partitions })) });
-    log.info({ topics: grow.map((d) => d.name) }, 'topic partitions increased');
+    // Not grown automatically: more partitions move keys to other partitions, which breaks
+    // per-key order (actors) and compaction; that is an operator's decision.
+    if (found && found.partitions.length < d.partitions) {
+      log.warn({ topic: d.name, has: found.partitions.length, wants: d.partitions }, 'topic has fewer partitions than its definition; grow it deliberately');
+    }
   }
-  await admin.alterConfigs({
-    validateOnly: false,
-    resources: present.map((d) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name: prefixed(prefix, d.name), configEntries: topicConfig(d) })),
+  // Correct our settings where they drifted, keeping any other per-topic setting an operator made
+  // (alterConfigs replaces the whole set, so the current overrides are carried over).
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: present.map((d) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name: prefixed(prefix, d.name) })),
   });
+  const changes = present.flatMap((d) => {
+    const resource = described.resources.find((r) => r.resourceName === prefixed(prefix, d.name));
+    const overrides = new Map((resource?.configEntries ?? []).filter((e) => e.configSource === kafkajs.ConfigSource.TOPIC_CONFIG).map((e) => [e.configName, e.configValue]));
+    const wanted = topicConfig(d);
+    if (wanted.every((w) => overrides.get(w.name) === w.value)) return [];
+    for (const w of wanted) overrides.set(w.name, w.value);
+    return [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: prefixed(prefix, d.name), configEntries: [...overrides].map(([name, value]) => ({ name, value })) }];
+  });
+  if (changes.length > 0) {
+    await admin.alterConfigs({ validateOnly: false, resources: changes });
+    log.info({ topics: changes.map((c) => c.name) }, 'topic settings corrected');
+  }
 }

@@ -31,6 +31,8 @@ return { admitted, count, resetAt, now }
 
 export interface LimitDecision {
   allowed: boolean;
+  /** The recorded event (for undo), when one was recorded. */
+  member?: string;
   limit: number;
   remaining: number;
   /** When the oldest counted event leaves the window (epoch ms): a slot frees then. */
@@ -65,12 +67,19 @@ export class SlidingWindowLimiter {
     return this.run(subject, 'peek', limit);
   }
 
+  /** Removes an event recorded by hit (an attempt that turned out not to count, e.g. a successful login). */
+  async undo(subject: string, member: string): Promise<void> {
+    await this.redis.zrem(`limit:${this.name}:${subject}`, member);
+  }
+
   private async run(subject: string, mode: 'hit' | 'peek', limit: number): Promise<LimitDecision> {
     const key = `limit:${this.name}:${subject}`;
-    const [admitted, count, resetAt, now] = await this.redis.slidingWindow(key, this.windowMs, limit, randomUUID(), mode);
+    const member = randomUUID();
+    const [admitted, count, resetAt, now] = await this.redis.slidingWindow(key, this.windowMs, limit, member, mode);
     const allowed = admitted === 1;
     return {
       allowed,
+      ...(allowed && mode === 'hit' ? { member } : {}),
       limit,
       remaining: Math.max(0, limit - count!),
       resetAtMs: resetAt!,

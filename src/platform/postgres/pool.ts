@@ -5,7 +5,14 @@ import type { Config } from '../config.ts';
 export type Pool = pg.Pool;
 
 export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): pg.Pool {
-  const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
+  const pool = new pg.Pool({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_SIZE,
+    // Fail fast instead of queueing forever when every connection is busy or the server is away.
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 30_000,
+    idle_in_transaction_session_timeout: 60_000,
+  });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   return pool;

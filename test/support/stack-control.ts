@@ -1,0 +1,34 @@
+// Stops and restarts services of the local stack for fault tests (the stack started by infra/local/stack.sh).
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+
+function pidOf(service: string): number {
+  const file = `${ROOT}.stack/run/${service}.pid`;
+  if (!existsSync(file)) throw new Error(`${file} not found: fault tests need the stack started by infra/local/stack.sh from this checkout`);
+  return Number(readFileSync(file, 'utf8').trim());
+}
+
+/** Stops the Kafka broker (SIGTERM) and waits for the process to end. */
+export async function stopKafka(): Promise<void> {
+  const pid = pidOf('kafka');
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 600; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('kafka did not stop within 60 s');
+}
+
+/** Starts whatever of the stack is down (idempotent) and waits for health. */
+export async function startStack(): Promise<void> {
+  await run('bash', [`${ROOT}infra/local/stack.sh`, 'start'], { cwd: ROOT, timeout: 180_000 });
+}

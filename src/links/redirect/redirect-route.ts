@@ -18,9 +18,11 @@ import type { Geo } from './geo.ts';
 import type { LinkCache } from './link-cache.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
 import { describeVisitor } from './visitor.ts';
+import type { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
+  scanLimits: ScanLimitGuard;
   geo: Geo;
   clickIds: ClickIds;
   redis: Redis;
@@ -67,6 +69,16 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     }
   }
 
+  async function admitScan(linkId: string, limit: number): Promise<boolean> {
+    try {
+      return await deps.scanLimits.admit(linkId, limit);
+    } catch (err) {
+      // Redis away: the scan-limit actor still closes the link, a moment later.
+      deps.log.warn({ err }, 'scan limit guard unavailable; scan let through');
+      return true;
+    }
+  }
+
   app.get('/:shortId', {
     schema: {
       tags: ['redirect'],
@@ -95,13 +107,18 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
 
     const userAgent = request.headers['user-agent'];
+    const visitorTime = new Date(now);
+    const queryAt = request.url.indexOf('?');
+    const query = new URLSearchParams(queryAt === -1 ? '' : request.url.slice(queryAt + 1));
+    const visitor = describeVisitor({ userAgent, referrer: request.headers.referer, query, ip, now: visitorTime, salt: visitorSalt });
+    // A limited link admits a human scan only while it has scans left (bots do not use them up).
+    if (link.scanLimit !== null && !visitor.isBot && !(await admitScan(link.id, link.scanLimit))) {
+      return refuse(request, reply, 'scan_limit_reached');
+    }
     const target = routeFor(link, platformOf(userAgent));
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const queryAt = request.url.indexOf('?');
-    const query = new URLSearchParams(queryAt === -1 ? '' : request.url.slice(queryAt + 1));
     const geo = deps.geo.lookup(ip);
-    const visitor = describeVisitor({ userAgent, referrer: request.headers.referer, query, ip, now: new Date(now), salt: visitorSalt });
     request.scan = {
       scanId,
       clickId,

@@ -9,6 +9,7 @@ import { ScanJournal } from '../scans/scan-journal.ts';
 import { Geo } from './geo.ts';
 import { LinkCache } from './link-cache.ts';
 import { redirectRoutes } from './redirect-route.ts';
+import { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface Redirects {
   cache: LinkCache;
@@ -33,6 +34,7 @@ export async function registerRedirects(app: App, platform: Platform): Promise<R
   journal.start();
   await redirectRoutes(app, {
     cache,
+    scanLimits: new ScanLimitGuard(platform.redis, platform.pg),
     geo,
     clickIds: new ClickIds(config.CLICK_ID_SECRET),
     redis: platform.redis,

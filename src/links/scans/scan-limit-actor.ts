@@ -5,10 +5,9 @@
 // applied offset of the partition are written in one Postgres transaction, and
 // messages at or below that offset are skipped on replay.
 //
-// How far over the limit a link can go: the scans that reach the ingresses
-// between the scan that hits the limit and the moment the exhaustion is in
-// their caches (journal seal ≤ 120 ms + Kafka + this batch + changelog
-// publish + cache fetch ≤ 100 ms; measured in test/integration/redirect.test.ts).
+// Concurrent scans are held to the limit at the ingress by ScanLimitGuard
+// (src/links/redirect/scan-limit-guard.ts); this actor is the durable count it
+// seeds from, and the authority that closes the link for good.
 import type pg from 'pg';
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';

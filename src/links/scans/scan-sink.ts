@@ -15,6 +15,8 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 
+const INSERT_CHUNK = 2000;
+
 /** A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). */
 export function toScanRow(e: ScanEvent): Record<string, unknown> {
   return {
@@ -72,7 +74,8 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorkerKind<
       if (!first) return;
       await withAdvisoryLock(pg, `scan-sink:${first.topic}:${first.partition}`, async () => {
         const fresh = await newScans(clickhouse, messages.map((m) => m.value));
-        await clickhouse.insert('scans', fresh.map(toScanRow));
+        // Bounded inserts: the rollup view expands each inserted block 13-fold in memory.
+        for (let i = 0; i < fresh.length; i += INSERT_CHUNK) await clickhouse.insert('scans', fresh.slice(i, i + INSERT_CHUNK).map(toScanRow));
       });
     },
   };

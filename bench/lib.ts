@@ -1,0 +1,94 @@
+// Shared pieces of the benchmarks: processes started on loopback with their own
+// databases and topic prefix, autocannon runs bounded in time and count, and
+// results written as JSON under bench/results/.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** Settings of every benchmark process: a separate database, ClickHouse database and topic prefix. */
+export const BENCH_ENV: Record<string, string> = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'error',
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/linkmail_bench',
+  CLICKHOUSE_DATABASE: 'linkmail_bench',
+  TOPIC_PREFIX: 'bench',
+  CLICK_ID_SECRET: 'bench-click-id-secret-0123456789',
+  ADMIN_TOKEN: 'bench-admin-token-0123456789',
+  SCAN_JOURNAL_DIR: `${ROOT}.stack/bench-journal`,
+};
+
+export interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts a TypeScript entry point under tsx and waits for `ready` in its output. */
+export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const end = Date.now() + timeoutMs;
+  while (!out.includes(ready)) {
+    if (child.exitCode !== null) throw new Error(`${entry} exited:\n${out}`);
+    if (Date.now() > end) throw new Error(`${entry} not ready:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+export const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  requests: number;
+  non2xx3xx: number;
+  errors: number;
+}
+
+/** One autocannon run, bounded by duration and by request count. */
+export async function load(url: string, options: { connections: number; seconds: number; maxRequests?: number; rate?: number; headers?: Record<string, string> }): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.seconds,
+    ...(options.maxRequests ? { amount: options.maxRequests } : {}),
+    ...(options.rate ? { overallRate: options.rate } : {}),
+    headers: options.headers ?? {},
+  });
+  const other = result.non2xx - (result.statusCodeStats?.['302']?.count ?? 0);
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    requests: result.requests.total,
+    non2xx3xx: Math.max(0, other),
+    errors: result.errors + result.timeouts,
+  };
+}
+
+export async function adminCreateKey(base: string): Promise<{ workspaceId: string; key: string }> {
+  const headers = { authorization: `Bearer ${BENCH_ENV.ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const ws = (await (await fetch(`${base}/admin/v1/workspaces`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', plan: 'enterprise' }) })).json()) as { id: string };
+  const key = (await (await fetch(`${base}/admin/v1/workspaces/${ws.id}/keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { key: string };
+  return { workspaceId: ws.id, key: key.key };
+}
+
+export function writeResult(name: string, data: unknown): void {
+  mkdirSync(`${ROOT}bench/results`, { recursive: true });
+  const file = `${ROOT}bench/results/${name}.json`;
+  writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cores: (globalThis as any).navigator?.hardwareConcurrency ?? null }, ...(data as object) }, null, 2) + '\n');
+  console.log(`written ${file}`);
+}

@@ -1,0 +1,50 @@
+// Redirect throughput and latency, with scans journaled and published to Kafka,
+// against a bare Fastify server answering 302 from a Map, in the same run:
+//   1. each at full load (autocannon, 50 connections): requests/s and p50/p99;
+//   2. the ingress at half of its measured maximum: p99 there.
+// The per-IP redirect limit still runs (one Redis call per redirect); it is
+// only set high enough that one loopback client is not refused.
+// Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
+import { adminCreateKey, freePort, load, start, writeResult } from './lib.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const MAX_REQUESTS = 2_000_000;
+
+const basePort = freePort();
+const baseline = await start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
+const ingressPort = freePort();
+const ingress = await start('src/main.ts', { HTTP_PORT: String(ingressPort), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
+try {
+  const base = `http://127.0.0.1:${ingressPort}`;
+  const { key } = await adminCreateKey(base);
+  const link = (await (await fetch(`${base}/api/v1/links`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ destination: 'https://example.com/landing?ref=bench' }),
+  })).json()) as { shortId: string };
+  // Let the cache pick the link up, and warm both servers.
+  await new Promise((r) => setTimeout(r, 1000));
+  const headers = { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1', 'x-forwarded-for': '81.2.69.160' };
+  await load(`http://127.0.0.1:${basePort}/bench`, { connections: 10, seconds: 2 });
+  await load(`${base}/${link.shortId}`, { connections: 10, seconds: 2, headers });
+
+  const bare = await load(`http://127.0.0.1:${basePort}/bench`, { connections: 50, seconds: SECONDS, maxRequests: MAX_REQUESTS });
+  const full = await load(`${base}/${link.shortId}`, { connections: 50, seconds: SECONDS, maxRequests: MAX_REQUESTS, headers });
+  const halfRate = Math.floor(full.requestsPerSecond / 2);
+  const half = await load(`${base}/${link.shortId}`, { connections: 20, seconds: SECONDS, maxRequests: MAX_REQUESTS, rate: halfRate, headers });
+  const result = {
+    benchmark: 'redirect',
+    seconds: SECONDS,
+    baseline: bare,
+    ingress: full,
+    ingressAtHalfMax: { targetRate: halfRate, ...half },
+    throughputRatio: Number((full.requestsPerSecond / bare.requestsPerSecond).toFixed(3)),
+    targets: { throughputRatioAtLeast: 0.6, p99AtHalfMaxBelowMs: 10 },
+    met: { throughput: full.requestsPerSecond / bare.requestsPerSecond >= 0.6, p99AtHalfMax: half.latencyMs.p99 < 10 },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  writeResult('redirect', result);
+} finally {
+  await ingress.stop();
+  await baseline.stop();
+}

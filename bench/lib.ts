@@ -11,7 +11,7 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Settings of every benchmark process: a separate database, ClickHouse database and topic prefix. */
 export const BENCH_ENV: Record<string, string> = {
   NODE_ENV: 'production',
-  LOG_LEVEL: 'error',
+  LOG_LEVEL: 'info',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/linkmail_bench',
   CLICKHOUSE_DATABASE: 'linkmail_bench',
   TOPIC_PREFIX: 'bench',
@@ -65,7 +65,8 @@ export async function load(url: string, options: { connections: number; seconds:
     url,
     connections: options.connections,
     duration: options.seconds,
-    ...(options.maxRequests ? { amount: options.maxRequests } : {}),
+    // Bounded in time (duration) and in count (maxOverallRequests stops early; `amount` would replace the duration).
+    ...(options.maxRequests ? { maxOverallRequests: options.maxRequests } : {}),
     ...(options.rate ? { overallRate: options.rate } : {}),
     headers: options.headers ?? {},
   });

@@ -10,6 +10,7 @@ import { adminCreateKey, freePort, load, start, writeResult } from './lib.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const MAX_REQUESTS = 2_000_000;
 
+console.log('starting baseline and ingress…');
 const basePort = freePort();
 const baseline = await start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
 const ingressPort = freePort();
@@ -28,6 +29,7 @@ try {
   await load(`http://127.0.0.1:${basePort}/bench`, { connections: 10, seconds: 2 });
   await load(`${base}/${link.shortId}`, { connections: 10, seconds: 2, headers });
 
+  console.log('measuring…');
   const bare = await load(`http://127.0.0.1:${basePort}/bench`, { connections: 50, seconds: SECONDS, maxRequests: MAX_REQUESTS });
   const full = await load(`${base}/${link.shortId}`, { connections: 50, seconds: SECONDS, maxRequests: MAX_REQUESTS, headers });
   const halfRate = Math.floor(full.requestsPerSecond / 2);

@@ -10,5 +10,7 @@ export function createRedis(config: Pick<Config, 'REDIS_URL'>): Redis {
     maxRetriesPerRequest: 1,
     connectTimeout: 3000,
     lazyConnect: true,
+    // Commands issued in the same tick go out in one write (the redirect limiter calls Redis per request).
+    enableAutoPipelining: true,
   });
 }

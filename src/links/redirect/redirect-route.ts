@@ -1,8 +1,10 @@
 // GET /:shortId — the hot path. Answered from the in-memory link cache, never a
 // database; the scan is journaled after the response is sent and reaches Kafka
-// from there (scan-journal.ts). Refusals get a small HTML page (or the JSON
-// error body for clients that ask for JSON).
-import { randomUUID, createHmac } from 'node:crypto';
+// from there (scan-journal.ts), enriched on the way (scan-enrichment.ts), so the
+// request itself does only what the answer needs. Refusals get a small HTML
+// page (or the JSON error body for clients that ask for JSON).
+import { randomUUID } from 'node:crypto';
+import { isbot } from 'isbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
@@ -11,26 +13,22 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Redis } from '../../platform/redis.ts';
 import { clientIp } from '../auth/client-ip.ts';
 import type { ClickIds } from '../scans/click-id.ts';
-import type { ScanEvent } from '../scans/scan-event.ts';
+import type { RawScan } from '../scans/raw-scan.ts';
 import type { LinkState } from '../changelog/link-state.ts';
 import { platformOf, routeFor, withClickId } from './destination.ts';
-import type { Geo } from './geo.ts';
 import type { LinkCache } from './link-cache.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
-import { describeVisitor } from './visitor.ts';
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
   scanLimits: ScanLimitGuard;
-  geo: Geo;
   clickIds: ClickIds;
   redis: Redis;
   log: Logger;
   /** Where scans go after the response (the journal). */
-  record: (event: ScanEvent) => void;
+  record: (scan: RawScan) => void;
   redirectsPerMinute: number;
-  secret: string;
 }
 
 /** Why the link does not redirect now, if it does not. */
@@ -44,13 +42,12 @@ export function refusalFor(link: LinkState | undefined, now: number): Refusal | 
 
 declare module 'fastify' {
   interface FastifyRequest {
-    scan?: ScanEvent;
+    scan?: RawScan;
   }
 }
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
   const limiter = new SlidingWindowLimiter(deps.redis, 'redirect-ip', deps.redirectsPerMinute, 60_000);
-  const visitorSalt = createHmac('sha256', deps.secret).update('visitor-id').digest('hex');
 
   function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal) {
     const { status, title, message } = REFUSALS[refusal];
@@ -98,8 +95,10 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   }, async (request, reply) => {
     const ip = clientIp(request);
     const decision = await limit(ip);
-    if (decision) reply.headers(rateLimitHeaders(decision));
-    if (decision && !decision.allowed) return refuse(request, reply, 'redirect_rate_limited');
+    if (decision && !decision.allowed) {
+      reply.headers(rateLimitHeaders(decision));
+      return refuse(request, reply, 'redirect_rate_limited');
+    }
 
     const now = Date.now();
     const link = deps.cache.get(request.params.shortId);
@@ -107,18 +106,14 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
 
     const userAgent = request.headers['user-agent'];
-    const visitorTime = new Date(now);
-    const queryAt = request.url.indexOf('?');
-    const query = new URLSearchParams(queryAt === -1 ? '' : request.url.slice(queryAt + 1));
-    const visitor = describeVisitor({ userAgent, referrer: request.headers.referer, query, ip, now: visitorTime, salt: visitorSalt });
     // A limited link admits a human scan only while it has scans left (bots do not use them up).
-    if (link.scanLimit !== null && !visitor.isBot && !(await admitScan(link.id, link.scanLimit))) {
+    if (link.scanLimit !== null && !(userAgent && isbot(userAgent)) && !(await admitScan(link.id, link.scanLimit))) {
       return refuse(request, reply, 'scan_limit_reached');
     }
     const target = routeFor(link, platformOf(userAgent));
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const geo = deps.geo.lookup(ip);
+    const queryAt = request.url.indexOf('?');
     request.scan = {
       scanId,
       clickId,
@@ -128,9 +123,10 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       campaignId: link.campaignId,
       timestamp: now,
       destination: target,
-      ...geo,
-      ...visitor,
-      userAgent: userAgent ? userAgent.slice(0, 500) : null,
+      ip,
+      userAgent: userAgent ?? null,
+      referrer: request.headers.referer ?? null,
+      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
     };
     return reply
       // Every scan must reach us: no caching of the redirect by browsers or proxies.

@@ -5,6 +5,8 @@ import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { ClickIds } from '../scans/click-id.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
+import type { RawScan } from '../scans/raw-scan.ts';
+import { scanEnricher } from '../scans/scan-enrichment.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
 import { Geo } from './geo.ts';
 import { LinkCache } from './link-cache.ts';
@@ -13,7 +15,7 @@ import { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface Redirects {
   cache: LinkCache;
-  journal: ScanJournal;
+  journal: ScanJournal<RawScan>;
 }
 
 export async function registerRedirects(app: App, platform: Platform): Promise<Redirects> {
@@ -26,22 +28,21 @@ export async function registerRedirects(app: App, platform: Platform): Promise<R
       return c;
     })(),
   ]);
-  const journal = new ScanJournal({
+  const enrich = scanEnricher(geo, config.CLICK_ID_SECRET);
+  const journal = new ScanJournal<RawScan>({
     dir: config.SCAN_JOURNAL_DIR,
     log,
-    send: (events) => platform.publisher.publish<ScanEvent>(scansTopic, events.map((e) => ({ key: e.workspaceId, value: e }))),
+    send: (raws) => platform.publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) }))),
   });
   journal.start();
   await redirectRoutes(app, {
     cache,
     scanLimits: new ScanLimitGuard(platform.redis, platform.pg),
-    geo,
     clickIds: new ClickIds(config.CLICK_ID_SECRET),
     redis: platform.redis,
     log,
     record: (event) => journal.append(event),
     redirectsPerMinute: config.REDIRECTS_PER_MINUTE_PER_IP,
-    secret: config.CLICK_ID_SECRET,
   });
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {

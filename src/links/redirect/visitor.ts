@@ -26,10 +26,32 @@ function utm(query: URLSearchParams, name: string): string | null {
   return clip(query.get(name), 200);
 }
 
-export function describeVisitor(input: { userAgent: string | undefined; referrer: string | undefined; query: URLSearchParams; ip: string; now: Date; salt: string }): Visitor {
-  const ua = input.userAgent ?? '';
+interface Agent {
+  device: string;
+  os: string | null;
+  browser: string | null;
+  isBot: boolean;
+}
+
+// Parsing a User-Agent is the costliest part of a scan and the same few thousand strings recur:
+// remember the last AGENT_CACHE_SIZE parses (a Map keeps insertion order, so the oldest goes first).
+const AGENT_CACHE_SIZE = 5000;
+const agents = new Map<string, Agent>();
+
+function parseAgent(ua: string): Agent {
+  const known = agents.get(ua);
+  if (known) return known;
   const bot = ua === '' ? false : isbot(ua);
   const parsed = new UAParser(ua).getResult();
+  const agent = { device: bot ? 'bot' : (parsed.device.type ?? 'desktop'), os: clip(parsed.os.name, 50), browser: clip(parsed.browser.name, 50), isBot: bot };
+  if (agents.size >= AGENT_CACHE_SIZE) agents.delete(agents.keys().next().value!);
+  agents.set(ua, agent);
+  return agent;
+}
+
+export function describeVisitor(input: { userAgent: string | undefined; referrer: string | undefined; query: URLSearchParams; ip: string; now: Date; salt: string }): Visitor {
+  const ua = input.userAgent ?? '';
+  const agent = parseAgent(ua);
   let referrerHost: string | null = null;
   if (input.referrer) {
     try {
@@ -40,10 +62,7 @@ export function describeVisitor(input: { userAgent: string | undefined; referrer
   }
   const day = input.now.toISOString().slice(0, 10);
   return {
-    device: bot ? 'bot' : (parsed.device.type ?? 'desktop'),
-    os: clip(parsed.os.name, 50),
-    browser: clip(parsed.browser.name, 50),
-    isBot: bot,
+    ...agent,
     referrer: clip(input.referrer, 1000),
     referrerHost: clip(referrerHost, 255),
     utmSource: utm(input.query, 'utm_source'),

@@ -9,16 +9,15 @@
 // next process that starts on this spool directory. A segment that was shipped
 // but not yet deleted when the process died is shipped again: consumers
 // deduplicate by scanId, as they must for at-least-once anyway.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../platform/logger.ts';
-import type { ScanEvent } from './scan-event.ts';
 
-export interface ScanJournalOptions {
+export interface ScanJournalOptions<T> {
   dir: string;
   /** Sends a batch; resolves once Kafka acknowledged it. */
-  send: (events: ScanEvent[]) => Promise<void>;
+  send: (records: T[]) => Promise<void>;
   log: Logger;
   flushMs?: number;
   sealMs?: number;
@@ -37,8 +36,11 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
-export class ScanJournal {
-  private buffer: string[] = [];
+export class ScanJournal<T> {
+  private buffer: T[] = [];
+  /** Records of the segment being written, and of sealed segments not yet shipped: shipped from memory, not re-read. */
+  private current: T[] = [];
+  private readonly sealed = new Map<string, T[]>();
   private fd: number | undefined;
   private segmentPath: string | undefined;
   private segmentHasData = false;
@@ -57,18 +59,18 @@ export class ScanJournal {
   /** Counters for observability and tests. */
   readonly stats = { journaled: 0, shipped: 0, dropped: 0, sendFailures: 0 };
 
-  constructor(private readonly options: ScanJournalOptions) {
+  constructor(private readonly options: ScanJournalOptions<T>) {
     this.flushMs = options.flushMs ?? 20;
     this.sealMs = options.sealMs ?? 100;
-    this.maxBatch = options.maxBatch ?? 1000;
+    this.maxBatch = options.maxBatch ?? 250;
     this.maxBytes = options.maxBytes ?? 1024 ** 3;
     // One directory per journal, named after the process so a later process knows when it is orphaned.
     this.ownDir = join(options.dir, `${process.pid}-${randomUUID().slice(0, 8)}`);
   }
 
   /** Queues a scan; never blocks and never throws. */
-  append(event: ScanEvent): void {
-    this.buffer.push(JSON.stringify(event));
+  append(record: T): void {
+    this.buffer.push(record);
   }
 
   start(): void {
@@ -114,15 +116,16 @@ export class ScanJournal {
 
   private flush(): void {
     if (this.buffer.length === 0 || this.fd === undefined) return;
-    const lines = this.buffer;
+    const records = this.buffer;
     this.buffer = [];
     try {
-      writeSync(this.fd, lines.join('\n') + '\n');
+      writeSync(this.fd, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       this.segmentHasData = true;
-      this.stats.journaled += lines.length;
+      this.current.push(...records);
+      this.stats.journaled += records.length;
     } catch (err) {
       // A full or broken disk: keep the scans in memory and try again at the next tick.
-      this.buffer = lines.concat(this.buffer);
+      this.buffer = records.concat(this.buffer);
       this.options.log.error({ err }, 'scan journal write failed');
     }
   }
@@ -130,9 +133,14 @@ export class ScanJournal {
   /** Closes the current segment (renamed .jsonl: ready to ship) and opens a new one. */
   private seal(): void {
     if (!this.segmentHasData || this.fd === undefined || !this.segmentPath) return;
-    fsyncSync(this.fd);
+    // No fsync: the journal covers the death of this process (the kernel still holds what was
+    // written); a crash of the whole machine can lose the last seconds not yet flushed by the OS.
+    // An fsync here would stall redirects for a disk flush ten times a second.
     closeSync(this.fd);
-    renameSync(this.segmentPath, this.segmentPath.replace(/\.open$/, '.jsonl'));
+    const sealedPath = this.segmentPath.replace(/\.open$/, '.jsonl');
+    renameSync(this.segmentPath, sealedPath);
+    this.sealed.set(sealedPath, this.current);
+    this.current = [];
     this.openSegment();
   }
 
@@ -179,18 +187,13 @@ export class ScanJournal {
     this.enforceBound();
     for (const path of this.sealedSegments()) {
       if (this.stopped) return;
-      const events = readFileSync(path, 'utf8')
-        .split('\n')
-        .filter((line) => line.length > 0)
-        .flatMap((line) => {
-          try {
-            return [JSON.parse(line) as ScanEvent];
-          } catch {
-            return []; // a line cut short by a crash mid-write
-          }
-        });
+      const events = this.sealed.get(path) ?? this.readSegment(path);
       try {
-        for (let i = 0; i < events.length; i += this.maxBatch) await this.options.send(events.slice(i, i + this.maxBatch));
+        for (let i = 0; i < events.length; i += this.maxBatch) {
+          await this.options.send(events.slice(i, i + this.maxBatch));
+          // Let requests run between batches: shipping must not stall the redirects.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       } catch (err) {
         this.stats.sendFailures++;
         this.nextAttemptAt = Date.now() + Math.min(5000, 200 * 2 ** Math.min(this.consecutiveFailures, 5));
@@ -201,7 +204,22 @@ export class ScanJournal {
       this.consecutiveFailures = 0;
       this.stats.shipped += events.length;
       rmSync(path, { force: true });
+      this.sealed.delete(path);
     }
+  }
+
+  /** Records of a segment this process did not write (adopted from a stopped one). */
+  private readSegment(path: string): T[] {
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as T];
+        } catch {
+          return []; // a line cut short by a crash mid-write
+        }
+      });
   }
 
   /** Drops the oldest sealed segments while the journal is over its byte bound. */
@@ -213,6 +231,7 @@ export class ScanJournal {
       const size = statSync(path).size;
       const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
       rmSync(path, { force: true });
+      this.sealed.delete(path);
       total -= size;
       this.stats.dropped += lines;
       this.options.log.error({ lines }, 'scan journal over its bound: oldest scans dropped');

@@ -1,0 +1,35 @@
+// Turns a raw scan into the published scan event: location from the IP,
+// device/OS/browser and bot from the User-Agent, referrer host, UTM
+// parameters, and the daily-salted visitor hash. Runs when the journal ships.
+import { createHmac } from 'node:crypto';
+import type { Geo } from '../redirect/geo.ts';
+import { describeVisitor } from '../redirect/visitor.ts';
+import type { RawScan } from './raw-scan.ts';
+import type { ScanEvent } from './scan-event.ts';
+
+export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEvent {
+  const salt = createHmac('sha256', secret).update('visitor-id').digest('hex');
+  return (raw) => {
+    const visitor = describeVisitor({
+      userAgent: raw.userAgent ?? undefined,
+      referrer: raw.referrer ?? undefined,
+      query: new URLSearchParams(raw.query),
+      ip: raw.ip,
+      now: new Date(raw.timestamp),
+      salt,
+    });
+    return {
+      scanId: raw.scanId,
+      clickId: raw.clickId,
+      workspaceId: raw.workspaceId,
+      linkId: raw.linkId,
+      shortId: raw.shortId,
+      campaignId: raw.campaignId,
+      timestamp: raw.timestamp,
+      destination: raw.destination,
+      ...geo.lookup(raw.ip),
+      ...visitor,
+      userAgent: raw.userAgent ? raw.userAgent.slice(0, 500) : null,
+    };
+  };
+}

@@ -1,14 +1,10 @@
-// Wires the redirect path: the link cache (from links.changelog), geolocation,
-// click IDs, the scan journal (to the `scans` topic) and the route.
-import { scansTopic } from '../../../topics/scans.ts';
+// Wires the redirect path: the link cache (from links.changelog), click IDs,
+// the scan journal (shipped to the `scans` topic by its own thread) and the route.
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { ClickIds } from '../scans/click-id.ts';
-import type { ScanEvent } from '../scans/scan-event.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
-import { scanEnricher } from '../scans/scan-enrichment.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
-import { Geo } from './geo.ts';
 import { LinkCache } from './link-cache.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
@@ -20,21 +16,9 @@ export interface Redirects {
 
 export async function registerRedirects(app: App, platform: Platform): Promise<Redirects> {
   const { config, log } = platform;
-  const [geo, cache] = await Promise.all([
-    Geo.load(),
-    (async () => {
-      const c = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
-      await c.start();
-      return c;
-    })(),
-  ]);
-  const enrich = scanEnricher(geo, config.CLICK_ID_SECRET);
-  const journal = new ScanJournal<RawScan>({
-    dir: config.SCAN_JOURNAL_DIR,
-    log,
-    send: (raws) => platform.publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) }))),
-  });
-  journal.start();
+  const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
+  const journal = new ScanJournal<RawScan>({ dir: config.SCAN_JOURNAL_DIR, config, log });
+  await Promise.all([cache.start(), journal.start()]);
   await redirectRoutes(app, {
     cache,
     scanLimits: new ScanLimitGuard(platform.redis, platform.pg),

@@ -1,0 +1,100 @@
+// Ships sealed scan-journal segments to Kafka, in order: a segment is deleted
+// only once everything in it was acknowledged. While Kafka is away it waits
+// (backoff up to 5 s) and the segments stay on disk, bounded in bytes (the
+// oldest are dropped beyond the bound, and counted). Runs in the shipper thread.
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../platform/logger.ts';
+
+export interface ShipperStats {
+  shipped: number;
+  dropped: number;
+  sendFailures: number;
+}
+
+export class JournalShipper<T> {
+  private shipping: Promise<void> | undefined;
+  private consecutiveFailures = 0;
+  private nextAttemptAt = 0;
+  private stopped = false;
+  readonly stats: ShipperStats = { shipped: 0, dropped: 0, sendFailures: 0 };
+
+  constructor(
+    private readonly dir: string,
+    private readonly send: (records: T[]) => Promise<void>,
+    private readonly log: Logger,
+    private readonly maxBatch = 250,
+    private readonly maxBytes = 1024 ** 3,
+  ) {}
+
+  /** Sealed segments waiting to be shipped, oldest first. */
+  segments(): string[] {
+    try {
+      return readdirSync(this.dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(this.dir, f));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Starts shipping unless a round is running or a failure asked to wait. */
+  shipSoon(): void {
+    if (this.stopped || Date.now() < this.nextAttemptAt) return;
+    this.shipping ??= this.ship().finally(() => (this.shipping = undefined));
+  }
+
+  /** Ships what it can within `timeoutMs`, then stops. */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    await this.shipping;
+    while (Date.now() < deadline && this.segments().length > 0 && this.consecutiveFailures === 0) await this.ship();
+    this.stopped = true;
+  }
+
+  private async ship(): Promise<void> {
+    this.enforceBound();
+    for (const path of this.segments()) {
+      if (this.stopped) return;
+      const records = read<T>(path);
+      try {
+        for (let i = 0; i < records.length; i += this.maxBatch) await this.send(records.slice(i, i + this.maxBatch));
+      } catch (err) {
+        this.stats.sendFailures++;
+        this.nextAttemptAt = Date.now() + Math.min(5000, 200 * 2 ** Math.min(this.consecutiveFailures, 5));
+        if (this.consecutiveFailures++ === 0) this.log.warn({ err }, 'scan publishing failed; scans wait in the journal');
+        return;
+      }
+      if (this.consecutiveFailures > 0) this.log.info('scan publishing recovered');
+      this.consecutiveFailures = 0;
+      this.stats.shipped += records.length;
+      rmSync(path, { force: true });
+    }
+  }
+
+  private enforceBound(): void {
+    const segments = this.segments();
+    let total = segments.reduce((sum, p) => sum + statSync(p).size, 0);
+    for (const path of segments) {
+      if (total <= this.maxBytes) break;
+      const size = statSync(path).size;
+      const lines = read(path).length;
+      rmSync(path, { force: true });
+      total -= size;
+      this.stats.dropped += lines;
+      this.log.error({ lines }, 'scan journal over its bound: oldest scans dropped');
+    }
+  }
+}
+
+/** The records of a segment; a last line cut short by a crash mid-write is skipped. */
+export function read<T>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as T];
+      } catch {
+        return [];
+      }
+    });
+}

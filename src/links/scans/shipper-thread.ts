@@ -1,0 +1,44 @@
+// The scan shipper thread: reads the journal segments the ingress seals, adds
+// location and device data, encodes them in Avro and produces them to the
+// `scans` topic. It runs beside the ingress's event loop, so enrichment and
+// Kafka never hold up a redirect. Messages from the ingress: `sealed` (ship
+// now) and `stop` (ship what you can, then say `stopped`).
+import { parentPort, workerData } from 'node:worker_threads';
+import { scansTopic } from '../../../topics/scans.ts';
+import { loadConfig } from '../../platform/config.ts';
+import { createKafka } from '../../platform/kafka/client.ts';
+import { Publisher } from '../../platform/kafka/publisher.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
+import { Partitioners } from 'kafkajs';
+import { Geo } from '../redirect/geo.ts';
+import { JournalShipper } from './journal-shipper.ts';
+import type { RawScan } from './raw-scan.ts';
+import type { ScanEvent } from './scan-event.ts';
+import { scanEnricher } from './scan-enrichment.ts';
+
+const { dir, env } = workerData as { dir: string; env: Record<string, string> };
+const config = loadConfig(env);
+const log = createLogger(config, 'scan-shipper');
+const kafka = createKafka(config, log);
+const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
+const enrich = scanEnricher(await Geo.load(), config.CLICK_ID_SECRET);
+await producer.connect();
+await publisher.register([scansTopic]);
+
+const shipper = new JournalShipper<RawScan>(dir, (raws) => publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) }))), log);
+// Also on a timer: segments adopted from a stopped process, and retries after a failure.
+const timer = setInterval(() => shipper.shipSoon(), 250);
+
+parentPort!.on('message', async (message: { type: 'sealed' } | { type: 'stop'; timeoutMs: number }) => {
+  if (message.type === 'sealed') shipper.shipSoon();
+  if (message.type === 'stop') {
+    clearInterval(timer);
+    await shipper.drain(message.timeoutMs);
+    await producer.disconnect().catch(() => {});
+    parentPort!.postMessage({ type: 'stopped', stats: shipper.stats });
+  }
+});
+parentPort!.postMessage({ type: 'ready' });
+shipper.shipSoon();

@@ -3,6 +3,7 @@
 // results written as JSON under bench/results/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
@@ -90,6 +91,6 @@ export async function adminCreateKey(base: string): Promise<{ workspaceId: strin
 export function writeResult(name: string, data: unknown): void {
   mkdirSync(`${ROOT}bench/results`, { recursive: true });
   const file = `${ROOT}bench/results/${name}.json`;
-  writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cores: (globalThis as any).navigator?.hardwareConcurrency ?? null }, ...(data as object) }, null, 2) + '\n');
+  writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 1024 ** 3) }, ...(data as object) }, null, 2) + '\n');
   console.log(`written ${file}`);
 }

@@ -14,7 +14,8 @@ console.log('starting baseline and ingress…');
 const basePort = freePort();
 const baseline = await start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
 const ingressPort = freePort();
-const ingress = await start('src/main.ts', { HTTP_PORT: String(ingressPort), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
+// Its own topic prefix: the scans of this run are not left for later benchmarks' sinks.
+const ingress = await start('src/main.ts', { TOPIC_PREFIX: `bench-redirect-${Date.now()}`, HTTP_PORT: String(ingressPort), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
 try {
   const base = `http://127.0.0.1:${ingressPort}`;
   const { key } = await adminCreateKey(base);

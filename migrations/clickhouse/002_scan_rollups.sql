@@ -25,12 +25,12 @@ CREATE TABLE IF NOT EXISTS {db}.scans_visitors (
   workspace_id String,
   hour         DateTime,
   is_bot       UInt8,
-  visitors     AggregateFunction(uniq, String)
+  visitors     AggregateFunction(uniqHLL12, String)
 ) ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(hour)
 ORDER BY (workspace_id, hour, is_bot);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_visitors_mv TO {db}.scans_visitors AS
-SELECT workspace_id, toStartOfHour(ts) AS hour, is_bot, uniqState(visitor_id) AS visitors
+SELECT workspace_id, toStartOfHour(ts) AS hour, is_bot, uniqHLL12State(visitor_id) AS visitors
 FROM {db}.scans
 GROUP BY workspace_id, hour, is_bot;

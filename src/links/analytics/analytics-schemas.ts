@@ -40,7 +40,7 @@ export const Analytics = Type.Object(
     to: Type.String({ format: 'date-time' }),
     interval: Type.String(),
     totalScans: Count,
-    uniqueVisitors: Type.Integer({ minimum: 0, description: 'Distinct visitors (daily-salted IP+User-Agent hash), estimated within about 2%.' }),
+    uniqueVisitors: Type.Integer({ minimum: 0, description: 'Distinct visitors (daily-salted IP+User-Agent hash), estimated with HyperLogLog (about 1.6% standard error).' }),
     timeseries: Type.Array(Type.Object({ start: Type.String({ format: 'date-time' }), scans: Count, uniqueVisitors: Count })),
     topLinks: Type.Array(Type.Object({ shortId: Type.String(), linkId: Type.Union([Type.String(), Type.Null()]), scans: Count })),
     countries: Type.Array(Type.Object({ country: Type.String({ description: 'ISO 3166-1 alpha-2.' }), count: Count })),

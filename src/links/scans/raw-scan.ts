@@ -2,7 +2,9 @@
 // hand. Parsing the User-Agent, the IP's location and the visitor hash are
 // added when the scan is shipped (scan-enrichment.ts), off the response path.
 // The raw IP stays on the ingress's local disk only until the scan is shipped.
-export interface RawScan {
+
+/** The fields a scan has from the moment of the redirect, kept as they are in the published event. */
+export interface ScanIdentity {
   scanId: string;
   clickId: string;
   workspaceId: string;
@@ -11,6 +13,9 @@ export interface RawScan {
   campaignId: string | null;
   timestamp: number;
   destination: string;
+}
+
+export interface RawScan extends ScanIdentity {
   ip: string;
   userAgent: string | null;
   referrer: string | null;

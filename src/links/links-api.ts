@@ -11,6 +11,8 @@ import { LinkChangelog } from './changelog/link-changelog.ts';
 import { LinkStore } from './links/link-store.ts';
 import { linkRoutes } from './links/link-routes.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
+import { RenderPool } from './qr/render-pool.ts';
+import { qrRoutes } from './qr/qr-routes.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
 
 export interface LinksApi {
@@ -25,6 +27,8 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const store = new LinkStore(pg, new URL(shortLinkBase).host);
   const campaigns = new CampaignStore(pg);
   const changelog = new LinkChangelog(pg, platform.publisher, log);
+  const renderPool = new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined });
+  app.addHook('onClose', () => renderPool.close());
   const authenticate = createApiAuth({
     keys,
     redis,
@@ -38,6 +42,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase });
     await campaignRoutes(api, campaigns);
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg });
+    await qrRoutes(api, { pool: renderPool, pg, shortLinkBase });
     // Unknown /api/v1 paths pass through authentication too, so they carry the rate-limit headers.
     api.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)));
   }, { prefix: '/api/v1' });

@@ -22,6 +22,9 @@ export const ConfigSchema = Type.Object({
   REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
   /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
+  /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
+  RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
+  RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */

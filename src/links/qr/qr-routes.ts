@@ -1,0 +1,106 @@
+// POST /api/v1/qr and POST /api/v1/barcode: images rendered in the pool.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { BWIP_ID, barcodeText, SYMBOLOGIES } from './barcode-rules.ts';
+import type { RenderPool } from './render-pool.ts';
+import type { RenderResult, RenderTask } from './render-task.ts';
+
+const HexColor = (description: string, example: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description, examples: [example] });
+
+export const QrBody = Type.Object(
+  {
+    shortId: Type.String({ minLength: 1, maxLength: 64, description: 'The link to encode; the image holds its short URL.' }),
+    format: StringEnum(['png', 'svg'] as const),
+    size: Type.Optional(Type.Integer({ minimum: 100, maximum: 1024, default: 512, description: 'Width and height in pixels (SVG: its viewport).' })),
+    margin: Type.Optional(Type.Integer({ minimum: 0, maximum: 16, default: 4, description: 'Quiet zone around the code, in modules.' })),
+    errorCorrection: Type.Optional(StringEnum(['L', 'M', 'Q', 'H'] as const, { default: 'M', description: 'Error-correction level of an unstyled code; styled codes always use H.' })),
+    style: Type.Optional(
+      Type.Object(
+        {
+          fgColor: Type.Optional(HexColor('Colour of the dark modules.', '#1a237e')),
+          bgColor: Type.Optional(HexColor('Background colour.', '#ffffff')),
+        },
+        { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H.' },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'QrRequest', examples: [{ shortId: 'spring-menu', format: 'svg', size: 512, style: { fgColor: '#1a237e' } }] },
+);
+
+export const BarcodeBody = Type.Object(
+  {
+    symbology: StringEnum(SYMBOLOGIES),
+    data: Type.String({ minLength: 1, maxLength: 90, description: 'Digits with or without the check digit (verified or added); GS1-128: element strings like "(01)09506000134352(10)ABC"; Code 128: printable ASCII.' }),
+    format: Type.Optional(StringEnum(['png', 'svg'] as const, { default: 'png' })),
+    scale: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Pixels per module (PNG).' })),
+    height: Type.Optional(Type.Integer({ minimum: 5, maximum: 50, default: 15, description: 'Bar height in millimetres.' })),
+    includeText: Type.Optional(Type.Boolean({ default: true, description: 'Print the human-readable text under the bars.' })),
+  },
+  { additionalProperties: false, title: 'BarcodeRequest', examples: [{ symbology: 'ean-13', data: '5901234123457', format: 'png' }] },
+);
+
+const ImageResponse = { 200: { description: 'The image (image/png or image/svg+xml).', type: 'string', headers: RATE_LIMIT_HEADERS } as never };
+
+/** Sends a rendered image with caching headers; the same request always renders the same bytes. */
+function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTask, image: RenderResult) {
+  const etag = `"${createHash('sha256').update(JSON.stringify(task)).digest('base64url').slice(0, 27)}"`;
+  reply.header('cache-control', 'private, max-age=86400').header('etag', etag);
+  if (request.headers['if-none-match'] === etag) return reply.status(304).send();
+  return reply.type(image.contentType).send(Buffer.from(image.body));
+}
+
+export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; shortLinkBase: string }): Promise<void> {
+  app.post('/qr', {
+    schema: {
+      tags: ['qr'], summary: 'Render the QR code of a link (PNG or SVG)',
+      description: 'Encodes the link\'s short URL. 100 to 1024 px. A `style` needs format svg (400 styled_png_not_supported) and always uses error correction H. 503 render_busy when the renderer is saturated.',
+      body: QrBody,
+      response: { ...ImageResponse, ...errorResponses(...API_ERRORS, 404, 503) },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    if (body.style && body.format !== 'svg') {
+      throw new ApiError(400, 'styled_png_not_supported', 'Styled QR codes are SVG only; ask for format "svg".', [{ path: '/format', message: 'must be svg with a style' }]);
+    }
+    const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.auth.workspaceId]);
+    if (!found.rowCount) throw notFound('link');
+    const task: RenderTask = {
+      kind: 'qr',
+      text: `${deps.shortLinkBase}/${body.shortId}`,
+      format: body.format,
+      size: body.size ?? 512,
+      margin: body.margin ?? 4,
+      errorCorrection: body.style ? 'H' : (body.errorCorrection ?? 'M'),
+      fgColor: body.style?.fgColor ?? '#000000',
+      bgColor: body.style?.bgColor ?? '#ffffff',
+    };
+    return sendImage(request, reply, task, await deps.pool.render(task));
+  });
+
+  app.post('/barcode', {
+    schema: {
+      tags: ['qr'], summary: 'Render a barcode (UPC-A, EAN-13, EAN-8, ITF-14, GS1-128, Code 128)',
+      description: 'Check digits are verified: a wrong one gets 400 invalid_check_digit whose message names the expected digit (e.g. "EAN-13: the check digit should be 7, not 8."); data the symbology cannot hold gets 400 invalid_barcode_data naming the rule.',
+      body: BarcodeBody,
+      response: { ...ImageResponse, ...errorResponses(...API_ERRORS, 503) },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    const task: RenderTask = {
+      kind: 'barcode',
+      bcid: BWIP_ID[body.symbology],
+      text: barcodeText(body.symbology, body.data),
+      format: body.format ?? 'png',
+      scale: body.scale ?? 3,
+      height: body.height ?? 15,
+      includeText: body.includeText ?? true,
+    };
+    return sendImage(request, reply, task, await deps.pool.render(task));
+  });
+}

@@ -1,0 +1,50 @@
+// The render pool: QR codes and barcodes are drawn in worker threads
+// (Piscina), never on the event loop that answers redirects. The queue is
+// bounded: when every thread is busy and the queue is full, the API answers
+// 503 with Retry-After instead of queueing without bound.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { RenderResult, RenderTask } from './render-task.ts';
+
+export interface RenderPoolOptions {
+  /** Threads; default: the machine's cores. */
+  threads?: number;
+  /** Tasks waiting beyond the running ones before 503; default 4 per thread. */
+  maxQueue?: number;
+}
+
+export class RenderPool {
+  private readonly piscina: Piscina;
+
+  constructor(options: RenderPoolOptions = {}) {
+    const threads = options.threads ?? Math.max(1, availableParallelism());
+    this.piscina = new Piscina({
+      filename: new URL('../../platform/threads/ts-task.mjs', import.meta.url).href,
+      workerData: { entry: new URL('./render-worker.ts', import.meta.url).href },
+      minThreads: 1,
+      maxThreads: threads,
+      maxQueue: options.maxQueue ?? threads * 4,
+      idleTimeout: 60_000,
+    });
+  }
+
+  get threads(): number {
+    return this.piscina.threads.length;
+  }
+
+  async render(task: RenderTask): Promise<RenderResult> {
+    try {
+      return (await this.piscina.run(task)) as RenderResult;
+    } catch (err) {
+      if (/queue is at limit/i.test((err as Error).message)) {
+        throw new ApiError(503, 'render_busy', 'The image renderer is busy; retry in a moment.', undefined, { 'retry-after': '1' });
+      }
+      throw err;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.piscina.destroy();
+  }
+}

@@ -51,6 +51,23 @@ describe('POST /api/v1/qr', () => {
     expect(styled.bytes.toString()).toContain('#1a237e');
   });
 
+  it('renders styled codes through the API that scan, and refuses faint colours', async () => {
+    for (const style of [
+      { moduleShape: 'dots', eyeFrameShape: 'circle', eyeBallShape: 'circle', qrShape: 'circle', ringText: 'SCAN FOR THE MENU', ringColor: '#1a237e' },
+      { moduleShape: 'rounded', eyeFrameShape: 'rounded', eyeBallShape: 'rounded', gradient: { type: 'radial', from: '#004d40', to: '#1a237e' }, eyeColor: '#c62828' },
+    ]) {
+      const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style });
+      expect(res.status).toBe(200);
+      expect(await decodeBarcode(svgToPng(res.bytes, 600))).toContainEqual({ format: 'QRCode', text: shortUrl });
+    }
+    const faint = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { fgColor: '#dddddd' } });
+    expect(faint.status).toBe(400);
+    expect(faint.body.error.code).toBe('insufficient_contrast');
+    const faintGradient = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { gradient: { type: 'linear', from: '#000000', to: '#eeeeee' } } });
+    expect(faintGradient.body.error.code).toBe('insufficient_contrast');
+    expect((await api.post('/api/v1/qr', { shortId, format: 'svg', style: { ringText: 'x'.repeat(49) } })).status).toBe(400);
+  });
+
   it('sends cache headers and answers 304 to a matching If-None-Match', async () => {
     const first = await image('/api/v1/qr', { shortId, format: 'png', size: 200 });
     expect(first.headers.get('cache-control')).toContain('max-age');

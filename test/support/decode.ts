@@ -3,10 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Resvg } from '@resvg/resvg-js';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 
 const require = createRequire(import.meta.url);
+// jsqr is CommonJS with a default export: normalise it under ESM.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 
 export function svgToPng(svg: Buffer | string, width = 600): Buffer {
   return Buffer.from(new Resvg(svg.toString(), { fitTo: { mode: 'width', value: width }, background: 'white' }).render().asPng());
@@ -29,6 +31,6 @@ export async function decodeBarcode(png: Buffer): Promise<{ format: string; text
     reader = await import('zxing-wasm/reader');
     await reader.prepareZXingModule({ overrides: { wasmBinary: readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm')) }, fireImmediately: true });
   }
-  const results = await reader.readBarcodes(new Blob([png]), { tryHarder: true });
+  const results = await reader.readBarcodes(new Blob([new Uint8Array(png)]), { tryHarder: true });
   return results.map((r) => ({ format: r.format, text: r.text }));
 }

@@ -10,6 +10,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { BWIP_ID, barcodeText, SYMBOLOGIES } from './barcode-rules.ts';
 import type { RenderPool } from './render-pool.ts';
 import type { RenderResult, RenderTask } from './render-task.ts';
+import { contrast, darkColors } from './qr-style.ts';
 
 const HexColor = (description: string, example: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description, examples: [example] });
 
@@ -23,10 +24,29 @@ export const QrBody = Type.Object(
     style: Type.Optional(
       Type.Object(
         {
+          moduleShape: Type.Optional(StringEnum(['square', 'dots', 'rounded'] as const, { description: 'Shape of the data modules.' })),
+          eyeFrameShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Outer ring of the three finder patterns.' })),
+          eyeBallShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Centre of the three finder patterns.' })),
           fgColor: Type.Optional(HexColor('Colour of the dark modules.', '#1a237e')),
           bgColor: Type.Optional(HexColor('Background colour.', '#ffffff')),
+          eyeColor: Type.Optional(HexColor('Colour of the finder patterns (default: fgColor).', '#c62828')),
+          gradient: Type.Optional(
+            Type.Object(
+              {
+                type: StringEnum(['linear', 'radial'] as const),
+                from: HexColor('First colour.', '#1a237e'),
+                to: HexColor('Second colour.', '#6a1b9a'),
+                rotation: Type.Optional(Type.Integer({ minimum: 0, maximum: 360, description: 'Degrees, linear gradients.' })),
+              },
+              { additionalProperties: false, description: 'Fills the modules instead of fgColor.' },
+            ),
+          ),
+          qrShape: Type.Optional(StringEnum(['square', 'circle'] as const, { description: 'circle: a round code, decorative modules around the symbol.' })),
+          ringText: Type.Optional(Type.String({ minLength: 1, maxLength: 48, description: 'Text set along a circular ring frame around the code.', examples: ['SCAN FOR THE MENU'] })),
+          ringColor: Type.Optional(HexColor('Colour of the ring.', '#000000')),
+          ringTextColor: Type.Optional(HexColor('Colour of the ring text.', '#ffffff')),
         },
-        { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H.' },
+        { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H. Dark colours need a contrast of at least 3:1 against bgColor.' },
       ),
     ),
   },
@@ -68,6 +88,12 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     if (body.style && body.format !== 'svg') {
       throw new ApiError(400, 'styled_png_not_supported', 'Styled QR codes are SVG only; ask for format "svg".', [{ path: '/format', message: 'must be svg with a style' }]);
     }
+    if (body.style) {
+      // Dark modules must stand out from the background, or phones will not read the code.
+      const bg = body.style.bgColor ?? '#ffffff';
+      const weak = darkColors(body.style).find((color) => contrast(color, bg) < 3);
+      if (weak) throw new ApiError(400, 'insufficient_contrast', `${weak} on ${bg} is too faint to scan: dark colours need a contrast of at least 3:1 against the background.`, [{ path: '/style', message: 'contrast below 3:1' }]);
+    }
     const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.auth.workspaceId]);
     if (!found.rowCount) throw notFound('link');
     const task: RenderTask = {
@@ -79,6 +105,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       errorCorrection: body.style ? 'H' : (body.errorCorrection ?? 'M'),
       fgColor: body.style?.fgColor ?? '#000000',
       bgColor: body.style?.bgColor ?? '#ffffff',
+      ...(body.style ? { style: body.style } : {}),
     };
     return sendImage(request, reply, task, await deps.pool.render(task));
   });

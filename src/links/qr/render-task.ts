@@ -1,4 +1,6 @@
 // What the render pool is asked to draw, and what it answers.
+import type { QrStyle } from './qr-style.ts';
+
 export type ImageFormat = 'png' | 'svg';
 
 export interface QrTask {
@@ -10,6 +12,8 @@ export interface QrTask {
   errorCorrection: 'L' | 'M' | 'Q' | 'H';
   fgColor: string;
   bgColor: string;
+  /** Styled output (SVG only). */
+  style?: QrStyle;
 }
 
 export interface BarcodeTask {

@@ -3,8 +3,10 @@
 import bwipjs from 'bwip-js';
 import QRCode from 'qrcode';
 import type { BarcodeTask, QrTask, RenderResult, RenderTask } from './render-task.ts';
+import { styledQrSvg } from './qr-style.ts';
 
 async function qr(task: QrTask): Promise<RenderResult> {
+  if (task.style) return { contentType: 'image/svg+xml', body: Buffer.from(styledQrSvg(task.text, { size: task.size, margin: task.margin, style: task.style })) };
   const options = {
     errorCorrectionLevel: task.errorCorrection,
     margin: task.margin,

@@ -1,0 +1,152 @@
+// Styled QR codes, drawn as SVG from the code's module matrix (qrcode builds
+// the matrix at error-correction level H, which leaves room for the styling).
+// What can be styled: module shapes, the finder "eyes" (frame and ball
+// separately), colours or a gradient, a circular code with decorative modules
+// around the symbol, and a ring frame with text. The symbol itself keeps its
+// quiet zone and dark-on-light contrast, so it scans (checked in the tests by
+// decoding every combination).
+import QRCode from 'qrcode';
+
+export type ModuleShape = 'square' | 'dots' | 'rounded';
+export type EyeShape = 'square' | 'rounded' | 'circle';
+
+export interface QrStyle {
+  moduleShape?: ModuleShape;
+  eyeFrameShape?: EyeShape;
+  eyeBallShape?: EyeShape;
+  fgColor?: string;
+  bgColor?: string;
+  eyeColor?: string;
+  gradient?: { type: 'linear' | 'radial'; from: string; to: string; rotation?: number };
+  qrShape?: 'square' | 'circle';
+  ringText?: string;
+  ringColor?: string;
+  ringTextColor?: string;
+}
+
+const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const n2 = (x: number) => Number(x.toFixed(3));
+
+/** Relative luminance of #rrggbb (WCAG). */
+export function luminance(hex: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+
+/** WCAG contrast ratio of a dark colour on a light one (below 1 when the "dark" one is lighter). */
+export const contrast = (dark: string, light: string) => (luminance(light) + 0.05) / (luminance(dark) + 0.05);
+
+/** Dark colours the style puts on the background (modules, gradient stops, eyes). */
+export const darkColors = (style: QrStyle): string[] =>
+  [style.gradient ? [style.gradient.from, style.gradient.to] : [style.fgColor ?? '#000000'], style.eyeColor ? [style.eyeColor] : []].flat();
+
+/** A small deterministic random generator, so the same link always gets the same decoration. */
+function seeded(text: string): () => number {
+  let h = 2166136261;
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return () => {
+    h = Math.imul(h ^ (h >>> 15), 2246822507);
+    h = Math.imul(h ^ (h >>> 13), 3266489909);
+    return ((h ^= h >>> 16) >>> 0) / 4294967296;
+  };
+}
+
+function moduleSvg(x: number, y: number, shape: ModuleShape): string {
+  switch (shape) {
+    case 'square': return `<rect x="${x}" y="${y}" width="1.02" height="1.02"/>`;
+    case 'dots': return `<circle cx="${x + 0.5}" cy="${y + 0.5}" r="0.45"/>`;
+    case 'rounded': return `<rect x="${x + 0.05}" y="${y + 0.05}" width="0.9" height="0.9" rx="0.3"/>`;
+  }
+}
+
+/** A finder pattern at (x, y): a 7×7 frame one module thick and a 3×3 ball. */
+function eyeSvg(x: number, y: number, frame: EyeShape, ball: EyeShape, fill: string): string {
+  const frameSvg =
+    frame === 'circle'
+      ? `<circle cx="${x + 3.5}" cy="${y + 3.5}" r="3" fill="none" stroke="${fill}" stroke-width="1"/>`
+      : `<path fill-rule="evenodd" fill="${fill}" d="${roundedRectPath(x, y, 7, frame === 'rounded' ? 2 : 0)} ${roundedRectPath(x + 1, y + 1, 5, frame === 'rounded' ? 1.2 : 0)}"/>`;
+  const ballSvg =
+    ball === 'circle'
+      ? `<circle cx="${x + 3.5}" cy="${y + 3.5}" r="1.5" fill="${fill}"/>`
+      : `<rect x="${x + 2}" y="${y + 2}" width="3" height="3" rx="${ball === 'rounded' ? 0.8 : 0}" fill="${fill}"/>`;
+  return frameSvg + ballSvg;
+}
+
+function roundedRectPath(x: number, y: number, s: number, r: number): string {
+  if (r === 0) return `M${x} ${y}h${s}v${s}h${-s}z`;
+  return `M${x + r} ${y}h${s - 2 * r}a${r} ${r} 0 0 1 ${r} ${r}v${s - 2 * r}a${r} ${r} 0 0 1 ${-r} ${r}h${-(s - 2 * r)}a${r} ${r} 0 0 1 ${-r} ${-r}v${-(s - 2 * r)}a${r} ${r} 0 0 1 ${r} ${-r}z`;
+}
+
+export function styledQrSvg(text: string, options: { size: number; margin: number; style: QrStyle }): string {
+  const { style } = options;
+  const qr = QRCode.create(text, { errorCorrectionLevel: 'H' });
+  const n = qr.modules.size;
+  const quiet = Math.max(options.margin, style.qrShape === 'circle' ? 2 : 0);
+  const moduleShape = style.moduleShape ?? 'square';
+  const fg = style.gradient ? 'url(#fg)' : (style.fgColor ?? '#000000');
+  const bg = style.bgColor ?? '#ffffff';
+  const eyeFill = style.eyeColor ?? fg;
+  const inEye = (r: number, c: number) => (r < 7 && c < 7) || (r < 7 && c >= n - 7) || (r >= n - 7 && c < 7);
+
+  // Geometry in module units: the symbol and its quiet zone form a square of side `box`;
+  // a circular code is the circle around that square, filled outside it with decoration.
+  const box = n + 2 * quiet;
+  const circle = style.qrShape === 'circle';
+  // A ring frame goes around the whole square too, so it needs the circumscribed circle as well.
+  const radius = circle || style.ringText ? Math.ceil((box / 2) * Math.SQRT2) + 1 : box / 2;
+  const ringWidth = style.ringText ? 4 : 0;
+  const total = 2 * (radius + ringWidth);
+  const offset = total / 2 - n / 2; // where module (0, 0) sits
+  const center = total / 2;
+
+  const parts: string[] = [];
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < n; c++) {
+      // Function patterns (timing, alignment, format and version information) stay square: only data
+      // modules take the style, as scanners find the pattern by those exact shapes.
+      if (qr.modules.get(r, c) && !inEye(r, c)) parts.push(moduleSvg(n2(offset + c), n2(offset + r), qr.modules.isReserved(r, c) ? 'square' : moduleShape));
+    }
+  }
+  if (circle) {
+    // Decorative modules between the quiet zone and the edge of the circle.
+    const random = seeded(text);
+    const first = Math.floor(center - radius);
+    const last = Math.ceil(center + radius);
+    const boxStart = offset - quiet;
+    const boxEnd = offset + n + quiet;
+    for (let y = first; y < last; y++) {
+      for (let x = first; x < last; x++) {
+        const inBox = x + 1 > boxStart && x < boxEnd && y + 1 > boxStart && y < boxEnd;
+        const inside = Math.hypot(x + 0.5 - center, y + 0.5 - center) <= radius - 0.8;
+        if (!inBox && inside && random() < 0.45) parts.push(moduleSvg(x, y, moduleShape));
+      }
+    }
+  }
+
+  const gradient = style.gradient
+    ? style.gradient.type === 'linear'
+      ? `<linearGradient id="fg" gradientUnits="userSpaceOnUse" x1="0" y1="0" x2="${total}" y2="0" gradientTransform="rotate(${style.gradient.rotation ?? 45} ${center} ${center})"><stop offset="0" stop-color="${style.gradient.from}"/><stop offset="1" stop-color="${style.gradient.to}"/></linearGradient>`
+      : `<radialGradient id="fg" gradientUnits="userSpaceOnUse" cx="${center}" cy="${center}" r="${radius}"><stop offset="0" stop-color="${style.gradient.from}"/><stop offset="1" stop-color="${style.gradient.to}"/></radialGradient>`
+    : '';
+  const ring = style.ringText
+    ? `<path id="ring" d="M ${center - radius - ringWidth / 2} ${center} a ${radius + ringWidth / 2} ${radius + ringWidth / 2} 0 1 1 ${2 * radius + ringWidth} 0 a ${radius + ringWidth / 2} ${radius + ringWidth / 2} 0 1 1 ${-(2 * radius + ringWidth)} 0"/>`
+    : '';
+  const background = circle || style.ringText
+    ? `<circle cx="${center}" cy="${center}" r="${radius + ringWidth}" fill="${style.ringText ? (style.ringColor ?? '#000000') : bg}"/>${style.ringText ? `<circle cx="${center}" cy="${center}" r="${radius}" fill="${bg}"/>` : ''}`
+    : `<rect width="${total}" height="${total}" fill="${bg}"/>`;
+  const ringTextSvg = style.ringText
+    ? `<text font-family="Helvetica, Arial, sans-serif" font-size="2.2" font-weight="bold" letter-spacing="0.3" fill="${style.ringTextColor ?? '#ffffff'}" dominant-baseline="central"><textPath href="#ring" startOffset="25%" text-anchor="middle">${escapeXml(style.ringText)}</textPath></text>`
+    : '';
+  const eyes = [
+    [offset, offset],
+    [offset + n - 7, offset],
+    [offset, offset + n - 7],
+  ]
+    .map(([x, y]) => eyeSvg(n2(x!), n2(y!), style.eyeFrameShape ?? 'square', style.eyeBallShape ?? 'square', eyeFill))
+    .join('');
+
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${options.size}" height="${options.size}" viewBox="0 0 ${n2(total)} ${n2(total)}" shape-rendering="${moduleShape === 'square' ? 'crispEdges' : 'geometricPrecision'}"><defs>${gradient}${ring}</defs>${background}${ringTextSvg}<g fill="${fg}">${parts.join('')}</g>${eyes}</svg>`;
+}

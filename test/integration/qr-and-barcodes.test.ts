@@ -55,6 +55,7 @@ describe('POST /api/v1/qr', () => {
     for (const style of [
       { moduleShape: 'dots', eyeFrameShape: 'circle', eyeBallShape: 'circle', qrShape: 'circle', ringText: 'SCAN FOR THE MENU', ringColor: '#1a237e' },
       { moduleShape: 'rounded', eyeFrameShape: 'rounded', eyeBallShape: 'rounded', gradient: { type: 'radial', from: '#004d40', to: '#1a237e' }, eyeColor: '#c62828' },
+      { mask: 'heart', moduleShape: 'dots', fgColor: '#b71c1c' },
     ]) {
       const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style });
       expect(res.status).toBe(200);

@@ -48,3 +48,12 @@ describe('barcode rules', () => {
     expect(error(() => barcodeText('gs1-128', '(01)123')).message).toContain('exactly 14 digits');
   });
 });
+
+describe('plan gating of advanced QR styles', () => {
+  it('lets Pro and Enterprise use shape masks and halftone art, not Free', async () => {
+    const { canUseAdvancedQrStyles } = await import('../../src/links/workspaces/plans.ts');
+    expect(canUseAdvancedQrStyles('free')).toBe(false);
+    expect(canUseAdvancedQrStyles('pro')).toBe(true);
+    expect(canUseAdvancedQrStyles('enterprise')).toBe(true);
+  });
+});

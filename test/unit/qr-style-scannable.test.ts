@@ -2,7 +2,7 @@
 // text by ZXing (zxing-wasm, the decoder family of most phone scanners):
 // styling must never cost scannability.
 import { describe, expect, it } from 'vitest';
-import { styledQrSvg, type QrStyle } from '../../src/links/qr/qr-style.ts';
+import { MASK_SHAPES, styledQrSvg, type QrStyle } from '../../src/links/qr/qr-style.ts';
 import { decodeBarcode, svgToPng } from '../support/decode.ts';
 
 const TEXT = 'https://go.example.com/spring-menu-2027';
@@ -22,6 +22,11 @@ for (const moduleShape of modules)
       for (const qrShape of ['square', 'circle'] as const)
         for (const ringText of [undefined, 'SCAN FOR THE MENU'])
           for (const colour of colours) combinations.push({ moduleShape, eyeFrameShape, eyeBallShape, qrShape, ...(ringText ? { ringText } : {}), ...colour });
+// Shape masks with every module shape and eye, with and without a ring.
+for (const mask of MASK_SHAPES)
+  for (const moduleShape of modules)
+    for (const eye of eyes)
+      for (const ringText of [undefined, 'SCAN ME']) combinations.push({ mask, moduleShape, eyeFrameShape: eye, eyeBallShape: eye, fgColor: '#b71c1c', ...(ringText ? { ringText } : {}) });
 
 describe('styled QR codes', () => {
   it(`all ${combinations.length} style combinations decode to the exact text`, async () => {

@@ -10,7 +10,8 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { BWIP_ID, barcodeText, SYMBOLOGIES } from './barcode-rules.ts';
 import type { RenderPool } from './render-pool.ts';
 import type { RenderResult, RenderTask } from './render-task.ts';
-import { contrast, darkColors } from './qr-style.ts';
+import { contrast, darkColors, MASK_SHAPES } from './qr-style.ts';
+import { canUseAdvancedQrStyles } from '../workspaces/plans.ts';
 
 const HexColor = (description: string, example: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description, examples: [example] });
 
@@ -45,6 +46,7 @@ export const QrBody = Type.Object(
           ringText: Type.Optional(Type.String({ minLength: 1, maxLength: 48, description: 'Text set along a circular ring frame around the code.', examples: ['SCAN FOR THE MENU'] })),
           ringColor: Type.Optional(HexColor('Colour of the ring.', '#000000')),
           ringTextColor: Type.Optional(HexColor('Colour of the ring text.', '#ffffff')),
+          mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette filled with decorative modules; outside it the image is transparent.' })),
         },
         { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H. Dark colours need a contrast of at least 3:1 against bgColor.' },
       ),
@@ -87,6 +89,9 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     const body = request.body;
     if (body.style && body.format !== 'svg') {
       throw new ApiError(400, 'styled_png_not_supported', 'Styled QR codes are SVG only; ask for format "svg".', [{ path: '/format', message: 'must be svg with a style' }]);
+    }
+    if (body.style?.mask && !canUseAdvancedQrStyles(request.auth.plan)) {
+      throw new ApiError(403, 'plan_upgrade_required', 'Shape masks and halftone art need the Pro or Enterprise plan.');
     }
     if (body.style) {
       // Dark modules must stand out from the background, or phones will not read the code.

@@ -22,6 +22,35 @@ export interface QrStyle {
   ringText?: string;
   ringColor?: string;
   ringTextColor?: string;
+  /** A silhouette filled with decorative modules around the symbol (Pro and Enterprise). */
+  mask?: MaskShape;
+}
+
+export const MASK_SHAPES = ['circle', 'heart', 'star', 'hexagon'] as const;
+export type MaskShape = (typeof MASK_SHAPES)[number];
+
+/** Whether a point (in units of the shape's half-width, centred on 0,0, y down) lies inside the silhouette. */
+function insideMask(shape: MaskShape, x: number, y: number): boolean {
+  switch (shape) {
+    case 'circle':
+      return x * x + y * y <= 1;
+    case 'hexagon':
+      return Math.abs(y) <= 0.866 && Math.abs(x) * 0.866 + Math.abs(y) * 0.5 <= 0.866;
+    case 'heart': {
+      // The classic heart curve (x² + y² − 1)³ − x²y³ ≤ 0, y up, scaled to fit in ±1.
+      const X = x * 1.25;
+      const Y = -y * 1.25 + 0.25;
+      return (X * X + Y * Y - 1) ** 3 - X * X * Y ** 3 <= 0;
+    }
+    case 'star': {
+      const angle = Math.atan2(y, x) + Math.PI / 2;
+      const sector = ((angle % (2 * Math.PI / 5)) + 2 * Math.PI / 5) % (2 * Math.PI / 5) - Math.PI / 5;
+      const r = Math.hypot(x, y);
+      // Radius of a five-pointed star's edge at this angle (outer 1, inner 0.5).
+      const edge = 0.5 / Math.cos(Math.PI / 5 - Math.abs(sector) * 0.62);
+      return r <= Math.min(1, edge * 1.25);
+    }
+  }
 }
 
 const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -96,7 +125,14 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
   const box = n + 2 * quiet;
   const circle = style.qrShape === 'circle';
   // A ring frame goes around the whole square too, so it needs the circumscribed circle as well.
-  const radius = circle || style.ringText ? Math.ceil((box / 2) * Math.SQRT2) + 1 : box / 2;
+  const mask: MaskShape | undefined = style.mask ?? (circle ? 'circle' : undefined);
+  let radius = circle || style.ringText ? Math.ceil((box / 2) * Math.SQRT2) + 1 : box / 2;
+  if (mask && mask !== 'circle') {
+    // Grow the silhouette until the whole symbol with its quiet zone sits inside it.
+    const corners = [[-1, -1], [1, -1], [-1, 1], [1, 1], [0, -1], [0, 1], [-1, 0], [1, 0]] as const;
+    while (!corners.every(([cx, cy]) => insideMask(mask, (cx * box) / 2 / radius, (cy * box) / 2 / radius))) radius += 0.5;
+    radius = Math.ceil(radius) + 1;
+  }
   const ringWidth = style.ringText ? 4 : 0;
   const total = 2 * (radius + ringWidth);
   const offset = total / 2 - n / 2; // where module (0, 0) sits
@@ -110,8 +146,8 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
       if (qr.modules.get(r, c) && !inEye(r, c)) parts.push(moduleSvg(n2(offset + c), n2(offset + r), qr.modules.isReserved(r, c) ? 'square' : moduleShape));
     }
   }
-  if (circle) {
-    // Decorative modules between the quiet zone and the edge of the circle.
+  if (mask) {
+    // Decorative modules between the quiet zone and the edge of the silhouette.
     const random = seeded(text);
     const first = Math.floor(center - radius);
     const last = Math.ceil(center + radius);
@@ -120,7 +156,7 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
     for (let y = first; y < last; y++) {
       for (let x = first; x < last; x++) {
         const inBox = x + 1 > boxStart && x < boxEnd && y + 1 > boxStart && y < boxEnd;
-        const inside = Math.hypot(x + 0.5 - center, y + 0.5 - center) <= radius - 0.8;
+        const inside = insideMask(mask, (x + 0.5 - center) / (radius - 0.8), (y + 0.5 - center) / (radius - 0.8));
         if (!inBox && inside && random() < 0.45) parts.push(moduleSvg(x, y, moduleShape));
       }
     }
@@ -134,7 +170,10 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
   const ring = style.ringText
     ? `<path id="ring" d="M ${center - radius - ringWidth / 2} ${center} a ${radius + ringWidth / 2} ${radius + ringWidth / 2} 0 1 1 ${2 * radius + ringWidth} 0 a ${radius + ringWidth / 2} ${radius + ringWidth / 2} 0 1 1 ${-(2 * radius + ringWidth)} 0"/>`
     : '';
-  const background = circle || style.ringText
+  // A silhouette's outside stays transparent; the symbol and its quiet zone always get the background.
+  const background = mask && mask !== 'circle' && !style.ringText
+    ? `<rect x="${n2(offset - quiet)}" y="${n2(offset - quiet)}" width="${box}" height="${box}" fill="${bg}"/>`
+    : circle || style.ringText
     ? `<circle cx="${center}" cy="${center}" r="${radius + ringWidth}" fill="${style.ringText ? (style.ringColor ?? '#000000') : bg}"/>${style.ringText ? `<circle cx="${center}" cy="${center}" r="${radius}" fill="${bg}"/>` : ''}`
     : `<rect width="${total}" height="${total}" fill="${bg}"/>`;
   const ringTextSvg = style.ringText

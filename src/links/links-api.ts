@@ -10,6 +10,7 @@ import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { LinkChangelog } from './changelog/link-changelog.ts';
 import { LinkStore } from './links/link-store.ts';
 import { linkRoutes } from './links/link-routes.ts';
+import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
 import { RenderPool } from './qr/render-pool.ts';
 import { qrRoutes } from './qr/qr-routes.ts';
@@ -39,10 +40,19 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
 
   await app.register(async (api) => {
     api.addHook('onRequest', authenticate);
-    await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase });
+    await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
     await campaignRoutes(api, campaigns);
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg });
-    await qrRoutes(api, { pool: renderPool, pg, shortLinkBase });
+    await qrRoutes(api, {
+      pool: renderPool,
+      pg,
+      shortLinkBase,
+      images: {
+        timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS,
+        maxBytes: config.QR_IMAGE_MAX_BYTES,
+        allowHosts: config.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
+      },
+    });
     // Unknown /api/v1 paths pass through authentication too, so they carry the rate-limit headers.
     api.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)));
   }, { prefix: '/api/v1' });

@@ -22,9 +22,16 @@ export const ConfigSchema = Type.Object({
   REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
   /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
+  /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */
+  SCAN_JOURNAL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
   /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
   RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
   RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),
+  /** Hosts that outbound fetches (QR images; webhooks) may reach although their addresses are private, comma-separated. */
+  OUTBOUND_ALLOW_HOSTS: Type.String({ default: '' }),
+  /** Halftone QR images: the largest accepted image and the time a URL may take to deliver it. */
+  QR_IMAGE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024 }),
+  QR_IMAGE_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */

@@ -147,6 +147,25 @@ describe('redirect', () => {
   });
 });
 
+describe('HEAD and refusals', () => {
+  it('answers HEAD with the redirect but records no scan; refused requests record none either', async () => {
+    const link = await createLink({ destination: 'https://example.com/head' });
+    const head = await fetch(`${one.url}/${link.shortId}`, { method: 'HEAD', redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
+    expect(head.status).toBe(302);
+    expect(head.headers.get('location')).toBe('https://example.com/head');
+    const unknownShort = `nothing-${link.shortId}`;
+    expect((await scan(one.url, unknownShort)).status).toBe(404);
+    await api.delete(`/api/v1/links/${link.id}`);
+    await eventually(async () => (await scan(one.url, link.shortId)).status === 410, 2000, 20);
+    // One real scan after reactivation, so we know when the topic has caught up.
+    await api.patch(`/api/v1/links/${link.id}`, { isActive: true });
+    await eventually(async () => (await scan(one.url, link.shortId)).status === 302, 2000, 20);
+    const messages = await readTopic<ScanEvent>(one.platform.config, 'scans', (m) => m.some((x) => x.value.linkId === link.id));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(messages.filter((m) => m.value.linkId === link.id)).toHaveLength(1);
+  });
+});
+
 describe('redirect route boundaries', () => {
   it('answers odd paths without a 5xx', async () => {
     for (const path of ['%00', '..%2f..%2fetc', 'a'.repeat(300), '%E2%98%83', 'x?y=%zz']) {

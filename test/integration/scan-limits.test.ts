@@ -8,6 +8,9 @@ import { LinkChangelog } from '../../src/links/changelog/link-changelog.ts';
 import { scanLimitKind } from '../../src/links/scans/scan-limit-actor.ts';
 import { client, freshIp, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
 import { eventually } from '../support/env.ts';
+import { readTopic } from '../support/topic-reader.ts';
+import type { ScanEvent } from '../../src/links/scans/scan-event.ts';
+import { scansTopic } from '../../topics/scans.ts';
 
 let one: TestIngress;
 let two: TestIngress;
@@ -59,6 +62,20 @@ describe('scan limit', () => {
     await eventually(async () => (await counted(link.id)) === 5, 10_000, 100);
     const got = (await api.get(`/api/v1/links/${link.id}`)).body;
     expect(got.exhaustedAt).toBeTruthy();
+  });
+
+  it('counts a scan delivered twice (at another offset) only once', async () => {
+    const { body: link } = await api.post('/api/v1/links', { destination: 'https://example.com/dupes', scanLimit: 1000 });
+    await eventually(async () => !!one.app.redirects.cache.get(link.shortId), 5000, 20);
+    for (let i = 0; i < 3; i++) expect((await scan(one.url, link.shortId)).status).toBe(302);
+    await eventually(async () => (await counted(link.id)) === 3, 10_000, 100);
+    const events = (await readTopic<ScanEvent>(one.platform.config, 'scans', (m) => m.filter((x) => x.value.linkId === link.id).length >= 3)).filter((m) => m.value.linkId === link.id);
+    await one.platform.publisher.publish(scansTopic, events.map((m) => ({ key: m.key, value: m.value })));
+    // One more real scan after the duplicates, so we know the actor has passed them.
+    expect((await scan(one.url, link.shortId)).status).toBe(302);
+    await eventually(async () => (await counted(link.id)) >= 4, 10_000, 100);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await counted(link.id)).toBe(4);
   });
 
   it('reopens when the limit is raised above the scans so far, and closes at once when lowered to them', async () => {

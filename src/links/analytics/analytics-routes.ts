@@ -94,10 +94,14 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
       if (!found.rowCount) throw notFound('link');
     }
     const format = q.format ?? 'csv';
+    const abort = new AbortController();
+    // A client that goes away cancels the query.
+    request.raw.once('close', () => abort.abort());
+    reply.raw.once('close', () => abort.abort());
     const stream = await exportScans(deps.clickhouse, {
       workspaceId: request.auth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
       includeBots: q.includeBots ?? true, limit: q.limit ?? 50_000, format,
-    });
+    }, abort.signal);
     return reply
       .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
       .header('content-disposition', `attachment; filename="scans.${format}"`)

@@ -12,12 +12,14 @@ export interface LinkRoutesDeps {
   store: LinkStore;
   changelog: LinkChangelog;
   baseUrl: string;
+  /** Called for links whose scan limit was set, changed or removed. */
+  onScanLimitChanged: (linkId: string) => Promise<void>;
 }
 
 const IdParams = Type.Object({ id: Type.String({ description: 'Link UUID.' }) });
 
 export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> {
-  const { store, changelog, baseUrl } = deps;
+  const { store, changelog, baseUrl, onScanLimitChanged } = deps;
   const tags = ['links'];
 
   app.post('/links', {
@@ -59,6 +61,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
   }, async (request) => {
     const row = await store.update(request.auth.workspaceId, request.params.id, request.body);
     if (!row) throw notFound('link');
+    if (request.body.scanLimit !== undefined) await onScanLimitChanged(row.id);
     await changelog.publishSoon([row.id]);
     return toLink(row, baseUrl);
   });
@@ -85,6 +88,11 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
   }, async (request) => {
     const result = await runBulk(store, request.auth.workspaceId, request.body.operations, baseUrl);
     const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));
+    for (const [i, op] of request.body.operations.entries()) {
+      const changes = (op as { changes?: { scanLimit?: unknown } }).changes;
+      const link = result.results[i]?.link;
+      if (link && changes && changes.scanLimit !== undefined) await onScanLimitChanged(link.id);
+    }
     await changelog.publishSoon(changed, 5000);
     return result;
   });

@@ -9,6 +9,8 @@ import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { BWIP_ID, barcodeText, SYMBOLOGIES } from './barcode-rules.ts';
 import type { RenderPool } from './render-pool.ts';
+import { loadHalftoneImage } from './halftone-image.ts';
+import type { OutboundOptions } from '../../platform/http/outbound.ts';
 import type { RenderResult, RenderTask } from './render-task.ts';
 import { contrast, darkColors, MASK_SHAPES } from './qr-style.ts';
 import { canUseAdvancedQrStyles } from '../workspaces/plans.ts';
@@ -46,6 +48,15 @@ export const QrBody = Type.Object(
           ringText: Type.Optional(Type.String({ minLength: 1, maxLength: 48, description: 'Text set along a circular ring frame around the code.', examples: ['SCAN FOR THE MENU'] })),
           ringColor: Type.Optional(HexColor('Colour of the ring.', '#000000')),
           ringTextColor: Type.Optional(HexColor('Colour of the ring text.', '#ffffff')),
+          halftone: Type.Optional(
+            Type.Object(
+              {
+                image: Type.String({ minLength: 1, maxLength: 1_500_000, description: 'An http(s) URL (public addresses only; fetched with a timeout and a size cap, no redirects) or a data:image/(png|jpeg|gif|webp);base64 URI. At most 1 MiB.' }),
+                opacity: Type.Optional(Type.Number({ minimum: 0.1, maximum: 1, default: 1 })),
+              },
+              { additionalProperties: false, description: 'Halftone art (Pro and Enterprise): the picture under the code, modules reduced to marks at their centres.' },
+            ),
+          ),
           mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette filled with decorative modules; outside it the image is transparent.' })),
         },
         { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H. Dark colours need a contrast of at least 3:1 against bgColor.' },
@@ -77,8 +88,10 @@ function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTas
   return reply.type(image.contentType).send(Buffer.from(image.body));
 }
 
-export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; shortLinkBase: string }): Promise<void> {
+export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; shortLinkBase: string; images: OutboundOptions }): Promise<void> {
   app.post('/qr', {
+    // Room for a base64 halftone image of up to 1 MiB.
+    bodyLimit: 2 * 1024 * 1024,
     schema: {
       tags: ['qr'], summary: 'Render the QR code of a link (PNG or SVG)',
       description: 'Encodes the link\'s short URL. 100 to 1024 px. A `style` needs format svg (400 styled_png_not_supported) and always uses error correction H. 503 render_busy when the renderer is saturated.',
@@ -90,7 +103,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     if (body.style && body.format !== 'svg') {
       throw new ApiError(400, 'styled_png_not_supported', 'Styled QR codes are SVG only; ask for format "svg".', [{ path: '/format', message: 'must be svg with a style' }]);
     }
-    if (body.style?.mask && !canUseAdvancedQrStyles(request.auth.plan)) {
+    if ((body.style?.mask || body.style?.halftone) && !canUseAdvancedQrStyles(request.auth.plan)) {
       throw new ApiError(403, 'plan_upgrade_required', 'Shape masks and halftone art need the Pro or Enterprise plan.');
     }
     if (body.style) {
@@ -101,6 +114,10 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     }
     const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.auth.workspaceId]);
     if (!found.rowCount) throw notFound('link');
+    // The picture is fetched and checked here, before any rendering; the worker only embeds it.
+    const style = body.style?.halftone
+      ? { ...body.style, halftone: { ...body.style.halftone, image: await loadHalftoneImage(body.style.halftone.image, deps.images) } }
+      : body.style;
     const task: RenderTask = {
       kind: 'qr',
       text: `${deps.shortLinkBase}/${body.shortId}`,
@@ -110,7 +127,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       errorCorrection: body.style ? 'H' : (body.errorCorrection ?? 'M'),
       fgColor: body.style?.fgColor ?? '#000000',
       bgColor: body.style?.bgColor ?? '#ffffff',
-      ...(body.style ? { style: body.style } : {}),
+      ...(style ? { style } : {}),
     };
     return sendImage(request, reply, task, await deps.pool.render(task));
   });

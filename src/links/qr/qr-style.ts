@@ -24,6 +24,8 @@ export interface QrStyle {
   ringTextColor?: string;
   /** A silhouette filled with decorative modules around the symbol (Pro and Enterprise). */
   mask?: MaskShape;
+  /** Halftone art (Pro and Enterprise): a picture under the symbol, the modules reduced to marks at their centres. */
+  halftone?: { image: string; opacity?: number };
 }
 
 export const MASK_SHAPES = ['circle', 'heart', 'star', 'hexagon'] as const;
@@ -91,6 +93,11 @@ function moduleSvg(x: number, y: number, shape: ModuleShape): string {
   }
 }
 
+/** The centre mark of a halftone module (a third of the module is enough for scanners). */
+function halftoneMark(x: number, y: number, shape: ModuleShape): string {
+  return shape === 'dots' ? `<circle cx="${x + 0.5}" cy="${y + 0.5}" r="0.25"/>` : `<rect x="${x + 0.3}" y="${y + 0.3}" width="0.4" height="0.4"/>`;
+}
+
 /** A finder pattern at (x, y): a 7×7 frame one module thick and a 3×3 ball. */
 function eyeSvg(x: number, y: number, frame: EyeShape, ball: EyeShape, fill: string): string {
   const frameSvg =
@@ -139,7 +146,21 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
   const center = total / 2;
 
   const parts: string[] = [];
-  for (let r = 0; r < n; r++) {
+  // Halftone: every module shows the picture, except a mark at its centre, dark or light, which is
+  // where scanners sample it; function patterns stay whole.
+  const lightParts: string[] = [];
+  if (style.halftone) {
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < n; c++) {
+        if (inEye(r, c)) continue;
+        const x = n2(offset + c);
+        const y = n2(offset + r);
+        const mark = qr.modules.isReserved(r, c) ? `<rect x="${x}" y="${y}" width="1.02" height="1.02"/>` : halftoneMark(x, y, moduleShape);
+        (qr.modules.get(r, c) ? parts : lightParts).push(mark);
+      }
+    }
+  }
+  for (let r = 0; r < n && !style.halftone; r++) {
     for (let c = 0; c < n; c++) {
       // Function patterns (timing, alignment, format and version information) stay square: only data
       // modules take the style, as scanners find the pattern by those exact shapes.
@@ -179,6 +200,10 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
   const ringTextSvg = style.ringText
     ? `<text font-family="Helvetica, Arial, sans-serif" font-size="2.2" font-weight="bold" letter-spacing="0.3" fill="${style.ringTextColor ?? '#ffffff'}" dominant-baseline="central"><textPath href="#ring" startOffset="25%" text-anchor="middle">${escapeXml(style.ringText)}</textPath></text>`
     : '';
+  const picture = style.halftone
+    ? `<image href="${style.halftone.image}" x="${n2(offset)}" y="${n2(offset)}" width="${n}" height="${n}" preserveAspectRatio="xMidYMid slice" opacity="${style.halftone.opacity ?? 1}"/><g fill="${bg}">${lightParts.join('')}</g>`
+      + [[offset, offset], [offset + n - 8, offset], [offset, offset + n - 8]].map(([x, y]) => `<rect x="${n2(x!)}" y="${n2(y!)}" width="8" height="8" fill="${bg}"/>`).join('')
+    : '';
   const eyes = [
     [offset, offset],
     [offset + n - 7, offset],
@@ -187,5 +212,5 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
     .map(([x, y]) => eyeSvg(n2(x!), n2(y!), style.eyeFrameShape ?? 'square', style.eyeBallShape ?? 'square', eyeFill))
     .join('');
 
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${options.size}" height="${options.size}" viewBox="0 0 ${n2(total)} ${n2(total)}" shape-rendering="${moduleShape === 'square' ? 'crispEdges' : 'geometricPrecision'}"><defs>${gradient}${ring}</defs>${background}${ringTextSvg}<g fill="${fg}">${parts.join('')}</g>${eyes}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${options.size}" height="${options.size}" viewBox="0 0 ${n2(total)} ${n2(total)}" shape-rendering="${moduleShape === 'square' ? 'crispEdges' : 'geometricPrecision'}"><defs>${gradient}${ring}</defs>${background}${ringTextSvg}${picture}<g fill="${fg}">${parts.join('')}</g>${eyes}</svg>`;
 }

@@ -106,11 +106,13 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
 
     const userAgent = request.headers['user-agent'];
+    const target = routeFor(link, platformOf(userAgent));
+    // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan.
+    if (request.method === 'HEAD') return reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
     // A limited link admits a human scan only while it has scans left (bots do not use them up).
     if (link.scanLimit !== null && !(userAgent && isbot(userAgent)) && !(await admitScan(link.id, link.scanLimit))) {
       return refuse(request, reply, 'scan_limit_reached');
     }
-    const target = routeFor(link, platformOf(userAgent));
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
     const queryAt = request.url.indexOf('?');

@@ -25,6 +25,16 @@ end
 return 1
 `;
 
+export const scanLimitKey = (linkId: string) => `scan-limit:${linkId}`;
+
+/**
+ * Forgets a link's counter when its limit changes: while a link had no limit its scans were not
+ * counted here, so the next admission reseeds from the durable count instead of a stale one.
+ */
+export async function resetScanLimitCounter(redis: Redis, linkId: string): Promise<void> {
+  await redis.del(scanLimitKey(linkId));
+}
+
 type WithTake = Redis & { scanLimitTake(key: string, limit: number): Promise<number> };
 
 export class ScanLimitGuard {
@@ -37,7 +47,7 @@ export class ScanLimitGuard {
 
   /** True when one more scan of the link fits within its limit (and counts it). */
   async admit(linkId: string, limit: number): Promise<boolean> {
-    const key = `scan-limit:${linkId}`;
+    const key = scanLimitKey(linkId);
     let result = await this.redis.scanLimitTake(key, limit);
     if (result === -1) {
       const { rows } = await this.pg.query<{ scans: string }>('SELECT scans FROM link_scan_counts WHERE link_id = $1', [linkId]);

@@ -5,11 +5,34 @@
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
+import { isTransient } from '../../platform/actors/transient.ts';
 
 export interface ShipperStats {
   shipped: number;
   dropped: number;
   sendFailures: number;
+}
+
+/** Keeps each produce request well under Kafka's default 1 MB message limit. */
+const MAX_BATCH_BYTES = 512 * 1024;
+
+/** Splits records into batches of at most MAX_BATCH_BYTES of JSON (a fair measure of their Avro size) and maxCount records. */
+export function batchesOf<T>(records: readonly T[], maxCount: number): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = JSON.stringify(record).length;
+    if (current.length > 0 && (bytes + size > MAX_BATCH_BYTES || current.length >= maxCount)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(record);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }
 
 export class JournalShipper<T> {
@@ -56,7 +79,7 @@ export class JournalShipper<T> {
       if (this.stopped) return;
       const records = read<T>(path);
       try {
-        for (let i = 0; i < records.length; i += this.maxBatch) await this.send(records.slice(i, i + this.maxBatch));
+        for (const batch of batchesOf(records, this.maxBatch)) await this.sendOrIsolate(batch);
       } catch (err) {
         this.stats.sendFailures++;
         this.nextAttemptAt = Date.now() + Math.min(5000, 200 * 2 ** Math.min(this.consecutiveFailures, 5));
@@ -67,6 +90,27 @@ export class JournalShipper<T> {
       this.consecutiveFailures = 0;
       this.stats.shipped += records.length;
       rmSync(path, { force: true });
+    }
+  }
+
+  /**
+   * Sends a batch. A failure that no retry can mend (a record that cannot be encoded, or is too
+   * large for Kafka) must not hold up every later scan: the batch is split until the bad records
+   * stand alone, and those are set aside (logged with their scanId and counted), the rest sent.
+   */
+  private async sendOrIsolate(batch: T[]): Promise<void> {
+    try {
+      await this.send(batch);
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      if (batch.length === 1) {
+        this.stats.dropped++;
+        this.log.error({ err, record: JSON.stringify(batch[0]).slice(0, 500) }, 'scan cannot be published; set aside');
+        return;
+      }
+      const half = Math.ceil(batch.length / 2);
+      await this.sendOrIsolate(batch.slice(0, half));
+      await this.sendOrIsolate(batch.slice(half));
     }
   }
 

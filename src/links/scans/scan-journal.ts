@@ -7,10 +7,11 @@
 // So: if Kafka is away, redirects go on and scans wait on disk, then go out
 // when it is back; if this process dies, the scans of the last FLUSH_MS not yet
 // written are lost (nothing else), and the segments it left are shipped by the
-// next process that starts on this journal directory. A segment that was
+// next ingress that runs on this journal directory (a journal is orphaned once
+// its lease file has not been refreshed for SCAN_JOURNAL_LEASE_MS). A segment that was
 // shipped but not yet deleted when the process died is shipped again:
 // consumers deduplicate by scanId, as they must for at-least-once anyway.
-import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
@@ -27,14 +28,20 @@ export interface ScanJournalOptions {
   sealMs?: number;
 }
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+/** A journal refreshes its lease this often; one not refreshed for SCAN_JOURNAL_LEASE_MS belongs to a stopped process. */
+const LEASE_REFRESH_MS = 1000;
+
+/** Milliseconds since a journal directory's lease (or, lacking one, the directory) was last touched. */
+function leaseAge(dir: string): number {
+  for (const path of [join(dir, 'lease'), dir]) {
+    try {
+      return Date.now() - statSync(path).mtimeMs;
+    } catch {
+      // no lease yet: try the directory itself
+    }
   }
-};
+  return 0;
+}
 
 export class ScanJournal<T> {
   private buffer: T[] = [];
@@ -47,6 +54,8 @@ export class ScanJournal<T> {
   private sealTimer: NodeJS.Timeout | undefined;
   private shipper: Worker | undefined;
   private stopping = false;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private shipperRestarts = 0;
   private readonly flushMs: number;
   private readonly sealMs: number;
   readonly stats = { journaled: 0 };
@@ -54,7 +63,6 @@ export class ScanJournal<T> {
   constructor(private readonly options: ScanJournalOptions) {
     this.flushMs = options.flushMs ?? 20;
     this.sealMs = options.sealMs ?? 100;
-    // One directory per journal, named after the process so a later process knows when it is orphaned.
     this.ownDir = join(options.dir, `${process.pid}-${randomUUID().slice(0, 8)}`);
   }
 
@@ -65,19 +73,34 @@ export class ScanJournal<T> {
 
   async start(): Promise<void> {
     mkdirSync(this.ownDir, { recursive: true });
+    this.touchLease();
     this.adoptOrphans();
     this.openSegment();
-    await this.startShipper();
+    this.startShipper();
     this.flushTimer = setInterval(() => this.flush(), this.flushMs);
     this.sealTimer = setInterval(() => this.seal(), this.sealMs);
-    this.flushTimer.unref();
-    this.sealTimer.unref();
+    // The lease says this journal is alive; orphans are looked for again now and then.
+    let ticks = 0;
+    this.leaseTimer = setInterval(() => {
+      this.touchLease();
+      if (++ticks % 5 === 0) this.adoptOrphans();
+    }, LEASE_REFRESH_MS);
+    for (const timer of [this.flushTimer, this.sealTimer, this.leaseTimer]) timer.unref();
+  }
+
+  private touchLease(): void {
+    try {
+      writeFileSync(join(this.ownDir, 'lease'), String(process.pid));
+    } catch (err) {
+      this.options.log.error({ err }, 'scan journal lease could not be refreshed');
+    }
   }
 
   /** Writes what is buffered and lets the shipper send what it can within `timeoutMs`; the rest stays on disk. */
   async stop(timeoutMs = 5000): Promise<void> {
     clearInterval(this.flushTimer);
     clearInterval(this.sealTimer);
+    clearInterval(this.leaseTimer);
     this.flush();
     this.seal();
     if (this.fd !== undefined) closeSync(this.fd);
@@ -105,20 +128,23 @@ export class ScanJournal<T> {
     }
   }
 
-  private async startShipper(): Promise<void> {
+  /** Starts the shipper thread; if it ever exits, it is started again (with growing pauses). */
+  private startShipper(): void {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
     const shipper = startTsWorker(new URL('./shipper-thread.ts', import.meta.url), { dir: this.ownDir, env });
     this.shipper = shipper;
-    await new Promise<void>((resolve, reject) => {
-      shipper.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve() : undefined));
-      shipper.once('error', reject);
+    shipper.on('message', (m: { type: string }) => {
+      if (m.type === 'ready') this.shipperRestarts = 0;
     });
     shipper.on('error', (err) => this.options.log.error({ err }, 'scan shipper thread failed'));
     shipper.on('exit', (code) => {
       if (this.stopping) return;
       // The segments are on disk; a new shipper picks them up.
-      this.options.log.error({ code }, 'scan shipper thread exited; restarting it');
-      setTimeout(() => void this.startShipper().catch((err) => this.options.log.error({ err }, 'scan shipper restart failed')), 1000);
+      const delay = Math.min(30_000, 1000 * 2 ** this.shipperRestarts++);
+      this.options.log.error({ code, restartInMs: delay }, 'scan shipper thread exited; restarting it');
+      setTimeout(() => {
+        if (!this.stopping) this.startShipper();
+      }, delay).unref();
     });
   }
 
@@ -164,11 +190,10 @@ export class ScanJournal<T> {
       return;
     }
     for (const entry of entries) {
-      const pid = Number(entry.split('-')[0]);
-      if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
       const dir = join(this.options.dir, entry);
-      if (!statSync(dir).isDirectory()) continue;
+      if (dir === this.ownDir || !statSync(dir).isDirectory() || leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS) continue;
       for (const file of readdirSync(dir)) {
+        if (file === 'lease') continue;
         const target = join(this.ownDir, `0-adopted-${entry}-${file.replace(/\.open$/, '.jsonl')}`);
         try {
           renameSync(join(dir, file), target);

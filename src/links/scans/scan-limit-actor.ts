@@ -1,9 +1,10 @@
 // The scan-limit actor: counts each link's scans (bots excluded) from the
 // `scans` topic and, when a link reaches its scan limit, marks it exhausted and
 // publishes the new state to links.changelog, from which every ingress stops
-// redirecting it. Counting is exactly-once in effect: the counts and the last
-// applied offset of the partition are written in one Postgres transaction, and
-// messages at or below that offset are skipped on replay.
+// redirecting it. Counting is exactly-once in effect: the counts, the counted
+// scan ids and the last applied offset of the partition are written in one
+// Postgres transaction; messages at or below that offset are skipped on
+// replay, and a scan delivered again at another offset is recognised by its id.
 //
 // Concurrent scans are held to the limit at the ingress by ScanLimitGuard
 // (src/links/redirect/scan-limit-guard.ts); this actor is the durable count it
@@ -44,8 +45,22 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
           await client.query('COMMIT');
           return;
         }
+        const humans = fresh.filter((m) => !m.value.isBot);
+        const firstSeen = humans.length
+          ? new Set(
+              (
+                await client.query<{ scan_id: string }>(
+                  'INSERT INTO counted_scans (scan_id) SELECT unnest($1::uuid[]) ON CONFLICT (scan_id) DO NOTHING RETURNING scan_id',
+                  [[...new Set(humans.map((m) => m.value.scanId))]],
+                )
+              ).rows.map((r) => r.scan_id),
+            )
+          : new Set<string>();
         const perLink = new Map<string, number>();
-        for (const m of fresh) if (!m.value.isBot) perLink.set(m.value.linkId, (perLink.get(m.value.linkId) ?? 0) + 1);
+        for (const m of humans) {
+          if (!firstSeen.delete(m.value.scanId)) continue; // already counted (a redelivery)
+          perLink.set(m.value.linkId, (perLink.get(m.value.linkId) ?? 0) + 1);
+        }
         if (perLink.size > 0) {
           const ids = [...perLink.keys()];
           await client.query(
@@ -71,6 +86,8 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
            ON CONFLICT (group_id, topic, partition) DO UPDATE SET "offset" = EXCLUDED."offset"`,
           [SCAN_LIMIT_GROUP, topic, partition, last],
         );
+        // Forget ids older than any duplicate could be (the topic keeps scans 7 days), a little at a time.
+        await client.query(`DELETE FROM counted_scans WHERE scan_id IN (SELECT scan_id FROM counted_scans WHERE seen_at < now() - interval '8 days' LIMIT 1000)`);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});

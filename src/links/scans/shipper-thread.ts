@@ -24,10 +24,27 @@ const kafka = createKafka(config, log);
 const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
 const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
 const enrich = scanEnricher(await Geo.load(), config.CLICK_ID_SECRET);
-await producer.connect();
-await publisher.register([scansTopic]);
 
-const shipper = new JournalShipper<RawScan>(dir, (raws) => publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) }))), log);
+// Kafka and the registry are reached when there is something to ship, and again after a failure,
+// so the thread starts (and the ingress serves) while they are away.
+let connected: Promise<void> | undefined;
+const ensureConnected = () =>
+  (connected ??= (async () => {
+    await producer.connect();
+    await publisher.register([scansTopic]);
+  })().catch((err) => {
+    connected = undefined;
+    throw err;
+  }));
+
+const shipper = new JournalShipper<RawScan>(
+  dir,
+  async (raws) => {
+    await ensureConnected();
+    await publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) })));
+  },
+  log,
+);
 // Also on a timer: segments adopted from a stopped process, and retries after a failure.
 const timer = setInterval(() => shipper.shipSoon(), 250);
 

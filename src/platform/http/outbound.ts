@@ -1,0 +1,97 @@
+// Fetches from addresses the service does not control (an image by URL; later
+// webhooks) without letting a caller reach inside our network: the address is
+// checked at connect time (a custom DNS lookup, so a name that resolves to a
+// private address is refused even if it changed after a first check), private,
+// loopback, link-local and other non-public ranges are refused unless the host
+// is on the allow-list, redirects are not followed, and time and size are bounded.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96]] as const) {
+  blocked.addSubnet(net, prefix, 'ipv6');
+}
+
+/** True for addresses that are not on the public internet. */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+export class OutboundError extends Error {
+  constructor(readonly reason: 'address_refused' | 'timeout' | 'too_large' | 'status' | 'redirect' | 'network' | 'bad_url', message: string) {
+    super(message);
+  }
+}
+
+export interface OutboundOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  /** Host names or addresses that may be private (tests, internal services an operator trusts). */
+  allowHosts: readonly string[];
+}
+
+export async function fetchPublic(rawUrl: string, options: OutboundOptions): Promise<{ bytes: Buffer; contentType: string }> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new OutboundError('bad_url', 'not an absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundError('bad_url', 'only http and https URLs can be fetched');
+  if (url.username || url.password) throw new OutboundError('bad_url', 'URLs with credentials are refused');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const allowed = options.allowHosts.includes(host);
+  // An address literal skips DNS, so it is checked here; names are checked in the lookup.
+  if (isIP(host) && !allowed && isPrivateAddress(host)) throw new OutboundError('address_refused', `${host} is not a public address`);
+  const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      const list = addresses as LookupAddress[];
+      const bad = list.find((a) => isPrivateAddress(a.address));
+      if (bad && !allowed) return callback(new OutboundError('address_refused', `${hostname} resolves to ${bad.address}, not a public address`), '', 4);
+      if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      return callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.get(url, { lookup, timeout: options.timeoutMs, headers: { 'user-agent': 'linkmail-fetch/1', accept: 'image/*' } }, (response) => {
+      const status = response.statusCode ?? 0;
+      if (status >= 300 && status < 400) {
+        response.resume();
+        return reject(new OutboundError('redirect', `answered ${status}; redirects are not followed`));
+      }
+      if (status < 200 || status >= 300) {
+        response.resume();
+        return reject(new OutboundError('status', `answered HTTP ${status}`));
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > options.maxBytes) {
+          request.destroy();
+          reject(new OutboundError('too_large', `larger than ${options.maxBytes} bytes`));
+        } else chunks.push(chunk);
+      });
+      response.on('end', () => resolve({ bytes: Buffer.concat(chunks), contentType: String(response.headers['content-type'] ?? '') }));
+      response.on('error', (err) => reject(new OutboundError('network', err.message)));
+    });
+    // The whole exchange, not only the idle time between packets, is bounded.
+    const deadline = setTimeout(() => request.destroy(new OutboundError('timeout', `no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('timeout', () => request.destroy(new OutboundError('timeout', `no answer within ${options.timeoutMs} ms`)));
+    request.on('error', (err) => reject(err instanceof OutboundError ? err : new OutboundError('network', err.message)));
+  });
+}

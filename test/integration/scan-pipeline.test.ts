@@ -118,7 +118,7 @@ describe('scan pipeline', () => {
     await stopKafka();
     try {
       for (let i = 0; i < 50; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
+        const res = await fetch(`http://127.0.0.1:${port}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
         expect(res.status).toBe(302);
       }
       await new Promise((r) => setTimeout(r, 300)); // past the 20 ms journal flush

@@ -1,5 +1,8 @@
 // QR codes and barcodes over real HTTP, rendered in the worker pool, and read
 // back by real decoders: every image must scan to exactly what it should hold.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
 import { decodeBarcode, decodeQr, pngSize, svgToPng } from '../support/decode.ts';
@@ -98,6 +101,75 @@ describe('POST /api/v1/qr', () => {
   it("answers 404 for another workspace's link", async () => {
     const other = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
     expect((await other.post('/api/v1/qr', { shortId, format: 'png' })).status).toBe(404);
+  });
+});
+
+describe('halftone art', () => {
+  // A colourful picture made here (the network has nothing to fetch from).
+  const picture = (() => {
+    const img = new PNG({ width: 96, height: 96 });
+    for (let y = 0; y < 96; y++) for (let x = 0; x < 96; x++) {
+      const i = (y * 96 + x) * 4;
+      img.data[i] = x * 2; img.data[i + 1] = y * 2; img.data[i + 2] = (x + y) * 1.3; img.data[i + 3] = 255;
+    }
+    return PNG.sync.write(img);
+  })();
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/img.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(picture);
+      if (req.url === '/big') return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(3 * 1024 * 1024, 1));
+      if (req.url === '/text') return res.writeHead(200, { 'content-type': 'image/png' }).end('not an image at all');
+      if (req.url === '/moved') return res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+      // /slow never answers.
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('blends a base64 picture into a code that still scans', async () => {
+    const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style: { halftone: { image: `data:image/png;base64,${picture.toString('base64')}` } } });
+    expect(res.status).toBe(200);
+    expect(res.bytes.toString()).toContain('<image');
+    expect(await decodeBarcode(svgToPng(res.bytes, 700))).toContainEqual({ format: 'QRCode', text: shortUrl });
+    const notImage = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { halftone: { image: `data:image/png;base64,${Buffer.from('hello').toString('base64')}` } } });
+    expect(notImage.body.error.code).toBe('invalid_image');
+  });
+
+  it('refuses image URLs on private addresses', async () => {
+    for (const url of [`${base}/img.png`, 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://10.0.0.1/x']) {
+      const res = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { halftone: { image: url } } });
+      expect(res.status, url).toBe(400);
+      expect(res.body.error.code).toBe('image_address_refused');
+    }
+  });
+
+  it('fetches an allowed URL with a timeout, a size cap, no redirects and a type check', async () => {
+    const allowed = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', QR_IMAGE_FETCH_TIMEOUT_MS: '500' });
+    try {
+      const ws = await workspaceWithKey(allowed.url);
+      const c = client(allowed.url, ws.key);
+      const { body: link } = await c.post('/api/v1/links', { destination: 'https://example.com/art' });
+      const ok = await fetch(`${allowed.url}/api/v1/qr`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ shortId: link.shortId, format: 'svg', size: 600, style: { halftone: { image: `${base}/img.png`, opacity: 0.8 } } }) });
+      expect(ok.status).toBe(200);
+      expect(await decodeBarcode(svgToPng(Buffer.from(await ok.arrayBuffer()), 700))).toContainEqual({ format: 'QRCode', text: link.shortUrl });
+      const cases: [string, string][] = [['/slow', 'image_fetch_failed'], ['/big', 'image_fetch_failed'], ['/text', 'invalid_image'], ['/moved', 'image_fetch_failed']];
+      for (const [path, code] of cases) {
+        const started = Date.now();
+        const res = await c.post('/api/v1/qr', { shortId: link.shortId, format: 'svg', style: { halftone: { image: `${base}${path}` } } });
+        expect(res.status, path).toBe(400);
+        expect(res.body.error.code, path).toBe(code);
+        expect(Date.now() - started).toBeLessThan(5000);
+      }
+    } finally {
+      await allowed.close();
+    }
   });
 });
 

@@ -61,9 +61,11 @@ export interface LoadResult {
 }
 
 /** One autocannon run, bounded by duration and by request count. */
-export async function load(url: string, options: { connections: number; seconds: number; maxRequests?: number; rate?: number; headers?: Record<string, string> }): Promise<LoadResult> {
+export async function load(url: string, options: { connections: number; seconds: number; maxRequests?: number; rate?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string }): Promise<LoadResult> {
   const result = await autocannon({
     url,
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.body ? { body: options.body } : {}),
     connections: options.connections,
     duration: options.seconds,
     // Bounded in time (duration) and in count (maxOverallRequests stops early; `amount` would replace the duration).

@@ -1,5 +1,7 @@
 // The render worker (a Piscina task): draws QR codes with `qrcode` and
 // barcodes with `bwip-js`, off the ingress's event loop.
+import { setPriority } from 'node:os';
+import { isMainThread } from 'node:worker_threads';
 import bwipjs from 'bwip-js';
 import QRCode from 'qrcode';
 import type { BarcodeTask, QrTask, RenderResult, RenderTask } from './render-task.ts';
@@ -36,6 +38,16 @@ async function barcode(task: BarcodeTask): Promise<RenderResult> {
   };
   if (task.format === 'svg') return { contentType: 'image/svg+xml', body: Buffer.from(bwipjs.toSVG(options)) };
   return { contentType: 'image/png', body: await bwipjs.toBuffer(options) };
+}
+
+// On Linux a thread can lower its own scheduling priority: rendering then takes the CPU the
+// event loop (redirects) leaves free, instead of competing with it.
+if (!isMainThread) {
+  try {
+    setPriority(10);
+  } catch {
+    // not permitted here: render at normal priority
+  }
 }
 
 export default async function render(task: RenderTask): Promise<RenderResult> {

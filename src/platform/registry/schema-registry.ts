@@ -54,14 +54,17 @@ export async function registerTopicSchema<T>(registry: SchemaRegistry, prefix: s
   const topic = prefixed(prefix, def.name);
   const schema = await loadSchema(def.valueSchema);
   const register = () => registry.register({ type: SchemaType.AVRO, schema }, { subject: `${topic}-value`, compatibility: COMPATIBILITY.BACKWARD });
-  let id: number;
-  try {
-    ({ id } = await register());
-  } catch (err) {
-    // Two processes registering a new subject at once both try to create its compatibility
-    // rule; the registry refuses the second. The subject exists now, so one more try succeeds.
-    if (!/already exists/i.test((err as Error).message)) throw err;
-    ({ id } = await register());
+  // Two processes registering a new subject at once race on creating its compatibility rule: the
+  // loser is refused ("already exists"), or reads the subject before the rule is set (NONE instead
+  // of BACKWARD). Either way the winner finishes in a moment, and a later try succeeds.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { id } = await register();
+      return new TopicCodec<T>(registry, topic, id);
+    } catch (err) {
+      const race = /already exists|Compatibility does not match the configuration \(BACKWARD != NONE\)/i.test((err as Error).message);
+      if (!race || attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
   }
-  return new TopicCodec<T>(registry, topic, id);
 }

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
 import type { createAttemptGuard } from '../auth/api-auth.ts';
@@ -19,7 +20,6 @@ const KeyInfo = Type.Object(
   { title: 'ApiKey' },
 );
 const WsParams = Type.Object({ workspaceId: Type.String() });
-const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 export async function adminRoutes(

@@ -6,7 +6,7 @@ import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } 
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { isUuid } from '../links/link-store.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import { AnalyticsQueries, type AnalyticsFilter, type AnalyticsResult } from './analytics-queries.ts';
 import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { exportScans } from './scan-export.ts';

@@ -2,7 +2,7 @@
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../links/cursor.ts';
-import { isUuid } from '../links/link-store.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import type { CampaignType, CreateCampaignInput, UpdateCampaignInput } from './campaign-schemas.ts';
 
 interface Row {

@@ -1,7 +1,7 @@
 // Opaque keyset cursors for link lists: the sort, the order and the last row's
 // (sort value, id). A cursor is only valid with the sort and order it came from.
 import { ApiError } from '../../platform/http/errors.ts';
-import { isDateTime, UUID_PATTERN } from '../../platform/http/validation.ts';
+import { isDateTime, isUuid } from '../../platform/http/validation.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
 
 export interface Cursor {
@@ -25,7 +25,7 @@ export function decodeCursor(text: string, sort: string, order: 'asc' | 'desc'):
   }
   const c = parsed as Partial<Cursor> | null;
   if (!c || typeof c !== 'object' || c.sort !== sort || c.order !== order || typeof c.value !== 'string' || typeof c.id !== 'string') throw invalid();
-  if (!UUID_PATTERN.test(c.id)) throw invalid();
+  if (!isUuid(c.id)) throw invalid();
   const valueOk = sort === 'shortId' ? new RegExp(SHORT_ID_PATTERN).test(c.value) : isDateTime(c.value);
   if (!valueOk) throw invalid();
   return c as Cursor;

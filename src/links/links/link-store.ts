@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
 import { assignShortId, isReservedShortId } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
@@ -28,8 +29,6 @@ export interface LinkRow {
   updated_at: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string): boolean => UUID.test(value);
 
 export function toLink(row: LinkRow, baseUrl: string): LinkType {
   return {

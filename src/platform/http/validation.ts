@@ -11,6 +11,9 @@ import type { FastifySchemaCompiler } from 'fastify';
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether an id can be a UUID at all (anything else cannot exist, so it is simply not found). */
+export const isUuid = (value: string): boolean => UUID_PATTERN.test(value);
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
 
 export function isDateTime(value: string): boolean {

@@ -2,7 +2,7 @@
 // one bad operation is reported and the others still happen.
 import { ApiError } from '../../platform/http/errors.ts';
 import { describeError } from '../../platform/http/server.ts';
-import { compileBodyValidator } from '../../platform/http/validation.ts';
+import { compileBodyValidator, summarize, type ValidationFailure } from '../../platform/http/validation.ts';
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import { CreateLinkBody, UpdateLinkBody, type CreateLinkInput, type LinkType, type UpdateLinkInput } from './link-schemas.ts';
@@ -33,23 +33,25 @@ export interface BulkItemResult {
 
 type Operation = { action: 'create'; link?: unknown; id?: string; changes?: unknown } | { action: 'update' | 'delete'; id?: string; link?: unknown; changes?: unknown };
 
-function invalid(details: { path: string; message: string }[], prefix = ''): ApiError {
-  const withPrefix = details.map((d) => ({ path: prefix + d.path, message: d.message }));
-  const unknownField = details.some((d) => d.message.includes('additional properties'));
-  return new ApiError(400, unknownField ? 'unknown_field' : 'validation_failed', `Invalid operation: ${withPrefix.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ')}`, withPrefix);
+/** The operation's problems as a 400, with paths relative to the operation. */
+function invalid(failure: ValidationFailure, prefix = ''): ApiError {
+  const details = failure.details.map((d) => ({ path: prefix + d.path, message: d.message }));
+  return new ApiError(400, failure.code, `Invalid operation: ${summarize(details)}`, details);
 }
+
+const misuse = (path: string, message: string): ValidationFailure => ({ code: 'validation_failed', details: [{ path, message }] });
 
 async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Promise<{ status: number; row: LinkRow }> {
   const opProblems = checkOperation(raw);
   if (opProblems) throw invalid(opProblems);
   const op = raw as Operation;
   if (op.action === 'create') {
-    if (op.link === undefined || op.id !== undefined || op.changes !== undefined) throw invalid([{ path: '/link', message: 'create takes only "link"' }]);
+    if (op.link === undefined || op.id !== undefined || op.changes !== undefined) throw invalid(misuse('/link', 'create takes only "link"'));
     const problems = checkCreate(op.link);
     if (problems) throw invalid(problems, '/link');
     return { status: 201, row: await store.create(workspaceId, op.link as CreateLinkInput) };
   }
-  if (typeof op.id !== 'string' || op.link !== undefined) throw invalid([{ path: '/id', message: `${op.action} takes "id"${op.action === 'update' ? ' and "changes"' : ''}` }]);
+  if (typeof op.id !== 'string' || op.link !== undefined) throw invalid(misuse('/id', `${op.action} takes "id"${op.action === 'update' ? ' and "changes"' : ''}`));
   if (op.action === 'update') {
     const problems = checkUpdate(op.changes);
     if (problems) throw invalid(problems, '/changes');
@@ -57,7 +59,7 @@ async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Pr
     if (!row) throw new ApiError(404, 'not_found', 'link not found');
     return { status: 200, row };
   }
-  if (op.changes !== undefined) throw invalid([{ path: '/changes', message: 'delete takes only "id"' }]);
+  if (op.changes !== undefined) throw invalid(misuse('/changes', 'delete takes only "id"'));
   const row = await store.softDelete(workspaceId, op.id);
   if (!row) throw new ApiError(404, 'not_found', 'link not found');
   return { status: 200, row };

@@ -7,7 +7,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../logger.ts';
 import { runChecks, type Check } from '../health.ts';
 import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
-import { errorMessage, validatorCompiler } from './validation.ts';
+import type { ErrorObject } from 'ajv';
+import { describeValidation, summarize, validatorCompiler } from './validation.ts';
 import { registerOpenApi, type OpenApiInfo } from './openapi.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -44,19 +45,8 @@ export function describeError(error: FastifyError | ApiError | Error): { status:
   }
   const fe = error as FastifyError;
   if (fe.validation) {
-    // anyOf/const noise from unions adds nothing the other errors do not say.
-    const useful = fe.validation.filter((v) => v.keyword !== 'anyOf' || fe.validation!.length === 1);
-    const details = useful.map((v) => ({
-      path: (v.instancePath || '') + (v.params && 'additionalProperty' in v.params ? `/${String(v.params.additionalProperty)}` : ''),
-      message: errorMessage(v as never),
-    }));
-    const unknownField = fe.validation.some((v) => v.keyword === 'additionalProperties');
-    return {
-      status: 400,
-      code: unknownField ? 'unknown_field' : 'validation_failed',
-      message: `Invalid ${fe.validationContext ?? 'request'}: ${details.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ')}`,
-      details,
-    };
+    const { code, details } = describeValidation(fe.validation as unknown as ErrorObject[]);
+    return { status: 400, code, message: `Invalid ${fe.validationContext ?? 'request'}: ${summarize(details)}`, details };
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -81,14 +81,29 @@ export function errorMessage(e: ErrorObject): string {
   return e.message ?? 'invalid';
 }
 
-/** A validator for a JSON value with the strict body rules, for values validated outside a route (bulk items). */
-export function compileBodyValidator(schema: object): (value: unknown) => { path: string; message: string }[] | undefined {
-  const validate = withNulRule(bodyAjv.compile(schema));
-  return (value) => {
-    if (validate(value)) return undefined;
-    return (validate.errors ?? []).map((e) => ({
+export interface ValidationFailure {
+  code: 'unknown_field' | 'validation_failed';
+  details: { path: string; message: string }[];
+}
+
+/** Ajv's errors as the API reports them: one detail per field (the pointer names an unknown field itself), and the code. */
+export function describeValidation(errors: readonly ErrorObject[]): ValidationFailure {
+  // anyOf/const noise from unions adds nothing the other errors do not say.
+  const useful = errors.filter((e) => e.keyword !== 'anyOf' || errors.length === 1);
+  return {
+    code: errors.some((e) => e.keyword === 'additionalProperties') ? 'unknown_field' : 'validation_failed',
+    details: useful.map((e) => ({
       path: e.instancePath + (e.keyword === 'additionalProperties' ? `/${String((e.params as { additionalProperty: string }).additionalProperty)}` : ''),
       message: errorMessage(e),
-    }));
+    })),
   };
+}
+
+/** Details as one line: "/a must be …; /b must …". */
+export const summarize = (details: readonly { path: string; message: string }[]): string => details.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ');
+
+/** A validator for a JSON value with the strict body rules, for values validated outside a route (bulk items). */
+export function compileBodyValidator(schema: object): (value: unknown) => ValidationFailure | undefined {
+  const validate = withNulRule(bodyAjv.compile(schema));
+  return (value) => (validate(value) ? undefined : describeValidation(validate.errors ?? []));
 }

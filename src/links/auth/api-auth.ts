@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/errors.ts';
 import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
 import { canUseApi, type Plan } from '../workspaces/plans.ts';
@@ -33,16 +34,6 @@ export interface ApiAuthOptions {
 
 const tooManyFailures = () => new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.');
 
-/** Runs a limit check; a limit that cannot be checked (Redis away) lets the request through, logged. */
-export async function decide(log: Logger, run: () => Promise<LimitDecision>): Promise<LimitDecision | undefined> {
-  try {
-    return await run();
-  } catch (err) {
-    log.warn({ err }, 'rate limit store unavailable; request let through');
-    return undefined;
-  }
-}
-
 /**
  * Guards a credential check against guessing: records the attempt for the
  * client's IP, refuses with 429 when the IP is over its allowance, and forgets
@@ -52,7 +43,7 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
   const failures = new SlidingWindowLimiter(redis, 'auth-failures-ip', perMinute, 60_000);
   return async function guard<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError): Promise<T> {
     const ip = clientIp(request);
-    const attempt = await decide(log, () => failures.hit(ip));
+    const attempt = await failOpen<LimitDecision | undefined>(log, 'auth-failures-ip', () => failures.hit(ip), undefined);
     if (attempt) reply.headers(rateLimitHeaders(attempt));
     if (attempt && !attempt.allowed) {
       reply.header('retry-after', String(attempt.retryAfterSeconds));
@@ -88,7 +79,7 @@ export function createApiAuth(options: ApiAuthOptions) {
       throw new ApiError(403, 'plan_upgrade_required', 'API and MCP access need the Enterprise plan.');
     }
 
-    const decision = await decide(options.log, () => workspaceRequests.hit(key.workspaceId));
+    const decision = await failOpen<LimitDecision | undefined>(options.log, 'api-workspace', () => workspaceRequests.hit(key.workspaceId), undefined);
     if (decision) reply.headers(rateLimitHeaders(decision));
     if (decision && !decision.allowed) {
       throw new ApiError(429, 'rate_limited', `More than ${decision.limit} API requests in a minute for this workspace; retry after ${decision.retryAfterSeconds} s.`, undefined, { 'retry-after': String(decision.retryAfterSeconds) });

@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
 import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
 import { clientIp } from '../auth/client-ip.ts';
 import type { ClickIds } from '../scans/click-id.ts';
@@ -56,26 +57,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     return reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
   }
 
-  async function limit(ip: string): Promise<LimitDecision | undefined> {
-    try {
-      return await limiter.hit(ip);
-    } catch (err) {
-      // A redirect must not fail because Redis is away: let it through, once logged.
-      deps.log.warn({ err }, 'redirect limit store unavailable; redirect let through');
-      return undefined;
-    }
-  }
-
-  async function admitScan(linkId: string, limit: number): Promise<boolean> {
-    try {
-      return await deps.scanLimits.admit(linkId, limit);
-    } catch (err) {
-      // Redis away: the scan-limit actor still closes the link, a moment later.
-      deps.log.warn({ err }, 'scan limit guard unavailable; scan let through');
-      return true;
-    }
-  }
-
   app.get('/:shortId', {
     schema: {
       tags: ['redirect'],
@@ -94,7 +75,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     },
   }, async (request, reply) => {
     const ip = clientIp(request);
-    const decision = await limit(ip);
+    const decision = await failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(ip), undefined);
     if (decision && !decision.allowed) {
       reply.headers(rateLimitHeaders(decision));
       return refuse(request, reply, 'redirect_rate_limited');
@@ -110,8 +91,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan.
     if (request.method === 'HEAD') return reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
     // A limited link admits a human scan only while it has scans left (bots do not use them up).
-    if (link.scanLimit !== null && !(userAgent && isbot(userAgent)) && !(await admitScan(link.id, link.scanLimit))) {
-      return refuse(request, reply, 'scan_limit_reached');
+    // Redis away: let it through; the scan-limit actor still closes the link, a moment later.
+    const { scanLimit } = link;
+    if (scanLimit !== null && !(userAgent && isbot(userAgent))) {
+      const admitted = await failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link.id, scanLimit), true);
+      if (!admitted) return refuse(request, reply, 'scan_limit_reached');
     }
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });

@@ -42,7 +42,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     api.addHook('onRequest', authenticate);
     await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
     await campaignRoutes(api, campaigns);
-    await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg });
+    await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg, links: store });
     await qrRoutes(api, {
       pool: renderPool,
       pg,

@@ -6,7 +6,7 @@ import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } 
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { isUuid } from '../../platform/http/validation.ts';
+import type { LinkStore } from '../links/link-store.ts';
 import { AnalyticsQueries, type AnalyticsFilter, type AnalyticsResult } from './analytics-queries.ts';
 import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { exportScans } from './scan-export.ts';
@@ -14,7 +14,7 @@ import { checkStorableRange, resolveRange } from './time-range.ts';
 
 const DAY = 86_400_000;
 
-export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool }): Promise<void> {
+export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore }): Promise<void> {
   const queries = new AnalyticsQueries(deps.clickhouse);
   const tags = ['analytics'];
 
@@ -66,8 +66,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     },
   }, async (request) => {
     const { id } = request.params;
-    const found = isUuid(id) ? await deps.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [id, request.auth.workspaceId]) : undefined;
-    if (!found?.rowCount) throw notFound('link');
+    if (!(await deps.links.get(request.auth.workspaceId, id))) throw notFound('link');
     const q = request.query;
     const range = resolveRange(q);
     const result = await queries.summary(request.auth.workspaceId, range, { linkIds: [id], ...(q.country ? { country: q.country.toUpperCase() } : {}) }, q.includeBots ?? false, q.top ?? 10);
@@ -90,8 +89,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
     checkStorableRange(from, to);
     if (q.linkId) {
-      const found = await deps.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [q.linkId, request.auth.workspaceId]);
-      if (!found.rowCount) throw notFound('link');
+      if (!(await deps.links.get(request.auth.workspaceId, q.linkId))) throw notFound('link');
     }
     const format = q.format ?? 'csv';
     const abort = new AbortController();

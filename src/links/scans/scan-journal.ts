@@ -58,7 +58,6 @@ export class ScanJournal<T> {
   private shipperRestarts = 0;
   private readonly flushMs: number;
   private readonly sealMs: number;
-  readonly stats = { journaled: 0 };
 
   constructor(private readonly options: ScanJournalOptions) {
     this.flushMs = options.flushMs ?? 20;
@@ -111,7 +110,11 @@ export class ScanJournal<T> {
     if (!shipper) return;
     await Promise.race([
       new Promise<void>((resolve) => {
-        shipper.on('message', (m: { type: string }) => m.type === 'stopped' && resolve());
+        shipper.on('message', (m: { type: string; stats?: unknown }) => {
+          if (m.type !== 'stopped') return;
+          this.options.log.info({ stats: m.stats }, 'scan shipper stopped');
+          resolve();
+        });
         shipper.postMessage({ type: 'stop', timeoutMs });
       }),
       new Promise((resolve) => setTimeout(resolve, timeoutMs + 2000)),
@@ -161,7 +164,6 @@ export class ScanJournal<T> {
     try {
       writeSync(this.fd, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       this.segmentHasData = true;
-      this.stats.journaled += records.length;
     } catch (err) {
       // A full or broken disk: keep the scans in memory and try again at the next tick.
       this.buffer = records.concat(this.buffer);

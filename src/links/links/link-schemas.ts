@@ -49,17 +49,22 @@ export const Link = Type.Object(
 );
 export type LinkType = Static<typeof Link>;
 
+/** Fields an owner may give at creation and change later; optional, and null clears them. */
+const settableFields = {
+  iosUrl: Type.Optional(Type.Union([Url('Where iOS visitors go instead.'), Type.Null()])),
+  androidUrl: Type.Optional(Type.Union([Url('Where Android visitors go instead.'), Type.Null()])),
+  tags: Type.Optional(Tags),
+  pixels: Type.Optional(Pixels),
+  expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
+  scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
+  campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+};
+
 export const CreateLinkBody = Type.Object(
   {
     destination: Url('Where the link redirects.'),
     shortId: Type.Optional(ShortId),
-    iosUrl: Type.Optional(Type.Union([Url('Where iOS visitors go instead.'), Type.Null()])),
-    androidUrl: Type.Optional(Type.Union([Url('Where Android visitors go instead.'), Type.Null()])),
-    tags: Type.Optional(Tags),
-    pixels: Type.Optional(Pixels),
-    expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
-    scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
-    campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    ...settableFields,
     isActive: Type.Optional(Type.Boolean({ description: 'Create the link deactivated with false (default true).' })),
   },
   { additionalProperties: false, title: 'CreateLink', description: 'Optional fields may be left out or null.' },
@@ -69,13 +74,7 @@ export type CreateLinkInput = Static<typeof CreateLinkBody>;
 export const UpdateLinkBody = Type.Object(
   {
     destination: Type.Optional(Url('Where the link redirects.')),
-    iosUrl: Type.Optional(Type.Union([Url('Where iOS visitors go instead.'), Type.Null()])),
-    androidUrl: Type.Optional(Type.Union([Url('Where Android visitors go instead.'), Type.Null()])),
-    tags: Type.Optional(Tags),
-    pixels: Type.Optional(Pixels),
-    expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
-    scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
-    campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    ...settableFields,
     isActive: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, minProperties: 1, title: 'UpdateLink', description: 'Fields to change; null clears an optional field.' },

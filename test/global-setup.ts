@@ -24,13 +24,18 @@ const TEST_TOPIC_PREFIX = /^test-[0-9a-f]{8}$/;
 export default async function setup(project: TestProject): Promise<void> {
   const base = loadConfig();
   const runId = randomBytes(4).toString('hex');
+  // TEST_RUN_NAME gives a run its own databases and leaves other runs' topics alone,
+  // so two runs can share one machine's stack (the default run cleans up after all).
+  const runName = process.env.TEST_RUN_NAME;
+  if (runName && !/^[a-z0-9_]{1,20}$/.test(runName)) throw new Error('TEST_RUN_NAME: use 1-20 of a-z, 0-9, _');
+  const database = runName ? `linkmail_test_${runName}` : 'linkmail_test';
   const pgUrl = new URL(base.DATABASE_URL);
-  pgUrl.pathname = '/linkmail_test';
+  pgUrl.pathname = `/${database}`;
   const testEnv: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     DATABASE_URL: pgUrl.toString(),
-    CLICKHOUSE_DATABASE: 'linkmail_test',
+    CLICKHOUSE_DATABASE: database,
     TOPIC_PREFIX: `test-${runId}`,
   };
   const config = loadConfig({ ...process.env, ...testEnv });
@@ -41,7 +46,7 @@ export default async function setup(project: TestProject): Promise<void> {
   // A clean Postgres database for this run.
   const admin = new pg.Client({ connectionString: base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS linkmail_test WITH (FORCE)');
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin.end();
   await migratePostgres(config.DATABASE_URL, log);
 
@@ -51,7 +56,7 @@ export default async function setup(project: TestProject): Promise<void> {
   await ch.close();
   await migrateClickHouse(config, log);
 
-  await removeEarlierTestTopics(config.KAFKA_BROKERS, config.SCHEMA_REGISTRY_URL);
+  if (!runName) await removeEarlierTestTopics(config.KAFKA_BROKERS, config.SCHEMA_REGISTRY_URL);
 
   project.provide('testEnv', testEnv);
 }

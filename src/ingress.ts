@@ -23,6 +23,9 @@ export async function buildIngress(platform: Platform): Promise<App & { redirect
   // Publishes link changes that a crash or a Kafka outage left in the outbox.
   links.changelog.startRelay();
   app.addHook('onClose', () => links.changelog.stopRelay());
+  // Publishes conversions a crash or a Kafka outage left unpublished.
+  links.conversions.startRelay();
+  app.addHook('onClose', () => links.conversions.stopRelay());
   const redirects = await registerRedirects(app, platform);
   await app.ready();
   return Object.assign(app, { redirects });

@@ -4,9 +4,11 @@ import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
 import type { Platform } from '../src/platform/platform.ts';
 import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
 import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
+import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
 import { LinkChangelog } from '../src/links/changelog/link-changelog.ts';
 
 export const workerKinds: Record<string, (platform: Platform) => WorkerKind> = {
   'scan-sink': (platform) => scanSinkKind(platform.clickhouse, platform.pg),
+  'conversion-sink': (platform) => conversionSinkKind(platform.clickhouse, platform.pg),
   'scan-limits': (platform) => scanLimitKind(platform.pg, new LinkChangelog(platform.pg, platform.publisher, platform.log)),
 };

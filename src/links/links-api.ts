@@ -8,6 +8,9 @@ import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { CampaignStore } from './campaigns/campaign-store.ts';
 import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { LinkChangelog } from './changelog/link-changelog.ts';
+import { conversionRoutes } from './conversions/conversion-routes.ts';
+import { Conversions } from './conversions/conversions.ts';
+import { FunnelQueries } from './conversions/funnel-query.ts';
 import { LinkStore } from './links/link-store.ts';
 import { linkRoutes } from './links/link-routes.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
@@ -18,6 +21,7 @@ import { Workspaces } from './workspaces/workspaces.ts';
 
 export interface LinksApi {
   changelog: LinkChangelog;
+  conversions: Conversions;
 }
 
 export async function registerLinksApi(app: App, platform: Platform): Promise<LinksApi> {
@@ -28,6 +32,8 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const store = new LinkStore(pg, new URL(shortLinkBase).host);
   const campaigns = new CampaignStore(pg);
   const changelog = new LinkChangelog(pg, platform.publisher, log);
+  const conversions = new Conversions(pg, platform.publisher, log, config.CLICK_ID_SECRET);
+  const funnels = new FunnelQueries(platform.clickhouse);
   const renderPool = new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined });
   app.addHook('onClose', () => renderPool.close());
   const authenticate = createApiAuth({
@@ -43,6 +49,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     await linkRoutes(api, { store, changelog, baseUrl: shortLinkBase, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
     await campaignRoutes(api, campaigns);
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg, links: store });
+    await conversionRoutes(api, { conversions, funnels });
     await qrRoutes(api, {
       pool: renderPool,
       pg,
@@ -61,5 +68,5 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN, guard: adminGuard }), { prefix: '/admin/v1' });
 
   app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
-  return { changelog };
+  return { changelog, conversions };
 }

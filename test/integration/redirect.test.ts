@@ -5,12 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickIds } from '../../src/links/scans/click-id.ts';
 import type { ScanEvent } from '../../src/links/scans/scan-event.ts';
 import { call, client, freshIp, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
+import { DESKTOP_UA, scan } from '../support/scans.ts';
 import { eventually } from '../support/env.ts';
 import { readTopic } from '../support/topic-reader.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 const ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
-const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const DESKTOP = DESKTOP_UA;
 
 let one: TestIngress;
 let two: TestIngress;
@@ -26,12 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([one?.close(), two?.close()]);
 });
-
-/** Follows nothing: returns the status, Location and body of GET /:shortId. */
-async function scan(base: string, path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}/${path}`, { redirect: 'manual', headers: { 'user-agent': DESKTOP, 'x-forwarded-for': freshIp(), ...headers } });
-  return { status: res.status, location: res.headers.get('location'), headers: res.headers, body: await res.text() };
-}
 
 async function createLink(body: Record<string, unknown>) {
   const res = await api.post('/api/v1/links', body);

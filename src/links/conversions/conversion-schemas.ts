@@ -1,0 +1,81 @@
+// JSON shapes of conversion tracking (POST /api/v1/track) and of the
+// scan → tracked click → conversion funnel.
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
+
+export const TRACK_TYPES = ['conversion', 'click'] as const;
+export type TrackKind = (typeof TRACK_TYPES)[number];
+
+/** Metadata: a flat object of at most 20 short values (stored and published as strings). */
+export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]), {
+  maxProperties: 20,
+  description: 'Up to 20 keys (1–64 characters) with string (≤500 characters), number or boolean values.',
+});
+
+export const TrackBody = Type.Object(
+  {
+    clickId: Type.String({ minLength: 1, maxLength: 200, description: 'The `svc_cid` value the destination received with the visitor.' }),
+    type: Type.Optional(StringEnum(TRACK_TYPES, { default: 'conversion', description: '`click`: the visitor landed on the destination (the funnel\'s tracked-click step). `conversion` (default): a goal was reached.' })),
+    event: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]*$', description: 'Event name, e.g. `purchase` or `signup` (default: the type).' })),
+    amount: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000_000, description: 'Revenue in major units (12.5 = twelve and a half), at most 1,000,000,000 with at most 6 decimal places. Needs `currency`. Conversions only.' })),
+    currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code (case-insensitive), required with `amount`.' })),
+    externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Your id for this event (order or customer id): the idempotency key. A repeat with the same type, event name and externalId records nothing new and returns the first record with `duplicate: true`.' })),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false, title: 'TrackRequest' },
+);
+export type TrackInput = Static<typeof TrackBody>;
+
+export const Conversion = Type.Object(
+  {
+    object: Type.Literal('conversion'),
+    id: Uuid(),
+    type: StringEnum(TRACK_TYPES),
+    event: Type.String(),
+    clickId: Type.String(),
+    scanId: Uuid(),
+    linkId: Uuid(),
+    campaignId: Type.Union([Uuid(), Type.Null()]),
+    amount: Type.Union([Type.Number(), Type.Null()]),
+    currency: Type.Union([Type.String(), Type.Null()]),
+    externalId: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+    duplicate: Type.Boolean({ description: 'True when externalId was seen before: nothing new was recorded and this is the first record.' }),
+  },
+  { title: 'Conversion' },
+);
+export type ConversionType = Static<typeof Conversion>;
+
+export const FunnelQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive); default 30 days before `to`.' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
+    linkId: Type.Optional(Uuid({ description: 'Only this link.' })),
+    campaignId: Type.Optional(Uuid({ description: 'Only links of this campaign (as they were at scan or conversion time).' })),
+    includeBots: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+export type FunnelQueryType = Static<typeof FunnelQuery>;
+
+export const Revenue = Type.Object({ currency: Type.String(), amount: Type.Number(), conversions: Type.Integer() });
+
+export const Funnel = Type.Object(
+  {
+    object: Type.Literal('funnel'),
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    linkId: Type.Union([Uuid(), Type.Null()]),
+    campaignId: Type.Union([Uuid(), Type.Null()]),
+    scans: Type.Integer({ description: 'Scans in the range (bots excluded unless includeBots).' }),
+    trackedClicks: Type.Integer({ description: 'Distinct scans whose visitor was reported landing (type `click`) in the range.' }),
+    conversions: Type.Integer({ description: 'Conversions reported in the range.' }),
+    convertedScans: Type.Integer({ description: 'Distinct scans with at least one conversion in the range.' }),
+    clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans).' }),
+    conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans).' }),
+    revenue: Type.Array(Revenue, { description: 'Revenue per currency, largest first; conversions without amount are not listed.' }),
+  },
+  { title: 'Funnel' },
+);
+export type FunnelType = Static<typeof Funnel>;

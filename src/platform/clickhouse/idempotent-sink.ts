@@ -1,0 +1,69 @@
+// A batch worker kind that writes a topic's events to a ClickHouse table, each
+// event exactly once. The runtime commits a batch's offsets only after the
+// insert returned, so a crash replays events rather than losing them; replays
+// and duplicates (at-least-once delivery) are dropped here: the batch is
+// deduplicated by id, then the ids already in the table are left out. The
+// check and the insert run under a per-partition Postgres lock, so even two
+// consumers that briefly share a partition during a rebalance cannot both
+// insert an event. Readers therefore need no FINAL, and materialized views fed
+// by these inserts are exact.
+//
+// The table's sorting key must be (workspace_id, ts, <id column>) so the
+// existence check reads only the batch's few seconds.
+import type { ActorMessage, BatchWorkerKind } from '../actors/worker-kind.ts';
+import type { TopicDefinition } from '../../../topics/index.ts';
+import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
+import type { Pool } from '../postgres/pool.ts';
+import type { ClickHouse } from './client.ts';
+import { ident, inList, sql } from './literal.ts';
+
+export interface SinkEvent {
+  workspaceId: string;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+}
+
+export interface IdempotentSinkOptions<E extends SinkEvent> {
+  kind: string;
+  topic: TopicDefinition;
+  table: string;
+  idColumn: string;
+  idOf: (event: E) => string;
+  toRow: (event: E) => Record<string, unknown>;
+  /** Rows per insert; keep small when materialized views multiply each block. */
+  insertChunk?: number;
+}
+
+/** The events not yet in the table, each once. */
+export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, options: Pick<IdempotentSinkOptions<E>, 'table' | 'idColumn' | 'idOf'>, events: readonly E[]): Promise<E[]> {
+  const unique = new Map<string, E>();
+  for (const e of events) if (!unique.has(options.idOf(e))) unique.set(options.idOf(e), e);
+  if (unique.size === 0) return [];
+  const all = [...unique.values()];
+  const seconds = all.map((e) => Math.floor(e.timestamp / 1000));
+  const id = ident(options.idColumn);
+  const present = await clickhouse.rows<{ id: string }>(sql`
+    SELECT ${id} AS id FROM ${ident(options.table)}
+     WHERE workspace_id IN ${inList([...new Set(all.map((e) => e.workspaceId))])}
+       AND ts >= ${new Date(Math.min(...seconds) * 1000)} AND ts <= ${new Date(Math.max(...seconds) * 1000)}
+       AND ${id} IN ${inList([...unique.keys()])}`);
+  for (const row of present) unique.delete(row.id);
+  return [...unique.values()];
+}
+
+export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, pg: Pool, options: IdempotentSinkOptions<E>): BatchWorkerKind<E> {
+  const chunk = options.insertChunk ?? 5000;
+  return {
+    kind: options.kind,
+    topics: [options.topic],
+    concurrency: 2,
+    handleBatch: async (messages: ActorMessage<E>[]) => {
+      const first = messages[0];
+      if (!first) return;
+      await withAdvisoryLock(pg, `${options.kind}:${first.topic}:${first.partition}`, async () => {
+        const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
+        for (let i = 0; i < fresh.length; i += chunk) await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
+      });
+    },
+  };
+}

@@ -18,6 +18,10 @@ import { ApiKeys } from './workspaces/api-keys.ts';
 import { RenderPool } from './qr/render-pool.ts';
 import { qrRoutes } from './qr/qr-routes.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
+import { DeliveryLog } from './webhooks/delivery-log.ts';
+import { DeliveryQueue } from './webhooks/delivery-queue.ts';
+import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { WebhookStore } from './webhooks/webhook-store.ts';
 
 export interface LinksApi {
   changelog: LinkChangelog;
@@ -34,6 +38,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const changelog = new LinkChangelog(pg, platform.publisher, log);
   const conversions = new Conversions(pg, platform.publisher, log, config.CLICK_ID_SECRET);
   const funnels = new FunnelQueries(platform.clickhouse);
+  const outboundAllowHosts = config.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
   const renderPool = new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined });
   app.addHook('onClose', () => renderPool.close());
   const authenticate = createApiAuth({
@@ -50,6 +55,11 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     await campaignRoutes(api, campaigns);
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg, links: store });
     await conversionRoutes(api, { conversions, funnels });
+    await webhookRoutes(api, {
+      store: new WebhookStore(pg, { allowHosts: outboundAllowHosts, secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      log: new DeliveryLog(pg),
+      queue: new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR }),
+    });
     await qrRoutes(api, {
       pool: renderPool,
       pg,
@@ -57,7 +67,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
       images: {
         timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS,
         maxBytes: config.QR_IMAGE_MAX_BYTES,
-        allowHosts: config.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
+        allowHosts: outboundAllowHosts,
       },
     });
     // Unknown /api/v1 paths pass through authentication too, so they carry the rate-limit headers.
@@ -66,6 +76,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
 
   const adminGuard = createAttemptGuard(redis, log, config.AUTH_ATTEMPTS_PER_MINUTE);
   await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN, guard: adminGuard }), { prefix: '/admin/v1' });
+
 
   app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
   return { changelog, conversions };

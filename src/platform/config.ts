@@ -32,6 +32,19 @@ export const ConfigSchema = Type.Object({
   /** Halftone QR images: the largest accepted image and the time a URL may take to deliver it. */
   QR_IMAGE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024 }),
   QR_IMAGE_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
+  /** Webhooks: the time one delivery attempt may take (connect to last byte), and the retry schedule: attempt n+1 waits BASE × FACTOR^(n-1) after attempt n fails. */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 30_000 }),
+  WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, maximum: 100, default: 4 }),
+  /** Webhook attempts in flight per worker process, and per endpoint (so one slow endpoint cannot take every slot). */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  /** How often the dispatcher looks for due deliveries when idle. */
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+  /** After a secret rotation, requests are also signed with the old secret for this long. */
+  WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
+  /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */
+  WEBHOOK_CA_FILE: Type.String({ default: '' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */

@@ -19,7 +19,13 @@ export async function hostWorkers(platform: Platform, kinds: readonly WorkerKind
         kind,
       ),
   );
-  for (const runtime of runtimes) {
+  for (const [i, runtime] of runtimes.entries()) {
+    // Background work needs no partitions, so it starts before the group join (which can wait out a dead member's session).
+    const background = kinds[i]!.background;
+    if (background) {
+      background.start();
+      platform.shutdown.add(`worker:${runtime.group}:background`, () => background.stop());
+    }
     await runtime.start();
     // Consumers stop before the producer and stores close (shutdown runs in reverse).
     platform.shutdown.add(`worker:${runtime.group}`, () => runtime.stop());

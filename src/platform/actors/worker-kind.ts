@@ -34,6 +34,14 @@ interface WorkerKindBase<S> {
   retryBaseMs?: number;
   /** Start from the earliest offset when the group has none (default true: nothing published is skipped). */
   fromBeginning?: boolean;
+  /** Work the kind runs beside its consumer (a scheduler), started before it and stopped after it. */
+  background?: BackgroundTask;
+}
+
+export interface BackgroundTask {
+  start: () => void;
+  /** Resolves when in-flight work is finished. */
+  stop: () => Promise<void>;
 }
 
 /** Handles one message at a time. Must be idempotent; resolves only when its effect is durable. */

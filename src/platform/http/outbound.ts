@@ -41,7 +41,8 @@ export interface OutboundOptions {
   allowHosts: readonly string[];
 }
 
-export async function fetchPublic(rawUrl: string, options: OutboundOptions): Promise<{ bytes: Buffer; contentType: string }> {
+/** A URL an outbound request may go to, and the DNS lookup that refuses private addresses at connect time. */
+export function outboundTarget(rawUrl: string, allowHosts: readonly string[]): { url: URL; lookup: LookupFunction } {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -51,7 +52,7 @@ export async function fetchPublic(rawUrl: string, options: OutboundOptions): Pro
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundError('bad_url', 'only http and https URLs can be fetched');
   if (url.username || url.password) throw new OutboundError('bad_url', 'URLs with credentials are refused');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const allowed = options.allowHosts.includes(host);
+  const allowed = allowHosts.includes(host);
   // An address literal skips DNS, so it is checked here; names are checked in the lookup.
   if (isIP(host) && !allowed && isPrivateAddress(host)) throw new OutboundError('address_refused', `${host} is not a public address`);
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
@@ -64,6 +65,11 @@ export async function fetchPublic(rawUrl: string, options: OutboundOptions): Pro
       return callback(null, list[0]!.address, list[0]!.family);
     });
   };
+  return { url, lookup };
+}
+
+export async function fetchPublic(rawUrl: string, options: OutboundOptions): Promise<{ bytes: Buffer; contentType: string }> {
+  const { url, lookup } = outboundTarget(rawUrl, options.allowHosts);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = client.get(url, { lookup, timeout: options.timeoutMs, headers: { 'user-agent': 'linkmail-fetch/1', accept: 'image/*' } }, (response) => {

@@ -1,0 +1,1 @@
+export function verifyWebhook(rawBody: string | Buffer, signatureHeader: string | undefined, secret: string, toleranceSeconds?: number): boolean;

@@ -1,0 +1,146 @@
+// The durable queue and state machine of webhook deliveries, in Postgres.
+// A delivery is written (queued) before its first attempt; each attempt is
+// claimed with a lease and logged before the request goes out, and its result
+// sets the next state and, for a retry, the time of the next attempt. A
+// dispatcher killed mid-attempt leaves a lease that runs out; the attempt then
+// counts as failed ("interrupted") and the schedule goes on from there.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { DeliveryState } from './webhook-schemas.ts';
+
+export const MAX_ATTEMPTS = 5;
+
+export interface RetrySchedule {
+  baseMs: number;
+  factor: number;
+}
+
+/** Delay after failed attempt `attempt` (1-based): base × factor^(attempt-1). */
+export const retryDelayMs = (schedule: RetrySchedule, attempt: number) => schedule.baseMs * schedule.factor ** (attempt - 1);
+
+export interface ClaimedDelivery {
+  id: string;
+  endpoint_id: string;
+  attempts: number;
+  body: string;
+  url: string;
+  secrets: string[];
+}
+
+export type AttemptResult = { outcome: 'acknowledged' | 'rejected' | 'failed'; statusCode: number | null; error: string | null };
+
+export interface QueuedScan {
+  workspaceId: string;
+  scanId: string;
+  timestamp: number;
+  body: string;
+}
+
+export class DeliveryQueue {
+  constructor(
+    private readonly pg: Pool,
+    private readonly schedule: RetrySchedule,
+  ) {}
+
+  /** Queues one delivery per scan and endpoint of its workspace that existed at scan time; a scan seen again queues nothing. */
+  async enqueue(scans: readonly QueuedScan[]): Promise<number> {
+    if (scans.length === 0) return 0;
+    const result = await this.pg.query(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_type, scan_id, body, state, next_attempt_at)
+       SELECT gen_random_uuid(), e.id, e.workspace_id, 'scan.created', s.scan_id, s.body, 'queued', now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::double precision[], $4::text[]) AS s(workspace_id, scan_id, ms, body)
+         JOIN webhook_endpoints e ON e.workspace_id = s.workspace_id AND e.created_at <= to_timestamp(s.ms / 1000) + interval '1 second'
+       ON CONFLICT (endpoint_id, scan_id) WHERE redelivery_of IS NULL DO NOTHING`,
+      [scans.map((s) => s.workspaceId), scans.map((s) => s.scanId), scans.map((s) => s.timestamp), scans.map((s) => s.body)],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * Claims due deliveries for attempts: at most `limit`, at most `perEndpoint(id)` of each endpoint,
+   * none of the `busy` endpoints. Marks them attempted, counts the attempt and logs its start.
+   */
+  async claim(limit: number, busy: readonly string[], perEndpoint: (endpointId: string) => number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const { rows: due } = await this.pg.query<{ id: string; endpoint_id: string }>(
+      `SELECT id, endpoint_id FROM webhook_deliveries
+        WHERE next_attempt_at <= now() AND NOT (endpoint_id = ANY($1::uuid[]))
+        ORDER BY next_attempt_at LIMIT 500`,
+      [busy],
+    );
+    const taken = new Map<string, number>();
+    const ids: string[] = [];
+    for (const d of due) {
+      if (ids.length >= limit) break;
+      const n = taken.get(d.endpoint_id) ?? 0;
+      if (n >= perEndpoint(d.endpoint_id)) continue;
+      taken.set(d.endpoint_id, n + 1);
+      ids.push(d.id);
+    }
+    if (ids.length === 0) return [];
+    const { rows } = await this.pg.query<ClaimedDelivery>(
+      `WITH claimed AS (
+         UPDATE webhook_deliveries d
+            SET state = 'attempted', attempts = d.attempts + 1, next_attempt_at = NULL,
+                lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = date_trunc('milliseconds', now())
+          WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND next_attempt_at <= now() FOR UPDATE SKIP LOCKED)
+          RETURNING d.id, d.endpoint_id, d.attempts, d.body),
+       logged AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at) SELECT id, attempts, date_trunc('milliseconds', now()) FROM claimed)
+       SELECT c.id, c.endpoint_id, c.attempts, c.body, e.url,
+              array_remove(ARRAY[e.secret, CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END], NULL) AS secrets
+         FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+      [ids, leaseMs],
+    );
+    return rows;
+  }
+
+  /** Records an attempt's result and moves the delivery on: acknowledged, permanently rejected, retried later or stopped. */
+  async finish(delivery: ClaimedDelivery, result: AttemptResult): Promise<DeliveryState> {
+    const state: DeliveryState =
+      result.outcome === 'acknowledged' ? 'acknowledged'
+      : result.outcome === 'rejected' ? 'permanently_rejected'
+      : delivery.attempts >= MAX_ATTEMPTS ? 'stopped'
+      : 'retried';
+    const delayMs = state === 'retried' ? retryDelayMs(this.schedule, delivery.attempts) : null;
+    await this.pg.query(
+      `WITH attempt AS (
+         UPDATE webhook_attempts SET finished_at = date_trunc('milliseconds', now()), status_code = $3, outcome = $4, error = $5
+          WHERE delivery_id = $1 AND attempt = $2)
+       UPDATE webhook_deliveries
+          SET state = $6, lease_until = NULL, updated_at = date_trunc('milliseconds', now()),
+              next_attempt_at = CASE WHEN $7::double precision IS NULL THEN NULL ELSE now() + make_interval(secs => $7::double precision / 1000) END
+        WHERE id = $1 AND state = 'attempted' AND attempts = $2`,
+      [delivery.id, delivery.attempts, result.statusCode, result.outcome, result.error?.slice(0, 500) ?? null, state, delayMs],
+    );
+    return state;
+  }
+
+  /** Attempts whose lease ran out (their dispatcher died mid-attempt) count as failed; the schedule goes on. */
+  async recoverExpired(): Promise<number> {
+    const { rowCount } = await this.pg.query(
+      `WITH expired AS (
+         UPDATE webhook_deliveries
+            SET state = CASE WHEN attempts >= $1 THEN 'stopped' ELSE 'retried' END,
+                next_attempt_at = CASE WHEN attempts >= $1 THEN NULL
+                                       ELSE now() + make_interval(secs => $2::double precision * power($3::double precision, attempts - 1) / 1000) END,
+                lease_until = NULL, updated_at = date_trunc('milliseconds', now())
+          WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'attempted' AND lease_until < now() FOR UPDATE SKIP LOCKED)
+          RETURNING id, attempts)
+       UPDATE webhook_attempts a SET finished_at = date_trunc('milliseconds', now()), outcome = 'interrupted', error = 'the dispatcher stopped during this attempt'
+         FROM expired e WHERE a.delivery_id = e.id AND a.attempt = e.attempts AND a.finished_at IS NULL`,
+      [MAX_ATTEMPTS, this.schedule.baseMs, this.schedule.factor],
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Queues a new delivery of an earlier delivery's event (same body, fresh attempts). */
+  async redeliver(endpointId: string, deliveryId: string): Promise<string | undefined> {
+    const { rows } = await this.pg.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_type, scan_id, body, state, next_attempt_at, redelivery_of)
+       SELECT gen_random_uuid(), endpoint_id, workspace_id, event_type, scan_id, body, 'queued', now(), id
+         FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2
+       RETURNING id`,
+      [deliveryId, endpointId],
+    );
+    return rows[0]?.id;
+  }
+}

@@ -1,0 +1,33 @@
+// The body of a `scan.created` webhook request: the scan's fields, with
+// `scanId` at the top as the receiver's idempotency key.
+import type { ScanEvent } from '../scans/scan-event.ts';
+
+export function scanCreatedBody(scan: ScanEvent): string {
+  return JSON.stringify({
+    type: 'scan.created',
+    scanId: scan.scanId,
+    createdAt: new Date(scan.timestamp).toISOString(),
+    data: {
+      scanId: scan.scanId,
+      clickId: scan.clickId,
+      workspaceId: scan.workspaceId,
+      linkId: scan.linkId,
+      shortId: scan.shortId,
+      campaignId: scan.campaignId ?? null,
+      timestamp: new Date(scan.timestamp).toISOString(),
+      destination: scan.destination,
+      country: scan.country ?? null,
+      region: scan.region ?? null,
+      city: scan.city ?? null,
+      device: scan.device,
+      os: scan.os ?? null,
+      browser: scan.browser ?? null,
+      referrer: scan.referrer ?? null,
+      referrerHost: scan.referrerHost ?? null,
+      utm: { source: scan.utmSource ?? null, medium: scan.utmMedium ?? null, campaign: scan.utmCampaign ?? null, term: scan.utmTerm ?? null, content: scan.utmContent ?? null },
+      isBot: scan.isBot,
+      userAgent: scan.userAgent ?? null,
+      visitorId: scan.visitorId,
+    },
+  });
+}

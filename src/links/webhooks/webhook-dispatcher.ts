@@ -1,0 +1,122 @@
+// Makes webhook attempts: claims due deliveries from the queue and sends them,
+// many at once, with a cap per endpoint so that a slow or dead endpoint holds
+// at most that many slots and never delays other endpoints or workspaces.
+// Everything it needs is in Postgres, so any number of dispatchers can run and
+// a restarted one resumes the schedule where it stood.
+import type { Logger } from '../../platform/logger.ts';
+import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
+import type { ClaimedDelivery, DeliveryQueue } from './delivery-queue.ts';
+import type { WebhookSender } from './webhook-sender.ts';
+
+export interface DispatcherOptions {
+  concurrency: number;
+  perEndpoint: number;
+  pollMs: number;
+  timeoutMs: number;
+}
+
+const RECOVER_EVERY_MS = 5000;
+
+export class WebhookDispatcher {
+  private readonly inFlight = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private total = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private lastRecovery = 0;
+
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly send: WebhookSender,
+    private readonly log: Logger,
+    private readonly options: DispatcherOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.log.info(this.options, 'webhook dispatcher started');
+    this.nudge();
+  }
+
+  /** Looks for due deliveries now (new deliveries were queued, or a slot came free). */
+  nudge(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), 0);
+  }
+
+  /** Stops claiming and waits for the attempts in flight to finish. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.all(this.running);
+  }
+
+  private tick(): void {
+    if (this.ticking) {
+      this.again = true; // the running tick looks again as soon as it ends
+      return;
+    }
+    this.ticking = this.claimAndSend()
+      .catch((err) => this.log.warn({ err }, 'webhook dispatcher could not claim deliveries; will retry'))
+      .finally(() => {
+        this.ticking = undefined;
+        const delay = this.again ? 0 : this.options.pollMs;
+        this.again = false;
+        if (!this.stopped) this.timer = setTimeout(() => this.tick(), delay);
+      });
+  }
+
+  private async claimAndSend(): Promise<void> {
+    if (Date.now() - this.lastRecovery > RECOVER_EVERY_MS) {
+      this.lastRecovery = Date.now();
+      const recovered = await this.queue.recoverExpired();
+      if (recovered > 0) this.log.warn({ deliveries: recovered }, 'webhook attempts interrupted by a stopped dispatcher were counted as failed');
+    }
+    while (!this.stopped && this.total < this.options.concurrency) {
+      const busy = [...this.inFlight].filter(([, n]) => n >= this.options.perEndpoint).map(([id]) => id);
+      const claimed = await this.queue.claim(
+        this.options.concurrency - this.total,
+        busy,
+        (endpointId) => this.options.perEndpoint - (this.inFlight.get(endpointId) ?? 0),
+        // The lease outlasts the attempt's own deadline, so only a dead dispatcher's lease runs out.
+        this.options.timeoutMs + 30_000,
+      );
+      if (claimed.length === 0) return;
+      for (const delivery of claimed) this.launch(delivery);
+    }
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    this.total++;
+    this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);
+    const run = this.attempt(delivery).finally(() => {
+      this.total--;
+      const left = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(delivery.endpoint_id, left);
+      else this.inFlight.delete(delivery.endpoint_id);
+      this.running.delete(run);
+      this.nudge();
+    });
+    this.running.add(run);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const result = await this.send(delivery.url, delivery.body, {
+      [SIGNATURE_HEADER]: signatureHeader(delivery.body, delivery.secrets),
+      'x-service-event': 'scan.created',
+      'x-service-delivery': delivery.id,
+      'x-service-attempt': String(delivery.attempts),
+    });
+    try {
+      const state = await this.queue.finish(delivery, result);
+      this.log.debug({ deliveryId: delivery.id, attempt: delivery.attempts, state, status: result.statusCode }, 'webhook attempt finished');
+    } catch (err) {
+      // Not recorded: the lease runs out and the attempt counts as interrupted, so nothing is lost.
+      this.log.warn({ err, deliveryId: delivery.id }, 'could not record a webhook attempt');
+    }
+  }
+}

@@ -1,0 +1,100 @@
+// REST routes of webhook endpoints (registration, secret rotation) and their
+// delivery log (list, one delivery with its attempts, manual redelivery).
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { Uuid } from '../../platform/http/schema-types.ts';
+import type { DeliveryQueue } from './delivery-queue.ts';
+import type { DeliveryLog } from './delivery-log.ts';
+import { CreateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
+import { toEndpoint, type WebhookStore } from './webhook-store.ts';
+
+const EndpointParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint id.' }) });
+const DeliveryParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint id.' }), deliveryId: Uuid() });
+
+export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue }): Promise<void> {
+  const tags = ['webhooks'];
+  const { store } = deps;
+
+  const endpointOf = async (workspaceId: string, id: string) => {
+    const row = await store.get(workspaceId, id);
+    if (!row) throw notFound('webhook endpoint');
+    return row;
+  };
+
+  app.post('/webhooks', {
+    schema: {
+      tags, summary: 'Register a webhook endpoint',
+      description: 'The endpoint receives `scan.created` for every scan of the workspace from now on. The URL must be HTTPS and public. The response holds the signing secret; it is not shown again. At most 10 endpoints per workspace.',
+      body: CreateWebhookBody,
+      response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_ERRORS, 409) },
+    },
+  }, async (request, reply) => {
+    const { row, secret } = await store.create(request.auth.workspaceId, request.body);
+    return reply.status(201).send({ ...toEndpoint(row), secret });
+  });
+
+  app.get('/webhooks', {
+    schema: { tags, summary: 'List webhook endpoints', response: { 200: withRateLimitHeaders(WebhookEndpointList, 'All endpoints, oldest first.'), ...errorResponses(...API_ERRORS) } },
+  }, async (request) => ({ object: 'list' as const, data: (await store.list(request.auth.workspaceId)).map(toEndpoint) }));
+
+  app.get('/webhooks/:id', {
+    schema: { tags, summary: 'Get a webhook endpoint', params: EndpointParams, response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_ERRORS, 404) } },
+  }, async (request) => toEndpoint(await endpointOf(request.auth.workspaceId, request.params.id)));
+
+  app.delete('/webhooks/:id', {
+    schema: { tags, summary: 'Delete a webhook endpoint', description: 'Deletes it with its delivery log; queued deliveries are not sent.', params: EndpointParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(...API_ERRORS, 404) } },
+  }, async (request, reply) => {
+    if (!(await store.delete(request.auth.workspaceId, request.params.id))) throw notFound('webhook endpoint');
+    return reply.status(204).send(null);
+  });
+
+  app.post('/webhooks/:id/rotate-secret', {
+    schema: {
+      tags, summary: 'Rotate the signing secret',
+      description: 'Returns the new secret (shown only now). Until `previousSecretExpiresAt` (WEBHOOK_SECRET_GRACE_MS, default 24 hours) each request carries a second `v1` signature made with the old secret.',
+      params: EndpointParams,
+      response: { 200: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its new secret.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const rotated = await store.rotateSecret(request.auth.workspaceId, request.params.id);
+    if (!rotated) throw notFound('webhook endpoint');
+    return { ...toEndpoint(rotated.row), secret: rotated.secret };
+  });
+
+  app.get('/webhooks/:id/deliveries', {
+    schema: {
+      tags, summary: 'Delivery log of an endpoint', description: 'Newest first; filter by state.',
+      params: EndpointParams, querystring: DeliveryListQuery,
+      response: { 200: withRateLimitHeaders(DeliveryList, 'A page of deliveries.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    return deps.log.list(endpoint.id, request.query);
+  });
+
+  app.get('/webhooks/:id/deliveries/:deliveryId', {
+    schema: { tags, summary: 'One delivery with its payload and attempts', params: DeliveryParams, response: { 200: withRateLimitHeaders(DeliveryDetail, 'The delivery.'), ...errorResponses(...API_ERRORS, 404) } },
+  }, async (request) => {
+    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    const delivery = await deps.log.get(endpoint.id, request.params.deliveryId);
+    if (!delivery) throw notFound('delivery');
+    return delivery;
+  });
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', {
+    schema: {
+      tags, summary: 'Send an event again',
+      description: 'Queues a new delivery of the same event (same body and scanId) with a fresh budget of 5 attempts; the original keeps its history.',
+      params: DeliveryParams,
+      response: { 202: withRateLimitHeaders(Delivery, 'The new, queued delivery.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request, reply) => {
+    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    const id = await deps.queue.redeliver(endpoint.id, request.params.deliveryId);
+    if (!id) throw notFound('delivery');
+    const { attemptLog: _attempts, payload: _payload, ...delivery } = (await deps.log.get(endpoint.id, id))!;
+    return reply.status(202).send(delivery);
+  });
+}

@@ -1,0 +1,79 @@
+// JSON shapes of webhook endpoints and their delivery log.
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
+
+export const WEBHOOK_EVENTS = ['scan.created'] as const;
+export const DELIVERY_STATES = ['queued', 'attempted', 'acknowledged', 'permanently_rejected', 'retried', 'stopped'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+export const CreateWebhookBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'HTTPS URL that receives the events; must reach a public address.' }),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false, title: 'CreateWebhookEndpoint' },
+);
+export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
+
+export const WebhookEndpoint = Type.Object(
+  {
+    object: Type.Literal('webhook_endpoint'),
+    id: Uuid(),
+    url: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    events: Type.Array(StringEnum(WEBHOOK_EVENTS)),
+    secretHint: Type.String({ description: 'The first characters of the current secret, to tell secrets apart.' }),
+    previousSecretExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Until then, requests are also signed with the secret before the last rotation.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'WebhookEndpoint' },
+);
+export type WebhookEndpointType = Static<typeof WebhookEndpoint>;
+
+export const WebhookEndpointWithSecret = Type.Intersect([WebhookEndpoint, Type.Object({ secret: Type.String({ description: 'Shown only now: store it to verify signatures.' }) })], { title: 'WebhookEndpointWithSecret' });
+
+export const WebhookEndpointList = Type.Object({ object: Type.Literal('list'), data: Type.Array(WebhookEndpoint) });
+
+export const Delivery = Type.Object(
+  {
+    object: Type.Literal('webhook_delivery'),
+    id: Uuid(),
+    endpointId: Uuid(),
+    eventType: StringEnum(WEBHOOK_EVENTS),
+    scanId: Uuid({ description: 'The idempotency key of the event.' }),
+    state: StringEnum(DELIVERY_STATES, { description: 'queued → attempted → acknowledged (2xx) | permanently_rejected (4xx) | retried (failure, fewer than 5 attempts) | stopped (5 attempts failed).' }),
+    attempts: Type.Integer(),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    redeliveryOf: Type.Union([Uuid(), Type.Null()], { description: 'The delivery this one manually redelivers.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'WebhookDelivery' },
+);
+
+export const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  startedAt: Type.String({ format: 'date-time' }),
+  finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  statusCode: Type.Union([Type.Integer(), Type.Null()]),
+  outcome: Type.Union([StringEnum(['acknowledged', 'rejected', 'failed', 'interrupted'] as const), Type.Null()], { description: 'null while in flight.' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const DeliveryDetail = Type.Intersect([
+  Delivery,
+  Type.Object({ payload: Type.Unknown({ description: 'The JSON body sent (the same bytes on every attempt).' }), attemptLog: Type.Array(Attempt) }),
+], { title: 'WebhookDeliveryDetail' });
+
+export const DeliveryList = Type.Object({ object: Type.Literal('list'), data: Type.Array(Delivery), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+export const DeliveryListQuery = Type.Object(
+  {
+    state: Type.Optional(StringEnum(DELIVERY_STATES)),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);

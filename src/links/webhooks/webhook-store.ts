@@ -1,0 +1,106 @@
+// Webhook endpoints of a workspace: registration, secrets and their rotation.
+// Secrets are kept readable because every request is signed with them.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import { ApiError } from '../../platform/http/errors.ts';
+import { isPrivateAddress } from '../../platform/http/outbound.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { CreateWebhookInput, WebhookEndpointType } from './webhook-schemas.ts';
+
+export const MAX_ENDPOINTS_PER_WORKSPACE = 10;
+
+export interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const newSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
+
+export function toEndpoint(row: EndpointRow): WebhookEndpointType {
+  const graceLeft = row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now();
+  return {
+    object: 'webhook_endpoint',
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: ['scan.created'],
+    secretHint: `${row.secret.slice(0, 10)}…`,
+    previousSecretExpiresAt: graceLeft ? row.previous_secret_expires_at!.toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The URL as stored, or a 400 naming what is wrong with it. */
+export function checkEndpointUrl(raw: string, allowHosts: readonly string[]): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ApiError(400, 'invalid_url', 'url is not an absolute URL.', [{ path: '/url', message: 'not a URL' }]);
+  }
+  if (url.protocol !== 'https:') throw new ApiError(400, 'webhook_url_not_https', 'Webhook endpoints must use HTTPS.', [{ path: '/url', message: 'must be https' }]);
+  if (url.username || url.password) throw new ApiError(400, 'invalid_url', 'Put credentials in your receiver, not in the URL.', [{ path: '/url', message: 'has credentials' }]);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // Names are checked again at every attempt (they may resolve differently); what is certain now is refused now.
+  const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host));
+  if (local && !allowHosts.includes(host)) throw new ApiError(400, 'webhook_url_private', `${host} is not a public address.`, [{ path: '/url', message: 'private address' }]);
+  url.hash = '';
+  return url.toString();
+}
+
+export class WebhookStore {
+  constructor(
+    private readonly pg: Pool,
+    private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
+  ) {}
+
+  async create(workspaceId: string, input: CreateWebhookInput): Promise<{ row: EndpointRow; secret: string }> {
+    const url = checkEndpointUrl(input.url, this.options.allowHosts);
+    const secret = newSecret();
+    // The count and the insert in one statement, so concurrent creates cannot pass the cap together.
+    const { rows } = await this.pg.query<EndpointRow>(
+      `WITH locked AS (SELECT id FROM workspaces WHERE id = $2 FOR UPDATE)
+       INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret)
+       SELECT $1, $2, $3, $4, $5 FROM locked
+        WHERE (SELECT count(*) FROM webhook_endpoints WHERE workspace_id = $2) < $6
+       RETURNING *`,
+      [randomUUID(), workspaceId, url, input.description ?? null, secret, MAX_ENDPOINTS_PER_WORKSPACE],
+    );
+    if (!rows[0]) throw new ApiError(409, 'webhook_limit_reached', `A workspace can have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
+    return { row: rows[0], secret };
+  }
+
+  async list(workspaceId: string): Promise<EndpointRow[]> {
+    return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [workspaceId])).rows;
+  }
+
+  async get(workspaceId: string, id: string): Promise<EndpointRow | undefined> {
+    return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2', [workspaceId, id])).rows[0];
+  }
+
+  /** Deletes the endpoint with its delivery log; queued deliveries are dropped with it. */
+  async delete(workspaceId: string, id: string): Promise<boolean> {
+    return ((await this.pg.query('DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2', [workspaceId, id])).rowCount ?? 0) > 0;
+  }
+
+  /** A new secret; the old one still signs requests for the grace period, so receivers can switch without losing events. */
+  async rotateSecret(workspaceId: string, id: string): Promise<{ row: EndpointRow; secret: string } | undefined> {
+    const secret = newSecret();
+    const { rows } = await this.pg.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET previous_secret = secret, secret = $3,
+              previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $4::double precision / 1000),
+              updated_at = date_trunc('milliseconds', now())
+        WHERE workspace_id = $1 AND id = $2 RETURNING *`,
+      [workspaceId, id, secret, this.options.secretGraceMs],
+    );
+    return rows[0] ? { row: rows[0], secret } : undefined;
+  }
+}

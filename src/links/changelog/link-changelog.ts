@@ -5,6 +5,7 @@
 // is read, published, and then checked again: if the link changed meanwhile
 // (another publisher may have sent an older state after ours), it is
 // published again, so the last message of every key is the link's newest state.
+import { bestEffort, Repeating } from '../../platform/background.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -13,8 +14,7 @@ import type { LinkRow } from '../links/link-store.ts';
 import { toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {
-  private relayTimer: NodeJS.Timeout | undefined;
-  private relayRunning: Promise<void> | undefined;
+  private relay: Repeating | undefined;
 
   constructor(
     private readonly pg: Pool,
@@ -29,14 +29,7 @@ export class LinkChangelog {
 
   /** Publishes, but never fails the caller: what is not published now stays in the outbox for the relay. */
   async publishSoon(linkIds: readonly string[], timeoutMs = 2000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([this.publish(linkIds), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-    } catch (err) {
-      this.log.warn({ err, linkIds }, 'changelog publish failed; the outbox relay will retry');
-    } finally {
-      clearTimeout(timer);
-    }
+    await bestEffort(this.publish(linkIds), timeoutMs, (err) => this.log.warn({ err, linkIds }, 'changelog publish failed; the outbox relay will retry'));
   }
 
   private async publishOne(linkId: string): Promise<void> {
@@ -57,15 +50,12 @@ export class LinkChangelog {
 
   /** Republishes outbox rows older than `ageMs` every `intervalMs`. */
   startRelay(intervalMs = 1000, ageMs = 2000): void {
-    this.relayTimer = setInterval(() => {
-      this.relayRunning ??= this.relayOnce(ageMs).finally(() => (this.relayRunning = undefined));
-    }, intervalMs);
-    this.relayTimer.unref();
+    this.relay = new Repeating(() => this.relayOnce(ageMs), intervalMs);
+    this.relay.start();
   }
 
   async stopRelay(): Promise<void> {
-    clearInterval(this.relayTimer);
-    await this.relayRunning;
+    await this.relay?.stop();
   }
 
   async relayOnce(ageMs = 0): Promise<void> {

@@ -4,6 +4,7 @@
 // outbox: it commits first, is then published to the `conversions` topic, and
 // the relay publishes what a crash or a Kafka outage left behind.
 import { randomUUID } from 'node:crypto';
+import { bestEffort, Repeating } from '../../platform/background.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -62,8 +63,7 @@ function revenueOf(input: TrackInput, type: string): { amountMicros: number | nu
 
 export class Conversions {
   private readonly clickIds: ClickIds;
-  private relayTimer: NodeJS.Timeout | undefined;
-  private relayRunning: Promise<void> | undefined;
+  private relay: Repeating | undefined;
 
   constructor(
     private readonly pg: Pool,
@@ -125,14 +125,7 @@ export class Conversions {
 
   /** Publishes and marks these conversions; never fails the caller: the relay retries what is left. */
   private async publishSoon(events: ConversionEvent[], timeoutMs = 2000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([this.publish(events), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-    } catch (err) {
-      this.log.warn({ err }, 'conversion publish failed; the relay will retry');
-    } finally {
-      clearTimeout(timer);
-    }
+    await bestEffort(this.publish(events), timeoutMs, (err) => this.log.warn({ err }, 'conversion publish failed; the relay will retry'));
   }
 
   private async publish(events: ConversionEvent[]): Promise<void> {
@@ -142,15 +135,12 @@ export class Conversions {
 
   /** Publishes unpublished conversions older than `ageMs` every `intervalMs`. */
   startRelay(intervalMs = 1000, ageMs = 2000): void {
-    this.relayTimer = setInterval(() => {
-      this.relayRunning ??= this.relayOnce(ageMs).finally(() => (this.relayRunning = undefined));
-    }, intervalMs);
-    this.relayTimer.unref();
+    this.relay = new Repeating(() => this.relayOnce(ageMs), intervalMs);
+    this.relay.start();
   }
 
   async stopRelay(): Promise<void> {
-    clearInterval(this.relayTimer);
-    await this.relayRunning;
+    await this.relay?.stop();
   }
 
   async relayOnce(ageMs = 0): Promise<void> {

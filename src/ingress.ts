@@ -1,5 +1,6 @@
 // The ingress: the HTTP process. It only does what must be answered now and
 // publishes the rest to topics. Feature routes are registered here.
+import { Repeating } from './platform/background.ts';
 import type { Platform } from './platform/platform.ts';
 import { buildServer, type App } from './platform/http/server.ts';
 import { registerLinksApi } from './links/links-api.ts';
@@ -20,12 +21,12 @@ export async function buildIngress(platform: Platform): Promise<App & { redirect
     },
   });
   const links = await registerLinksApi(app, platform);
-  // Publishes link changes that a crash or a Kafka outage left in the outbox.
-  links.changelog.startRelay();
-  app.addHook('onClose', () => links.changelog.stopRelay());
-  // Publishes conversions a crash or a Kafka outage left unpublished.
-  links.conversions.startRelay();
-  app.addHook('onClose', () => links.conversions.stopRelay());
+  // Relays: publish link changes and conversions that a crash or a Kafka outage left unpublished (older than 2 s).
+  for (const relay of [() => links.changelog.relayOnce(2000), () => links.conversions.relayOnce(2000)]) {
+    const repeating = new Repeating(relay, 1000);
+    repeating.start();
+    app.addHook('onClose', () => repeating.stop());
+  }
   const redirects = await registerRedirects(app, platform);
   await app.ready();
   return Object.assign(app, { redirects });

@@ -5,7 +5,7 @@
 // is read, published, and then checked again: if the link changed meanwhile
 // (another publisher may have sent an older state after ours), it is
 // published again, so the last message of every key is the link's newest state.
-import { bestEffort, Repeating } from '../../platform/background.ts';
+import { bestEffort } from '../../platform/background.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -14,7 +14,6 @@ import type { LinkRow } from '../links/link-store.ts';
 import { toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {
-  private relay: Repeating | undefined;
 
   constructor(
     private readonly pg: Pool,
@@ -46,16 +45,6 @@ export class LinkChangelog {
       if (!row || after.rows[0]?.version === row.version) return;
       await this.pg.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [linkId]);
     }
-  }
-
-  /** Republishes outbox rows older than `ageMs` every `intervalMs`. */
-  startRelay(intervalMs = 1000, ageMs = 2000): void {
-    this.relay = new Repeating(() => this.relayOnce(ageMs), intervalMs);
-    this.relay.start();
-  }
-
-  async stopRelay(): Promise<void> {
-    await this.relay?.stop();
   }
 
   async relayOnce(ageMs = 0): Promise<void> {

@@ -4,7 +4,7 @@
 // outbox: it commits first, is then published to the `conversions` topic, and
 // the relay publishes what a crash or a Kafka outage left behind.
 import { randomUUID } from 'node:crypto';
-import { bestEffort, Repeating } from '../../platform/background.ts';
+import { bestEffort } from '../../platform/background.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -63,7 +63,6 @@ function revenueOf(input: TrackInput, type: string): { amountMicros: number | nu
 
 export class Conversions {
   private readonly clickIds: ClickIds;
-  private relay: Repeating | undefined;
 
   constructor(
     private readonly pg: Pool,
@@ -131,16 +130,6 @@ export class Conversions {
   private async publish(events: ConversionEvent[]): Promise<void> {
     await this.publisher.publish(conversionsTopic, events.map((e) => ({ key: e.workspaceId, value: e })));
     await this.pg.query('UPDATE conversions SET published_at = now() WHERE id = ANY($1::uuid[])', [events.map((e) => e.conversionId)]);
-  }
-
-  /** Publishes unpublished conversions older than `ageMs` every `intervalMs`. */
-  startRelay(intervalMs = 1000, ageMs = 2000): void {
-    this.relay = new Repeating(() => this.relayOnce(ageMs), intervalMs);
-    this.relay.start();
-  }
-
-  async stopRelay(): Promise<void> {
-    await this.relay?.stop();
   }
 
   async relayOnce(ageMs = 0): Promise<void> {

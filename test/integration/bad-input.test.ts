@@ -52,6 +52,21 @@ describe('inputs that must be refused with a 4xx, never a 5xx', () => {
     ['CRLF in destination', 'POST', '/api/v1/links', { destination: 'https://e.com/a\r\nSet-Cookie: x=1' }],
     ['space in destination', 'POST', '/api/v1/links', { destination: ' https://example.com/' }],
     ['self-referencing destination', 'POST', '/api/v1/links', { destination: 'http://127.0.0.1:3000/abc' }],
+    ['NUL in track event', 'POST', '/api/v1/track', { clickId: 'A'.repeat(84), event: 'a\u0000' }],
+    ['NUL in track externalId', 'POST', '/api/v1/track', { clickId: 'A'.repeat(84), externalId: 'a\u0000' }],
+    ['NUL in track metadata', 'POST', '/api/v1/track', { clickId: 'A'.repeat(84), metadata: { k: 'a\u0000' } }],
+    ['NaN-ish track amount', 'POST', '/api/v1/track', { clickId: 'A'.repeat(84), amount: '1e400', currency: 'EUR' }],
+    ['huge track amount', 'POST', '/api/v1/track', { clickId: 'A'.repeat(84), amount: 1e300, currency: 'EUR' }],
+    ['track body an array', 'POST', '/api/v1/track', [1, 2]],
+    ['urn:uuid funnel link', 'GET', `/api/v1/analytics/funnel?linkId=${URN}`],
+    ['funnel in 1900', 'GET', '/api/v1/analytics/funnel?from=1900-01-01T00:00:00Z&to=1900-01-02T00:00:00Z'],
+    ['NUL in webhook URL', 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/\u0000' }],
+    ['NUL in webhook description', 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/', description: 'a\u0000' }],
+    ['webhook URL with CRLF', 'POST', '/api/v1/webhooks', { url: 'https://hooks.example.com/\r\nx: y' }],
+    ['urn:uuid webhook id', 'GET', `/api/v1/webhooks/${URN}`],
+    ['urn:uuid delivery id', 'GET', `/api/v1/webhooks/${ZERO}/deliveries/${URN}`],
+    ['delivery cursor garbage', 'GET', `/api/v1/webhooks/${ZERO}/deliveries?cursor=${cursor({ sort: 'createdAt', order: 'desc', value: 'March 7', id: ZERO })}`],
+    ['delivery state unknown', 'GET', `/api/v1/webhooks/${ZERO}/deliveries?state=lost`],
   ];
 
   it.each(cases)('%s', async (_name, method, path, body) => {

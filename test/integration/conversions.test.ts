@@ -133,6 +133,7 @@ describe('POST /api/v1/track and the funnel', () => {
       revenue: [{ currency: 'EUR', amount: 15.75, conversions: 2 }, { currency: 'USD', amount: 7, conversions: 1 }],
     });
     expect(await funnel(`&campaignId=${campaignId}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });
+    expect(await funnel(`&campaignId=${campaignId.toUpperCase()}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });
     expect(await funnel(`&linkId=${blog.id}`)).toMatchObject({ scans: 1, trackedClicks: 0, conversions: 0, conversionRate: 0, revenue: [] });
     // Each conversion is in ClickHouse once, though the repeats were sent.
     const rows = await ingress.platform.clickhouse.rows<{ n: string; ids: string }>(sql`SELECT count() AS n, uniqExact(conversion_id) AS ids FROM conversions WHERE workspace_id = ${workspaceId}`);

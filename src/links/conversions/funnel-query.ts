@@ -18,8 +18,9 @@ function where(workspaceId: string, from: Date, to: Date, scope: FunnelScope): S
   return join(
     [
       sql`workspace_id = ${workspaceId} AND ts >= ${from} AND ts < ${to}`,
-      ...(scope.linkId ? [sql`link_id = ${scope.linkId}`] : []),
-      ...(scope.campaignId ? [sql`campaign_id = ${scope.campaignId}`] : []),
+      // Ids are stored in their lower-case form; the API accepts either case.
+      ...(scope.linkId ? [sql`link_id = ${scope.linkId.toLowerCase()}`] : []),
+      ...(scope.campaignId ? [sql`campaign_id = ${scope.campaignId.toLowerCase()}`] : []),
     ],
     ' AND ',
   );
@@ -49,8 +50,8 @@ export class FunnelQueries {
       object: 'funnel',
       from: from.toISOString(),
       to: to.toISOString(),
-      linkId: scope.linkId ?? null,
-      campaignId: scope.campaignId ?? null,
+      linkId: scope.linkId?.toLowerCase() ?? null,
+      campaignId: scope.campaignId?.toLowerCase() ?? null,
       scans: scanCount,
       trackedClicks: Number(s.clicks),
       conversions: Number(s.conversions),

@@ -8,7 +8,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 export const CreateWebhookBody = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'HTTPS URL that receives the events; must reach a public address.' }),
+    url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$', description: 'HTTPS URL that receives the events; must reach a public address. No white space or control characters.' }),
     description: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { additionalProperties: false, title: 'CreateWebhookEndpoint' },

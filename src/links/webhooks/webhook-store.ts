@@ -42,7 +42,7 @@ export function toEndpoint(row: EndpointRow): WebhookEndpointType {
 export function checkEndpointUrl(raw: string, allowHosts: readonly string[]): string {
   let url: URL;
   try {
-    url = new URL(raw.trim());
+    url = new URL(raw);
   } catch {
     throw new ApiError(400, 'invalid_url', 'url is not an absolute URL.', [{ path: '/url', message: 'not a URL' }]);
   }

@@ -32,6 +32,13 @@ const DIMENSIONS = {
 type Dimension = keyof typeof DIMENSIONS;
 
 type Ranked = { value: string; count: number }[];
+
+const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inList([0]));
+
+/** The rows of the hourly rollups (scans_dims, scans_visitors) of a workspace and range. */
+const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
+  sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
+
 export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: { shortId: string; scans: number }[] };
 
 export class AnalyticsQueries {
@@ -40,12 +47,11 @@ export class AnalyticsQueries {
   async summary(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, top: number): Promise<AnalyticsResult> {
     if (filter.linkIds && filter.linkIds.length === 0) return this.empty(range);
     const useRollup = !filter.linkIds && !filter.country;
-    const bots = includeBots ? inList([0, 1]) : inList([0]);
     const where = useRollup
-      ? sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${bots}`
+      ? rollupWhere(workspaceId, range, includeBots)
       : join(
           [
-            sql`workspace_id = ${workspaceId} AND ts >= ${range.from} AND ts < ${range.to} AND is_bot IN ${bots}`,
+            sql`workspace_id = ${workspaceId} AND ts >= ${range.from} AND ts < ${range.to} AND is_bot IN ${botValues(includeBots)}`,
             ...(filter.linkIds ? [sql`link_id IN ${inList(filter.linkIds)}`] : []),
             ...(filter.country ? [sql`country = ${filter.country}`] : []),
           ],
@@ -112,6 +118,23 @@ export class AnalyticsQueries {
       referrers: referrers.map((r) => ({ referrer: r.value || '(direct)', count: r.count })),
       utm: { sources, mediums, campaigns, terms, contents },
     };
+  }
+
+  /** Scans of every link of the workspace that was scanned in the range, most first (from the rollups). */
+  async linkScans(workspaceId: string, range: TimeRange, includeBots: boolean): Promise<{ shortId: string; scans: number }[]> {
+    const rows = await this.ch.rows<{ value: string; count: string }>(
+      sql`SELECT value, sum(scans) AS count FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = 'link' AND value != '' GROUP BY value ORDER BY count DESC, value`,
+    );
+    return rows.map((r) => ({ shortId: r.value, scans: Number(r.count) }));
+  }
+
+  /** Scans by weekday (1 = Monday … 7 = Sunday) and hour of day, in UTC; only cells with scans (from the rollups). */
+  async weekdayHourScans(workspaceId: string, range: TimeRange, includeBots: boolean): Promise<{ weekday: number; hour: number; scans: number }[]> {
+    const rows = await this.ch.rows<{ weekday: string; hour_of_day: string; count: string }>(
+      sql`SELECT toDayOfWeek(hour, 'UTC') AS weekday, toHour(hour, 'UTC') AS hour_of_day, sum(scans) AS count
+            FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = 'total' GROUP BY weekday, hour_of_day`,
+    );
+    return rows.map((r) => ({ weekday: Number(r.weekday), hour: Number(r.hour_of_day), scans: Number(r.count) }));
   }
 
   private empty(range: TimeRange): AnalyticsResult {

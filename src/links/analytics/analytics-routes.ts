@@ -7,8 +7,9 @@ import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { LinkStore } from '../links/link-store.ts';
-import { AnalyticsQueries, type AnalyticsFilter, type AnalyticsResult } from './analytics-queries.ts';
+import { AnalyticsQueries } from './analytics-queries.ts';
 import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
+import { scanAnalytics, withLinkIds } from './scan-analytics.ts';
 import { exportScans } from './scan-export.ts';
 import { checkStorableRange, resolveRange } from './time-range.ts';
 
@@ -17,27 +18,6 @@ const DAY = 86_400_000;
 export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore }): Promise<void> {
   const queries = new AnalyticsQueries(deps.clickhouse);
   const tags = ['analytics'];
-
-  /** Adds link ids to the top links (short IDs are unique, so one lookup resolves them). */
-  async function withLinkIds(workspaceId: string, result: AnalyticsResult) {
-    const shortIds = result.topLinks.map((l) => l.shortId);
-    const { rows } = shortIds.length
-      ? await deps.pg.query<{ id: string; short_id: string }>('SELECT id, short_id FROM links WHERE workspace_id = $1 AND short_id = ANY($2)', [workspaceId, shortIds])
-      : { rows: [] };
-    const ids = new Map(rows.map((r) => [r.short_id, r.id]));
-    return { object: 'analytics' as const, ...result, topLinks: result.topLinks.map((l) => ({ shortId: l.shortId, linkId: ids.get(l.shortId) ?? null, scans: l.scans })) };
-  }
-
-  /** Link ids selected by linkId, tag or campaign (their intersection), or undefined for all links. */
-  async function linkFilter(workspaceId: string, q: { linkId?: string; tag?: string; campaignId?: string }): Promise<string[] | undefined> {
-    if (!q.linkId && !q.tag && !q.campaignId) return undefined;
-    const { rows } = await deps.pg.query<{ id: string }>(
-      `SELECT id FROM links WHERE workspace_id = $1
-          AND ($2::uuid IS NULL OR id = $2) AND ($3::text IS NULL OR $3 = ANY (tags)) AND ($4::uuid IS NULL OR campaign_id = $4)`,
-      [workspaceId, q.linkId ?? null, q.tag?.trim().toLowerCase() ?? null, q.campaignId ?? null],
-    );
-    return rows.map((r) => r.id);
-  }
 
   app.get('/analytics', {
     schema: {
@@ -48,12 +28,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     },
   }, async (request) => {
     const q = request.query;
-    const range = resolveRange(q);
-    const filter: AnalyticsFilter = { ...(q.country ? { country: q.country.toUpperCase() } : {}) };
-    const linkIds = await linkFilter(request.auth.workspaceId, q);
-    if (linkIds) filter.linkIds = linkIds;
-    const result = await queries.summary(request.auth.workspaceId, range, filter, q.includeBots ?? false, q.top ?? 10);
-    return withLinkIds(request.auth.workspaceId, result);
+    return scanAnalytics({ queries, pg: deps.pg }, request.auth.workspaceId, resolveRange(q), q, q.includeBots ?? false, q.top ?? 10);
   });
 
   app.get('/links/:id/analytics', {
@@ -70,7 +45,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     const q = request.query;
     const range = resolveRange(q);
     const result = await queries.summary(request.auth.workspaceId, range, { linkIds: [id], ...(q.country ? { country: q.country.toUpperCase() } : {}) }, q.includeBots ?? false, q.top ?? 10);
-    return withLinkIds(request.auth.workspaceId, result);
+    return withLinkIds(deps.pg, request.auth.workspaceId, result);
   });
 
   app.get('/analytics/export', {

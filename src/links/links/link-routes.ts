@@ -5,6 +5,7 @@ import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform
 import type { App } from '../../platform/http/server.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import { runBulk } from './bulk.ts';
+import { createLink, listLinks } from './link-operations.ts';
 import { BulkBody, BulkResult, CreateLinkBody, Link, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
 import { toLink, type LinkStore } from './link-store.ts';
 
@@ -27,11 +28,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       tags, summary: 'Create a link', body: CreateLinkBody,
       response: { 201: withRateLimitHeaders(Link, 'The new link.'), ...errorResponses(...API_ERRORS, 409) },
     },
-  }, async (request, reply) => {
-    const row = await store.create(request.auth.workspaceId, request.body);
-    await changelog.publishSoon([row.id]);
-    return reply.status(201).send(toLink(row, baseUrl));
-  });
+  }, async (request, reply) => reply.status(201).send(await createLink({ store, changelog, baseUrl }, request.auth.workspaceId, request.body)));
 
   app.get('/links', {
     schema: {
@@ -39,10 +36,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       querystring: ListLinksQuery,
       response: { 200: withRateLimitHeaders(LinkList, 'A page of links.'), ...errorResponses(...API_ERRORS) },
     },
-  }, async (request) => {
-    const { rows, nextCursor } = await store.list(request.auth.workspaceId, request.query);
-    return { object: 'list' as const, data: rows.map((r) => toLink(r, baseUrl)), nextCursor };
-  });
+  }, async (request) => listLinks(store, baseUrl, request.auth.workspaceId, request.query));
 
   app.get('/links/:id', {
     schema: { tags, summary: 'Get a link', params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The link.'), ...errorResponses(...API_ERRORS, 404) } },

@@ -1,0 +1,56 @@
+// The workspace scan analytics as every entry point answers them (REST and MCP):
+// the link, tag and campaign filters resolved to link ids in Postgres, the
+// summary from ClickHouse, and the top links given their ids.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { AnalyticsFilter, AnalyticsQueries, AnalyticsResult } from './analytics-queries.ts';
+import type { TimeRange } from './time-range.ts';
+
+export interface AnalyticsScope {
+  linkId?: string;
+  tag?: string;
+  campaignId?: string;
+  /** ISO 3166-1 alpha-2, either case. */
+  country?: string;
+}
+
+/** Link ids selected by linkId, tag or campaign (their intersection), or undefined for all links. */
+export async function linksMatching(pg: Pool, workspaceId: string, q: { linkId?: string; tag?: string; campaignId?: string }): Promise<string[] | undefined> {
+  if (!q.linkId && !q.tag && !q.campaignId) return undefined;
+  const { rows } = await pg.query<{ id: string }>(
+    `SELECT id FROM links WHERE workspace_id = $1
+        AND ($2::uuid IS NULL OR id = $2) AND ($3::text IS NULL OR $3 = ANY (tags)) AND ($4::uuid IS NULL OR campaign_id = $4)`,
+    [workspaceId, q.linkId ?? null, q.tag?.trim().toLowerCase() ?? null, q.campaignId ?? null],
+  );
+  return rows.map((r) => r.id);
+}
+
+export interface ScannedLink {
+  id: string;
+  destination: string;
+  campaignId: string | null;
+}
+
+/** The workspace's links with these short IDs (analytics name links by short ID), by short ID. */
+export async function linksByShortId(pg: Pool, workspaceId: string, shortIds: readonly string[]): Promise<Map<string, ScannedLink>> {
+  if (shortIds.length === 0) return new Map();
+  const { rows } = await pg.query<{ id: string; short_id: string; destination: string; campaign_id: string | null }>(
+    'SELECT id, short_id, destination, campaign_id FROM links WHERE workspace_id = $1 AND short_id = ANY($2)',
+    [workspaceId, shortIds],
+  );
+  return new Map(rows.map((r) => [r.short_id, { id: r.id, destination: r.destination, campaignId: r.campaign_id }]));
+}
+
+/** Adds link ids to the top links (short IDs are unique, so one lookup resolves them). */
+export async function withLinkIds(pg: Pool, workspaceId: string, result: AnalyticsResult) {
+  const links = await linksByShortId(pg, workspaceId, result.topLinks.map((l) => l.shortId));
+  return { object: 'analytics' as const, ...result, topLinks: result.topLinks.map((l) => ({ shortId: l.shortId, linkId: links.get(l.shortId)?.id ?? null, scans: l.scans })) };
+}
+
+/** The analytics of the workspace, or of the links a scope selects, over a range. */
+export async function scanAnalytics(deps: { queries: AnalyticsQueries; pg: Pool }, workspaceId: string, range: TimeRange, scope: AnalyticsScope, includeBots: boolean, top: number) {
+  const filter: AnalyticsFilter = { ...(scope.country ? { country: scope.country.toUpperCase() } : {}) };
+  const linkIds = await linksMatching(deps.pg, workspaceId, scope);
+  if (linkIds) filter.linkIds = linkIds;
+  const result = await deps.queries.summary(workspaceId, range, filter, includeBots, top);
+  return withLinkIds(deps.pg, workspaceId, result);
+}

@@ -1,0 +1,26 @@
+// Creating and listing links as every entry point does it (REST and MCP), so
+// both apply the same rules, publish to links.changelog the same way and answer
+// with the same link objects.
+import type { LinkChangelog } from '../changelog/link-changelog.ts';
+import type { CreateLinkInput, LinkType, ListLinksQueryType } from './link-schemas.ts';
+import { toLink, type LinkStore } from './link-store.ts';
+
+export interface LinkWriteDeps {
+  store: LinkStore;
+  changelog: LinkChangelog;
+  /** Base of the short URLs. */
+  baseUrl: string;
+}
+
+/** Creates the link (input already schema-checked), publishes it to the changelog and returns it. */
+export async function createLink(deps: LinkWriteDeps, workspaceId: string, input: CreateLinkInput): Promise<LinkType> {
+  const row = await deps.store.create(workspaceId, input);
+  await deps.changelog.publishSoon([row.id]);
+  return toLink(row, deps.baseUrl);
+}
+
+/** A page of the workspace's links. */
+export async function listLinks(store: LinkStore, baseUrl: string, workspaceId: string, query: ListLinksQueryType) {
+  const { rows, nextCursor } = await store.list(workspaceId, query);
+  return { object: 'list' as const, data: rows.map((r) => toLink(r, baseUrl)), nextCursor };
+}

@@ -13,6 +13,7 @@ import { Conversions } from './conversions/conversions.ts';
 import { FunnelQueries } from './conversions/funnel-query.ts';
 import { LinkStore } from './links/link-store.ts';
 import { linkRoutes } from './links/link-routes.ts';
+import { registerMcp } from './mcp/mcp-api.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
 import { RenderPool } from './qr/render-pool.ts';
@@ -77,6 +78,18 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const adminGuard = createAttemptGuard(redis, log, config.AUTH_ATTEMPTS_PER_MINUTE);
   await app.register(async (admin) => adminRoutes(admin, { workspaces, keys, adminToken: config.ADMIN_TOKEN, guard: adminGuard }), { prefix: '/admin/v1' });
 
+  // POST /api/mcp (same keys and the same limit as /api/v1, through `authenticate`) and /.well-known/mcp.json.
+  await registerMcp(app, {
+    authenticate,
+    links: { store, changelog, baseUrl: shortLinkBase },
+    campaigns,
+    pg,
+    clickhouse: platform.clickhouse,
+    conversions,
+    funnels,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    apiPerMinute: config.API_RATE_LIMIT_PER_MINUTE,
+  });
 
   app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
   return { changelog, conversions };

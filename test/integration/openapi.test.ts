@@ -40,5 +40,9 @@ describe('GET /api/v1/openapi', () => {
       .map((r) => `${r.method} ${r.url.replace(/:([A-Za-z]+)/g, '{$1}')}`);
     expect(expected.length).toBeGreaterThan(10);
     for (const route of expected) expect(documented, route).toContain(route);
+    // The MCP endpoint, its refusals and its discovery document are routes of the server too.
+    for (const route of ['POST /api/mcp', 'GET /api/mcp', 'DELETE /api/mcp', 'GET /.well-known/mcp.json']) expect(documented, route).toContain(route);
+    expect(doc.paths['/.well-known/mcp.json'].get.security).toEqual([]);
+    expect(doc.paths['/api/mcp'].post.responses['429']).toBeTruthy();
   });
 });

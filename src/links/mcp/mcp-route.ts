@@ -1,0 +1,193 @@
+// POST /api/mcp: the MCP endpoint, Streamable HTTP without sessions or event
+// streams: one JSON-RPC message per POST, answered with one JSON body.
+//
+// Layers, outside in:
+// - HTTP: the same authentication hook as /api/v1 (same keys, Enterprise only,
+//   the same per-workspace limit, so REST and MCP requests count together, and
+//   the same X-RateLimit headers). Its refusals (401, 403, 429), and an
+//   oversized (413) or non-JSON (415) body, keep the REST error body.
+// - JSON-RPC, checked here before the SDK sees the message: -32700 for a body
+//   that is not JSON, -32600 for JSON that is not one JSON-RPC message (batches
+//   are gone from protocol 2025-06-18), -32602 for malformed params of the
+//   methods we serve; 406 when the client will not take JSON, 400 for another
+//   protocol version. Every JSON-RPC error body is {jsonrpc, id, error:{code, message}}.
+// - MCP: a fresh McpServer and SDK transport per request (mcp-server.ts);
+//   unknown methods get -32601 from the SDK.
+// GET (the event-stream request) and DELETE (session end) are refused with 405
+// and `Allow: POST`, before authentication: they do nothing for anyone.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import secureJson from 'secure-json-parse';
+import type { z } from 'zod';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import { errorResponses, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { buildMcpServer, MCP_PROTOCOL_VERSION } from './mcp-server.ts';
+import type { McpTool } from './tool.ts';
+
+export const MCP_PATH = '/api/mcp';
+
+/** The JSON-RPC 2.0 error codes answered here (-32601, unknown method, comes from the SDK). */
+const JSON_RPC = { parseError: -32700, invalidRequest: -32600, invalidParams: -32602, serverError: -32000 } as const;
+
+export interface McpRouteDeps {
+  /** The /api/v1 authentication and rate-limit hook. */
+  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  tools: readonly McpTool[];
+}
+
+const rpcError = (id: string | number | null, code: number, message: string) => ({ jsonrpc: '2.0' as const, id, error: { code, message } });
+
+/** The request schemas of the methods this server answers, to refuse malformed params with -32602. */
+const PARAMS: Record<string, z.ZodType> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+/** Whether the client takes a JSON answer: no Accept header, or one naming application/json or a wildcard for it. */
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((part) => ['application/json', 'application/*', '*/*'].includes(part.split(';')[0]!.trim().toLowerCase()));
+}
+
+type Parsed = { message: JSONRPCMessage } | { status: number; body: ReturnType<typeof rpcError> };
+
+/** The body as one JSON-RPC message, or the JSON-RPC error that answers it. */
+function parseMessage(text: string | undefined): Parsed {
+  let value: unknown;
+  try {
+    if (!text || text.trim() === '') throw new Error('empty body');
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    return { status: 400, body: rpcError(null, JSON_RPC.parseError, 'Parse error: the body is not valid JSON.') };
+  }
+  if (Array.isArray(value)) {
+    return { status: 400, body: rpcError(null, JSON_RPC.invalidRequest, `Invalid Request: batches are not part of MCP ${MCP_PROTOCOL_VERSION}; send one message per request.`) };
+  }
+  const message = JSONRPCMessageSchema.safeParse(value);
+  if (!message.success) {
+    return { status: 400, body: rpcError(null, JSON_RPC.invalidRequest, 'Invalid Request: the body is not a JSON-RPC 2.0 request, notification or response ({"jsonrpc":"2.0","id":…,"method":…,"params":{…}}).') };
+  }
+  if (isJSONRPCRequest(message.data)) {
+    const params = PARAMS[message.data.method]?.safeParse(message.data);
+    if (params && !params.success) {
+      const problems = params.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      return { status: 200, body: rpcError(message.data.id, JSON_RPC.invalidParams, `Invalid params for ${message.data.method}: ${problems}`) };
+    }
+  }
+  return { message: message.data };
+}
+
+const JsonRpcMessage = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: 'Absent for notifications.' })),
+    method: Type.String({ examples: ['tools/call'] }),
+    params: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { title: 'JsonRpcMessage', description: 'One JSON-RPC 2.0 message (no batches).' },
+);
+
+const JsonRpcResponse = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Union([Type.String(), Type.Integer(), Type.Null()]),
+    result: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })),
+  },
+  { title: 'JsonRpcResponse' },
+);
+
+const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS) => ({ ...JsonRpcResponse, description, headers }) as never;
+
+export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
+  const tags = ['mcp'];
+
+  await app.register(async (scope) => {
+    // The body is read as text and parsed here, so that bad JSON is a JSON-RPC
+    // parse error rather than the REST invalid_json (only in this scope).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    scope.post(MCP_PATH, {
+      onRequest: deps.authenticate,
+      // The body schema documents the message; parseMessage checks it, as JSON-RPC answers, not as a REST 400.
+      validatorCompiler: () => () => true,
+      schema: {
+        tags,
+        summary: 'MCP endpoint (JSON-RPC, protocol 2025-06-18)',
+        description:
+          'Model Context Protocol over Streamable HTTP, stateless: one JSON-RPC message per POST, one JSON answer, no sessions and no event stream. ' +
+          'Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). Methods: initialize, ping, tools/list, tools/call. ' +
+          'See /.well-known/mcp.json for the tools.',
+        body: JsonRpcMessage,
+        response: {
+          200: jsonRpcAnswer('The JSON-RPC response (a result, or an error such as -32601 method not found or -32602 invalid params).'),
+          202: { description: 'A notification or response was accepted; no body.', type: 'null', headers: RATE_LIMIT_HEADERS } as never,
+          400: jsonRpcAnswer('JSON-RPC error: -32700 parse error, -32600 invalid request (also for batches), -32000 unsupported MCP-Protocol-Version.'),
+          406: jsonRpcAnswer('JSON-RPC error -32000: the client does not accept application/json (this endpoint does not stream).'),
+          ...errorResponses(401, 403, 413, 429),
+        },
+      },
+    }, async (request, reply) => {
+      const sendJson = (status: number, body: unknown) => reply.status(status as 200).type('application/json').send(JSON.stringify(body));
+      if (!acceptsJson(request.headers.accept)) {
+        return sendJson(406, rpcError(null, JSON_RPC.serverError, 'Not Acceptable: this endpoint answers with application/json only; it offers no event stream.'));
+      }
+      const version = request.headers['mcp-protocol-version'];
+      if (version !== undefined && version !== MCP_PROTOCOL_VERSION) {
+        return sendJson(400, rpcError(null, JSON_RPC.serverError, `Bad Request: unsupported MCP-Protocol-Version ${String(version)}; this server speaks ${MCP_PROTOCOL_VERSION}.`));
+      }
+      const parsed = parseMessage(request.body as unknown as string | undefined);
+      if ('status' in parsed) return sendJson(parsed.status, parsed.body);
+
+      const server = buildMcpServer(deps.tools, { workspaceId: request.auth.workspaceId, requestId: request.id, log: request.log });
+      // The web-standard core of the SDK's StreamableHTTPServerTransport (which only adapts Node's req/res to it): it hands back a
+      // Response, so the answer goes out through Fastify's reply with the headers the hooks set (X-RateLimit-*, x-request-id).
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      transport.onerror = (err) => request.log.debug({ err }, 'MCP transport refused a message');
+      await server.connect(transport);
+      try {
+        // Headers as the transport requires them; what the client sent was checked above.
+        const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+        if (version) headers['mcp-protocol-version'] = version;
+        const response = await transport.handleRequest(new Request(`http://localhost${MCP_PATH}`, { method: 'POST', headers }), { parsedBody: parsed.message });
+        const text = await response.text();
+        reply.status(response.status as 200);
+        if (text === '') return reply.send();
+        return reply.type(response.headers.get('content-type') ?? 'application/json').send(text);
+      } finally {
+        await server.close();
+      }
+    });
+
+    scope.route({
+      method: ['GET', 'DELETE'],
+      url: MCP_PATH,
+      schema: {
+        tags,
+        security: [],
+        summary: 'Refused: no event stream and no sessions (405)',
+        description: 'GET would open a server-sent-event stream and DELETE would end a session; this endpoint has neither, so both answer 405 with `Allow: POST`.',
+        response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed.', {}) },
+      },
+      handler: async (request, reply) =>
+        reply
+          .status(405)
+          .header('allow', 'POST')
+          .type('application/json')
+          .send(JSON.stringify(rpcError(null, JSON_RPC.serverError, `Method Not Allowed: ${request.method} is not served; send JSON-RPC messages with POST (no event stream, no sessions).`))),
+    });
+  });
+}

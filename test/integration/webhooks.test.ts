@@ -82,7 +82,8 @@ describe('webhook endpoints', () => {
     expect((await api.post('/api/v1/webhooks', { url: 'http://hooks.example.com/x' })).body.error.code).toBe('webhook_url_not_https');
     expect((await api.post('/api/v1/webhooks', { url: 'https://10.1.2.3/x' })).body.error.code).toBe('webhook_url_private');
     expect((await api.post('/api/v1/webhooks', { url: 'https://localhost/x' })).body.error.code).toBe('webhook_url_private');
-    expect((await api.post('/api/v1/webhooks', { url: 'not a url' })).body.error.code).toBe('invalid_url');
+    expect((await api.post('/api/v1/webhooks', { url: 'hooks.example.com/x' })).body.error.code).toBe('invalid_url');
+    expect((await api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/a b' })).body.error.code).toBe('validation_failed');
     expect((await api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/x', extra: 1 })).body.error.code).toBe('unknown_field');
 
     const created = await api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/x' });

@@ -11,7 +11,7 @@ import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
 import { defineTool, READ_ONLY } from './tool.ts';
-import { count, daysBack, includeBots, percent, Revenue, uuid, Window } from './tool-schemas.ts';
+import { count, daysBack, includeBots, percent, Revenue, scopeArgs, uuid, Window } from './tool-schemas.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -37,8 +37,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       'scans count the links in it now; conversions count those recorded for it. Times are UTC.',
     input: z.strictObject({
       daysBack,
-      linkId: uuid('Only this link (an id from list_links).').optional(),
-      campaignId: uuid('Only this campaign (an id from list_campaigns).').optional(),
+      ...scopeArgs,
       includeBots,
       top: z.number().int().min(1).max(20).default(5).describe('Entries in each top list, 1 to 20; default 5.'),
     }),

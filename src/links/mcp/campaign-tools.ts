@@ -5,7 +5,7 @@ import { compileBodyValidator } from '../../platform/http/validation.ts';
 import { CreateCampaignBody, type CampaignType } from '../campaigns/campaign-schemas.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import { CREATES, defineTool, READ_ONLY, throwIfInvalid } from './tool.ts';
-import { Campaign } from './tool-schemas.ts';
+import { Campaign, pageSummary } from './tool-schemas.ts';
 
 const checkCreateCampaign = compileBodyValidator(CreateCampaignBody);
 
@@ -26,9 +26,7 @@ export function campaignTools(store: CampaignStore) {
     annotations: READ_ONLY,
     async run(args, ctx) {
       const page = await store.list(ctx.workspaceId, args.limit, args.cursor);
-      const summary = page.data.length === 0
-        ? 'No campaigns.'
-        : [`${page.data.length} campaign${page.data.length === 1 ? '' : 's'}, newest first:`, ...page.data.map(campaignLine), ...(page.nextCursor ? [`More: call list_campaigns again with cursor "${page.nextCursor}".`] : [])].join('\n');
+      const summary = pageSummary(page, 'campaign', page.data.map(campaignLine), 'list_campaigns', 'No campaigns.');
       return { summary, result: { campaigns: page.data, nextCursor: page.nextCursor } };
     },
   });

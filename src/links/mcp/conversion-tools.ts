@@ -9,7 +9,7 @@ import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
 import { CREATES, definedOnly, defineTool, READ_ONLY, throwIfInvalid } from './tool.ts';
-import { count, daysBack, includeBots, percent, Revenue, uuid, Window } from './tool-schemas.ts';
+import { count, daysBack, includeBots, percent, Revenue, scopeArgs, Window } from './tool-schemas.ts';
 
 const checkTrack = compileBodyValidator(TrackBody);
 
@@ -30,8 +30,7 @@ export function conversionTools(deps: ConversionToolDeps) {
       'revenue per currency. Each step counts what happened in the window; a campaign counts the events recorded for it. Bots are left out of scans unless `includeBots`.',
     input: z.strictObject({
       daysBack,
-      linkId: uuid('Only this link (an id from list_links).').optional(),
-      campaignId: uuid('Only this campaign (an id from list_campaigns).').optional(),
+      ...scopeArgs,
       includeBots,
     }),
     output: z.object({

@@ -8,7 +8,7 @@ import { CreateLinkBody, type CreateLinkInput, type LinkType } from '../links/li
 import { SHORT_ID_PATTERN } from '../links/short-id.ts';
 import { MAX_URL_LENGTH } from '../links/url-rules.ts';
 import { CREATES, definedOnly, defineTool, READ_ONLY, throwIfInvalid } from './tool.ts';
-import { Link, uuid } from './tool-schemas.ts';
+import { Link, pageSummary, uuid } from './tool-schemas.ts';
 
 const checkCreateLink = compileBodyValidator(CreateLinkBody);
 
@@ -51,10 +51,7 @@ export function linkTools(deps: LinkWriteDeps) {
         limit: args.limit,
         cursor: args.cursor,
       });
-      const lines = page.data.map(linkLine);
-      const summary = page.data.length === 0
-        ? 'No links match.'
-        : [`${page.data.length} link${page.data.length === 1 ? '' : 's'}, newest first:`, ...lines, ...(page.nextCursor ? [`More links: call list_links again with cursor "${page.nextCursor}".`] : [])].join('\n');
+      const summary = pageSummary(page, 'link', page.data.map(linkLine), 'list_links', 'No links match.');
       return { summary, result: { links: page.data, nextCursor: page.nextCursor } };
     },
   });

@@ -17,6 +17,12 @@ export const daysBack = z
   .default(30)
   .describe(`Trailing window in days, ending at the end of the current hour (UTC). 1 to ${MAX_RANGE_DAYS}; default 30.`);
 
+/** Narrows an analytics tool to one link or one campaign. */
+export const scopeArgs = {
+  linkId: uuid('Only this link (an id from list_links).').optional(),
+  campaignId: uuid('Only this campaign (an id from list_campaigns).').optional(),
+};
+
 export const includeBots = z.boolean().default(false).describe('Count scans by known bots and link previewers too (default false).');
 
 /** The window an analytics answer covers. */
@@ -62,3 +68,10 @@ export const count = (n: number): string => n.toLocaleString('en-US');
 
 /** "12.5%" of part in whole (0% of nothing). */
 export const percent = (part: number, whole: number): string => `${whole === 0 ? 0 : Math.round((part / whole) * 1000) / 10}%`;
+
+/** The text summary of a page of a list: a count, a line per item, and how to get the next page. */
+export function pageSummary(page: { data: unknown[]; nextCursor: string | null }, noun: string, lines: string[], tool: string, none: string): string {
+  if (page.data.length === 0) return none;
+  const more = page.nextCursor ? [`More: call ${tool} again with cursor "${page.nextCursor}".`] : [];
+  return [`${page.data.length} ${noun}${page.data.length === 1 ? '' : 's'}, newest first:`, ...lines, ...more].join('\n');
+}

@@ -1,5 +1,6 @@
 // The link service's HTTP surface: /api/v1 (workspace API keys, limits),
 // /admin/v1 (operator token) and the public OpenAPI document.
+import { listSetting } from '../platform/config.ts';
 import type { Platform } from '../platform/platform.ts';
 import { errorBody, type App } from '../platform/http/server.ts';
 import { createApiAuth, createAttemptGuard } from './auth/api-auth.ts';
@@ -38,8 +39,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
   const campaigns = new CampaignStore(pg);
   const changelog = new LinkChangelog(pg, platform.publisher, log);
   const conversions = new Conversions(pg, platform.publisher, log, config.CLICK_ID_SECRET);
-  const funnels = new FunnelQueries(platform.clickhouse);
-  const outboundAllowHosts = config.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
+  const funnels = new FunnelQueries(platform.clickhouse, pg);
   const renderPool = new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined });
   app.addHook('onClose', () => renderPool.close());
   const authenticate = createApiAuth({
@@ -57,7 +57,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     await analyticsRoutes(api, { clickhouse: platform.clickhouse, pg, links: store });
     await conversionRoutes(api, { conversions, funnels });
     await webhookRoutes(api, {
-      store: new WebhookStore(pg, { allowHosts: outboundAllowHosts, secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
       log: new DeliveryLog(pg),
       queue: new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR }),
     });
@@ -68,7 +68,7 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
       images: {
         timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS,
         maxBytes: config.QR_IMAGE_MAX_BYTES,
-        allowHosts: outboundAllowHosts,
+        allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS),
       },
     });
     // Unknown /api/v1 paths pass through authentication too, so they carry the rate-limit headers.

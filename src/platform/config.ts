@@ -27,7 +27,7 @@ export const ConfigSchema = Type.Object({
   /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
   RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
   RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),
-  /** Hosts that outbound fetches (QR images; webhooks) may reach although their addresses are private, comma-separated. */
+  /** Hosts that QR image fetches may reach although their addresses are private, comma-separated. */
   OUTBOUND_ALLOW_HOSTS: Type.String({ default: '' }),
   /** Halftone QR images: the largest accepted image and the time a URL may take to deliver it. */
   QR_IMAGE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024 }),
@@ -36,9 +36,14 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 30_000 }),
   WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, maximum: 100, default: 4 }),
-  /** Webhook attempts in flight per worker process, and per endpoint (so one slow endpoint cannot take every slot). */
-  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 64 }),
+  /** Webhook attempts in flight per worker process, per workspace and per endpoint, so slow endpoints hold few of the slots. */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 512 }),
+  WEBHOOK_WORKSPACE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  /** An attempt's lease outlasts its timeout by this much; after that, its dispatcher is presumed dead and the attempt counts as failed. */
+  WEBHOOK_LEASE_MARGIN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  /** Hosts webhook endpoints may use although their addresses are private (comma-separated); separate from OUTBOUND_ALLOW_HOSTS. */
+  WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
   /** How often the dispatcher looks for due deliveries when idle. */
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   /** After a secret rotation, requests are also signed with the old secret for this long. */
@@ -74,6 +79,9 @@ export const ConfigSchema = Type.Object({
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/** The items of a comma-separated setting, trimmed, without empty ones. */
+export const listSetting = (value: string): string[] => value.split(',').map((item) => item.trim()).filter(Boolean);
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -36,7 +36,9 @@ describe('webhook sender', () => {
     const before = receiver.received.length;
     const strict = createWebhookSender({ timeoutMs: 2000, allowHosts: [], caFile: ca.caFile });
     expect(await strict(receiver.url, '{}', {})).toMatchObject({ outcome: 'failed', error: '127.0.0.1 is not a public address' });
-    expect(await strict(receiver.url.replace('127.0.0.1', 'localhost'), '{}', {})).toMatchObject({ outcome: 'failed', error: expect.stringContaining('not a public address') });
+    // What a name resolved to stays ours: the log a workspace reads does not name the address.
+    expect(await strict(receiver.url.replace('127.0.0.1', 'localhost'), '{}', {})).toMatchObject({ outcome: 'failed', error: 'localhost does not resolve to a public address' });
+    expect(await strict('https://no-such-host.invalid/x', '{}', {})).toMatchObject({ outcome: 'failed', error: 'no-such-host.invalid could not be resolved' });
     const allowed = createWebhookSender({ timeoutMs: 2000, allowHosts: ['127.0.0.1'], caFile: ca.caFile });
     expect(await allowed(receiver.url.replace('https:', 'http:'), '{}', {})).toMatchObject({ outcome: 'failed', error: 'webhook endpoints must use https' });
     const untrusting = createWebhookSender({ timeoutMs: 2000, allowHosts: ['127.0.0.1'] });

@@ -3,6 +3,7 @@
 // one test), and real HTTPS receivers on loopback with a test CA.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../examples/verify-webhook-signature.mjs';
+import { signatureHeader } from '../../src/links/webhooks/webhook-signature.ts';
 import { client, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
 import { eventually } from '../support/env.ts';
 import { startTs, waitForOutput, type Child } from '../support/processes.ts';
@@ -20,19 +21,20 @@ const receivers: Receiver[] = [];
 function startWorker(env: Record<string, string> = {}): Child {
   return startTs('workers/run.ts', ['webhooks'], {
     LOG_LEVEL: 'info',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     WEBHOOK_CA_FILE: ca.caFile,
     WEBHOOK_RETRY_BASE_MS: String(BASE_MS),
     WEBHOOK_RETRY_FACTOR: String(FACTOR),
     WEBHOOK_TIMEOUT_MS: '20000',
     WEBHOOK_POLL_MS: '50',
+    WEBHOOK_WORKSPACE_CONCURRENCY: '6',
     ...env,
   });
 }
 
 beforeAll(async () => {
   ca = makeTestCa();
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   worker = startWorker();
   await waitForOutput(worker, 'worker process ready');
 }, 60_000);
@@ -104,6 +106,13 @@ describe('webhook endpoints', () => {
     const stranger = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
     expect((await stranger.get(`/api/v1/webhooks/${created.body.id}`)).status).toBe(404);
     expect((await stranger.delete(`/api/v1/webhooks/${created.body.id}`)).status).toBe(404);
+    for (const [method, path] of [
+      ['GET', `/api/v1/webhooks/${created.body.id}/deliveries`],
+      ['GET', `/api/v1/webhooks/${created.body.id}/deliveries/00000000-0000-4000-8000-000000000000`],
+      ['POST', `/api/v1/webhooks/${created.body.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`],
+      ['POST', `/api/v1/webhooks/${created.body.id}/rotate-secret`],
+    ] as const) expect((await (method === 'GET' ? stranger.get(path) : stranger.post(path))).status, path).toBe(404);
+    expect((await api.get(`/api/v1/webhooks/${created.body.id}`)).body.secretHint).toBe(`${rotated.body.secret.slice(0, 10)}…`);
 
     for (let i = 1; i < 10; i++) expect((await api.post('/api/v1/webhooks', { url: `https://hooks.example.com/${i}` })).status).toBe(201);
     const over = await api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/11' });
@@ -125,9 +134,9 @@ describe('scan.created delivery', () => {
     expect(verifyWebhook(request.body, signature, endpoint.secret)).toBe(true);
     expect(verifyWebhook(request.body.replace('scan.created', 'scan.createe'), signature, endpoint.secret)).toBe(false);
     expect(verifyWebhook(request.body, signature, 'whsec_wrong')).toBe(false);
+    // A correctly signed request from an hour ago is a replay.
     const t = Number(/t=(\d+)/.exec(signature)![1]);
-    expect(verifyWebhook(request.body, signature, endpoint.secret, 300)).toBe(true);
-    expect(verifyWebhook(request.body, signature.replace(`t=${t}`, `t=${t - 3600}`), endpoint.secret)).toBe(false);
+    expect(verifyWebhook(request.body, signatureHeader(request.body, [endpoint.secret], t - 3600), endpoint.secret)).toBe(false);
 
     const payload = JSON.parse(request.body);
     expect(payload).toMatchObject({ type: 'scan.created', data: { clickId, workspaceId, shortId, destination: 'https://example.com/landing', isBot: false } });
@@ -221,6 +230,26 @@ describe('scan.created delivery', () => {
   }, 60_000);
 });
 
+describe('slots per workspace', () => {
+  it('holds a workspace with many hanging endpoints to WEBHOOK_WORKSPACE_CONCURRENCY attempts, and serves the others', async () => {
+    const hanging = await receiver(() => 'hang');
+    const healthy = await receiver(() => 200);
+    const slow = await setup(`${hanging.url}?endpoint=1`);
+    for (const n of [2, 3]) expect((await slow.api.post('/api/v1/webhooks', { url: `${hanging.url}?endpoint=${n}` })).status).toBe(201);
+    const fine = await setup(healthy.url);
+    // 3 scans × 3 endpoints: 9 deliveries, 3 per endpoint (under its cap of 4), but the workspace may hold only 6.
+    for (let i = 0; i < 3; i++) await scanOnce(slow.shortId);
+    await eventually(async () => hanging.open() >= 6, 30_000);
+    for (let i = 0; i < 3; i++) await scanOnce(fine.shortId);
+    await eventually(async () => (await deliveries(fine.api, fine.endpoint.id)).filter((d) => d.state === 'acknowledged').length === 3, 30_000);
+    expect(hanging.open()).toBe(6);
+    expect(hanging.received).toHaveLength(6);
+    hanging.answer = () => 200;
+    hanging.release(200);
+    await eventually(async () => hanging.received.length === 9, 30_000);
+  }, 60_000);
+});
+
 describe('the webhook worker killed with SIGKILL', () => {
   it('resumes the retry schedule after a restart: no event lost, every repeat with the same scanId', async () => {
     // This test's worker waits longer between attempts, so the kill lands between attempts 2 and 3.
@@ -272,5 +301,29 @@ describe('the webhook worker killed with SIGKILL', () => {
     expect(final.filter((d) => d.attempts === 3)).toHaveLength(3);
     expect(final.filter((d) => d.attempts === 1)).toHaveLength(2);
     expect(whileDown.every((cid) => cid.length === 84)).toBe(true);
+  }, 120_000);
+
+  it('counts an attempt cut off by SIGKILL as interrupted once its lease runs out, and retries it after a restart', async () => {
+    const quick = { WEBHOOK_RETRY_BASE_MS: '1000', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MARGIN_MS: '500' };
+    worker.process.kill('SIGTERM');
+    await worker.exited;
+    worker = startWorker(quick);
+    await waitForOutput(worker, 'worker process ready');
+
+    const r = await receiver((n) => (n === 1 ? 'hang' : 200));
+    const { api, endpoint, shortId } = await setup(r.url);
+    await scanOnce(shortId);
+    await eventually(async () => r.open() === 1, 30_000, 50);
+    worker.process.kill('SIGKILL'); // mid-attempt: the request is out, no answer recorded
+    await worker.exited;
+    worker = startWorker(quick);
+    await waitForOutput(worker, 'webhook dispatcher started');
+
+    await eventually(async () => (await deliveries(api, endpoint.id))[0]?.state === 'acknowledged', 30_000);
+    const [d] = await deliveries(api, endpoint.id);
+    const detail = (await api.get(`/api/v1/webhooks/${endpoint.id}/deliveries/${d.id}`)).body;
+    expect(detail.attemptLog.map((a: any) => [a.attempt, a.outcome, a.statusCode])).toEqual([[1, 'interrupted', null], [2, 'acknowledged', 200]]);
+    expect(r.received).toHaveLength(2);
+    expect(new Set(r.received.map((q) => JSON.parse(q.body).scanId)).size).toBe(1);
   }, 120_000);
 });

@@ -2,7 +2,7 @@
 // outbox, in the same transaction, so a committed change always reaches the
 // links.changelog topic (see changelog/link-changelog.ts).
 import type pg from 'pg';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
@@ -84,19 +84,8 @@ export class LinkStore {
   constructor(private readonly pg: Pool, private readonly ownHost = '') {}
 
   /** Runs fn in a transaction. */
-  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pg.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+  tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pg, fn);
   }
 
   private async checkCampaign(client: pg.PoolClient, workspaceId: string, campaignId: string | null | undefined): Promise<void> {

@@ -20,10 +20,19 @@ export const retryDelayMs = (schedule: RetrySchedule, attempt: number) => schedu
 export interface ClaimedDelivery {
   id: string;
   endpoint_id: string;
+  workspace_id: string;
   attempts: number;
   body: string;
   url: string;
   secrets: string[];
+}
+
+/** Free attempt slots of the dispatcher that claims. */
+export interface Slots {
+  busyWorkspaces: readonly string[];
+  busyEndpoints: readonly string[];
+  workspaceFree: (workspaceId: string) => number;
+  endpointFree: (endpointId: string) => number;
 }
 
 export type AttemptResult = { outcome: 'acknowledged' | 'rejected' | 'failed'; statusCode: number | null; error: string | null };
@@ -56,23 +65,27 @@ export class DeliveryQueue {
   }
 
   /**
-   * Claims due deliveries for attempts: at most `limit`, at most `perEndpoint(id)` of each endpoint,
-   * none of the `busy` endpoints. Marks them attempted, counts the attempt and logs its start.
+   * Claims due deliveries for attempts: at most `limit` in all, and no more of a workspace or an
+   * endpoint than it has free slots (none of the `busy` ones, which have none). Marks them attempted,
+   * counts the attempt and logs its start.
    */
-  async claim(limit: number, busy: readonly string[], perEndpoint: (endpointId: string) => number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const { rows: due } = await this.pg.query<{ id: string; endpoint_id: string }>(
-      `SELECT id, endpoint_id FROM webhook_deliveries
-        WHERE next_attempt_at <= now() AND NOT (endpoint_id = ANY($1::uuid[]))
+  async claim(limit: number, slots: Slots, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const { rows: due } = await this.pg.query<{ id: string; endpoint_id: string; workspace_id: string }>(
+      `SELECT id, endpoint_id, workspace_id FROM webhook_deliveries
+        WHERE next_attempt_at <= now() AND NOT (endpoint_id = ANY($1::uuid[])) AND NOT (workspace_id = ANY($2::uuid[]))
         ORDER BY next_attempt_at LIMIT 500`,
-      [busy],
+      [slots.busyEndpoints, slots.busyWorkspaces],
     );
-    const taken = new Map<string, number>();
+    const byEndpoint = new Map<string, number>();
+    const byWorkspace = new Map<string, number>();
     const ids: string[] = [];
     for (const d of due) {
       if (ids.length >= limit) break;
-      const n = taken.get(d.endpoint_id) ?? 0;
-      if (n >= perEndpoint(d.endpoint_id)) continue;
-      taken.set(d.endpoint_id, n + 1);
+      const e = byEndpoint.get(d.endpoint_id) ?? 0;
+      const w = byWorkspace.get(d.workspace_id) ?? 0;
+      if (e >= slots.endpointFree(d.endpoint_id) || w >= slots.workspaceFree(d.workspace_id)) continue;
+      byEndpoint.set(d.endpoint_id, e + 1);
+      byWorkspace.set(d.workspace_id, w + 1);
       ids.push(d.id);
     }
     if (ids.length === 0) return [];
@@ -82,10 +95,10 @@ export class DeliveryQueue {
             SET state = 'attempted', attempts = d.attempts + 1, next_attempt_at = NULL,
                 lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = date_trunc('milliseconds', now())
           WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND next_attempt_at <= now() FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.endpoint_id, d.attempts, d.body),
+          RETURNING d.id, d.endpoint_id, d.workspace_id, d.attempts, d.body),
        logged AS (
          INSERT INTO webhook_attempts (delivery_id, attempt, started_at) SELECT id, attempts, date_trunc('milliseconds', now()) FROM claimed)
-       SELECT c.id, c.endpoint_id, c.attempts, c.body, e.url,
+       SELECT c.id, c.endpoint_id, c.workspace_id, c.attempts, c.body, e.url,
               array_remove(ARRAY[e.secret, CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END], NULL) AS secrets
          FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
       [ids, leaseMs],
@@ -101,14 +114,16 @@ export class DeliveryQueue {
       : delivery.attempts >= MAX_ATTEMPTS ? 'stopped'
       : 'retried';
     const delayMs = state === 'retried' ? retryDelayMs(this.schedule, delivery.attempts) : null;
+    // Only while the attempt is still ours: a lease that ran out was already counted as interrupted.
     await this.pg.query(
-      `WITH attempt AS (
-         UPDATE webhook_attempts SET finished_at = date_trunc('milliseconds', now()), status_code = $3, outcome = $4, error = $5
-          WHERE delivery_id = $1 AND attempt = $2)
-       UPDATE webhook_deliveries
-          SET state = $6, lease_until = NULL, updated_at = date_trunc('milliseconds', now()),
-              next_attempt_at = CASE WHEN $7::double precision IS NULL THEN NULL ELSE now() + make_interval(secs => $7::double precision / 1000) END
-        WHERE id = $1 AND state = 'attempted' AND attempts = $2`,
+      `WITH moved AS (
+         UPDATE webhook_deliveries
+            SET state = $6, lease_until = NULL, updated_at = date_trunc('milliseconds', now()),
+                next_attempt_at = CASE WHEN $7::double precision IS NULL THEN NULL ELSE now() + make_interval(secs => $7::double precision / 1000) END
+          WHERE id = $1 AND state = 'attempted' AND attempts = $2
+          RETURNING id)
+       UPDATE webhook_attempts SET finished_at = date_trunc('milliseconds', now()), status_code = $3, outcome = $4, error = $5
+        WHERE delivery_id = (SELECT id FROM moved) AND attempt = $2`,
       [delivery.id, delivery.attempts, result.statusCode, result.outcome, result.error?.slice(0, 500) ?? null, state, delayMs],
     );
     return state;
@@ -116,7 +131,7 @@ export class DeliveryQueue {
 
   /** Attempts whose lease ran out (their dispatcher died mid-attempt) count as failed; the schedule goes on. */
   async recoverExpired(): Promise<number> {
-    const { rowCount } = await this.pg.query(
+    const { rows } = await this.pg.query<{ deliveries: string }>(
       `WITH expired AS (
          UPDATE webhook_deliveries
             SET state = CASE WHEN attempts >= $1 THEN 'stopped' ELSE 'retried' END,
@@ -124,12 +139,14 @@ export class DeliveryQueue {
                                        ELSE now() + make_interval(secs => $2::double precision * power($3::double precision, attempts - 1) / 1000) END,
                 lease_until = NULL, updated_at = date_trunc('milliseconds', now())
           WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'attempted' AND lease_until < now() FOR UPDATE SKIP LOCKED)
-          RETURNING id, attempts)
-       UPDATE webhook_attempts a SET finished_at = date_trunc('milliseconds', now()), outcome = 'interrupted', error = 'the dispatcher stopped during this attempt'
-         FROM expired e WHERE a.delivery_id = e.id AND a.attempt = e.attempts AND a.finished_at IS NULL`,
+          RETURNING id, attempts),
+       logged AS (
+         UPDATE webhook_attempts a SET finished_at = date_trunc('milliseconds', now()), outcome = 'interrupted', error = 'the dispatcher stopped during this attempt'
+           FROM expired e WHERE a.delivery_id = e.id AND a.attempt = e.attempts AND a.finished_at IS NULL)
+       SELECT count(*) AS deliveries FROM expired`,
       [MAX_ATTEMPTS, this.schedule.baseMs, this.schedule.factor],
     );
-    return rowCount ?? 0;
+    return Number(rows[0]?.deliveries ?? 0);
   }
 
   /** Queues a new delivery of an earlier delivery's event (same body, fresh attempts). */

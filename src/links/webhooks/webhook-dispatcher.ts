@@ -1,16 +1,20 @@
 // Makes webhook attempts: claims due deliveries from the queue and sends them,
-// many at once, with a cap per endpoint so that a slow or dead endpoint holds
-// at most that many slots and never delays other endpoints or workspaces.
+// many at once, with caps per workspace and per endpoint, so that a slow or
+// dead endpoint holds a few of the slots and other endpoints and workspaces go
+// on (it takes WEBHOOK_CONCURRENCY / WEBHOOK_WORKSPACE_CONCURRENCY workspaces
+// with hanging endpoints to fill every slot of a process).
 // Everything it needs is in Postgres, so any number of dispatchers can run and
 // a restarted one resumes the schedule where it stood.
 import type { Logger } from '../../platform/logger.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
-import type { ClaimedDelivery, DeliveryQueue } from './delivery-queue.ts';
+import type { AttemptResult, ClaimedDelivery, DeliveryQueue } from './delivery-queue.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 
 export interface DispatcherOptions {
   concurrency: number;
+  perWorkspace: number;
   perEndpoint: number;
+  leaseMarginMs: number;
   pollMs: number;
   timeoutMs: number;
 }
@@ -18,7 +22,8 @@ export interface DispatcherOptions {
 const RECOVER_EVERY_MS = 5000;
 
 export class WebhookDispatcher {
-  private readonly inFlight = new Map<string, number>();
+  private readonly byEndpoint = new Map<string, number>();
+  private readonly byWorkspace = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -76,14 +81,19 @@ export class WebhookDispatcher {
       const recovered = await this.queue.recoverExpired();
       if (recovered > 0) this.log.warn({ deliveries: recovered }, 'webhook attempts interrupted by a stopped dispatcher were counted as failed');
     }
+    const { perWorkspace, perEndpoint } = this.options;
     while (!this.stopped && this.total < this.options.concurrency) {
-      const busy = [...this.inFlight].filter(([, n]) => n >= this.options.perEndpoint).map(([id]) => id);
+      const full = (counts: Map<string, number>, cap: number) => [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
       const claimed = await this.queue.claim(
         this.options.concurrency - this.total,
-        busy,
-        (endpointId) => this.options.perEndpoint - (this.inFlight.get(endpointId) ?? 0),
+        {
+          busyWorkspaces: full(this.byWorkspace, perWorkspace),
+          busyEndpoints: full(this.byEndpoint, perEndpoint),
+          workspaceFree: (id) => perWorkspace - (this.byWorkspace.get(id) ?? 0),
+          endpointFree: (id) => perEndpoint - (this.byEndpoint.get(id) ?? 0),
+        },
         // The lease outlasts the attempt's own deadline, so only a dead dispatcher's lease runs out.
-        this.options.timeoutMs + 30_000,
+        this.options.timeoutMs + this.options.leaseMarginMs,
       );
       if (claimed.length === 0) return;
       for (const delivery of claimed) this.launch(delivery);
@@ -91,13 +101,18 @@ export class WebhookDispatcher {
   }
 
   private launch(delivery: ClaimedDelivery): void {
+    const count = (counts: Map<string, number>, id: string, by: number) => {
+      const n = (counts.get(id) ?? 0) + by;
+      if (n > 0) counts.set(id, n);
+      else counts.delete(id);
+    };
     this.total++;
-    this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);
+    count(this.byEndpoint, delivery.endpoint_id, 1);
+    count(this.byWorkspace, delivery.workspace_id, 1);
     const run = this.attempt(delivery).finally(() => {
       this.total--;
-      const left = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(delivery.endpoint_id, left);
-      else this.inFlight.delete(delivery.endpoint_id);
+      count(this.byEndpoint, delivery.endpoint_id, -1);
+      count(this.byWorkspace, delivery.workspace_id, -1);
       this.running.delete(run);
       this.nudge();
     });
@@ -105,12 +120,19 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const result = await this.send(delivery.url, delivery.body, {
-      [SIGNATURE_HEADER]: signatureHeader(delivery.body, delivery.secrets),
-      'x-service-event': 'scan.created',
-      'x-service-delivery': delivery.id,
-      'x-service-attempt': String(delivery.attempts),
-    });
+    let result: AttemptResult;
+    try {
+      result = await this.send(delivery.url, delivery.body, {
+        [SIGNATURE_HEADER]: signatureHeader(delivery.body, delivery.secrets),
+        'x-service-event': 'scan.created',
+        'x-service-delivery': delivery.id,
+        'x-service-attempt': String(delivery.attempts),
+      });
+    } catch (err) {
+      // The sender answers failures as results; anything thrown is a failure of this attempt too.
+      result = { outcome: 'failed', statusCode: null, error: 'the request could not be made' };
+      this.log.warn({ err, deliveryId: delivery.id }, 'webhook sender threw');
+    }
     try {
       const state = await this.queue.finish(delivery, result);
       this.log.debug({ deliveryId: delivery.id, attempt: delivery.attempts, state, status: result.statusCode }, 'webhook attempt finished');

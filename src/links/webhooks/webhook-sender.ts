@@ -16,6 +16,20 @@ export interface SenderOptions {
   caFile?: string;
 }
 
+/**
+ * The error as the workspace may read it in its delivery log: never what a name resolved to
+ * inside our network, nor which internal names exist (the details go to our logs only).
+ */
+function publicMessage(err: Error & { code?: string }, hostname: string): string {
+  if (err instanceof OutboundError && err.reason === 'address_refused') return `${hostname} does not resolve to a public address`;
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA') return `${hostname} could not be resolved`;
+  if (err.code === 'ECONNREFUSED') return 'connection refused';
+  if (err.code === 'ECONNRESET') return 'connection reset';
+  if (err.code === 'ETIMEDOUT') return 'connection timed out';
+  if (err.code?.startsWith('ERR_TLS') || err.code?.includes('CERT') || err.code === 'DEPTH_ZERO_SELF_SIGNED_CERT') return `TLS: ${err.code}`;
+  return err.code ? `network error (${err.code})` : 'network error';
+}
+
 export type WebhookSender = (url: string, body: string, headers: Record<string, string>) => Promise<AttemptResult>;
 
 export function createWebhookSender(options: SenderOptions): WebhookSender {
@@ -54,7 +68,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
         request.destroy();
         settle({ outcome: 'failed', statusCode: null, error: `no answer within ${options.timeoutMs} ms` });
       }, options.timeoutMs);
-      request.on('error', (err) => settle({ outcome: 'failed', statusCode: null, error: err.message }));
+      request.on('error', (err) => settle({ outcome: 'failed', statusCode: null, error: publicMessage(err, target.url.hostname) }));
       request.end(body);
     });
 }

@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { ApiError } from '../../platform/http/errors.ts';
 import { isPrivateAddress } from '../../platform/http/outbound.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { CreateWebhookInput, WebhookEndpointType } from './webhook-schemas.ts';
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 10;
@@ -65,15 +65,16 @@ export class WebhookStore {
   async create(workspaceId: string, input: CreateWebhookInput): Promise<{ row: EndpointRow; secret: string }> {
     const url = checkEndpointUrl(input.url, this.options.allowHosts);
     const secret = newSecret();
-    // The count and the insert in one statement, so concurrent creates cannot pass the cap together.
-    const { rows } = await this.pg.query<EndpointRow>(
-      `WITH locked AS (SELECT id FROM workspaces WHERE id = $2 FOR UPDATE)
-       INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret)
-       SELECT $1, $2, $3, $4, $5 FROM locked
-        WHERE (SELECT count(*) FROM webhook_endpoints WHERE workspace_id = $2) < $6
-       RETURNING *`,
-      [randomUUID(), workspaceId, url, input.description ?? null, secret, MAX_ENDPOINTS_PER_WORKSPACE],
-    );
+    // The workspace's row lock serialises creates; the count then runs as its own statement, which sees every insert committed before it.
+    const rows = await withTransaction(this.pg, async (client) => {
+      await client.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
+      const { rows: [counted] } = await client.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = $1', [workspaceId]);
+      if (Number(counted!.n) >= MAX_ENDPOINTS_PER_WORKSPACE) return [];
+      return (await client.query<EndpointRow>(
+        'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [randomUUID(), workspaceId, url, input.description ?? null, secret],
+      )).rows;
+    });
     if (!rows[0]) throw new ApiError(409, 'webhook_limit_reached', `A workspace can have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
     return { row: rows[0], secret };
   }

@@ -1,9 +1,10 @@
 // The webhook worker kind. Its consumer reads the `scans` topic (keyed by
-// workspace, so each workspace's scans are queued in order by one actor) and
+// workspace, so a workspace's scans arrive in order on one partition) and
 // durably queues one delivery per scan and endpoint before any attempt; the
 // offsets are committed only after that. Its dispatcher, running beside the
 // consumer, makes the attempts on the schedule kept in Postgres.
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
+import { listSetting } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
@@ -17,12 +18,14 @@ export function webhookKind(platform: Platform): BatchWorkerKind<ScanEvent> {
   const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
   const sender = createWebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    allowHosts: config.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
+    allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS),
     caFile: config.WEBHOOK_CA_FILE || undefined,
   });
   const dispatcher = new WebhookDispatcher(queue, sender, log, {
     concurrency: config.WEBHOOK_CONCURRENCY,
+    perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY,
     perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    leaseMarginMs: config.WEBHOOK_LEASE_MARGIN_MS,
     pollMs: config.WEBHOOK_POLL_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });

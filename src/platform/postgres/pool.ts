@@ -18,6 +18,22 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
   return pool;
 }
 
+/** Runs fn in a transaction on one client: committed when it resolves, rolled back when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 /** Creates the database named in the URL if it does not exist (connecting to the `postgres` maintenance db). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);

@@ -7,6 +7,7 @@ import { sql } from '../../src/platform/clickhouse/literal.ts';
 import { scanSinkKind } from '../../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../../src/links/conversions/conversion-sink.ts';
 import type { ConversionEvent } from '../../src/links/conversions/conversion-event.ts';
+import { Conversions } from '../../src/links/conversions/conversions.ts';
 import { client, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
 import { eventually } from '../support/env.ts';
 import { scan } from '../support/scans.ts';
@@ -105,6 +106,11 @@ describe('POST /api/v1/track and the funnel', () => {
       [{ clickId: real, metadata: { note: 'x'.repeat(501) } }, 400, 'validation_failed'],
       [{ clickId: real, metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'y'.repeat(300)])) }, 400, 'metadata_too_large'],
       [{ clickId: real, type: 'refund' }, 400, 'validation_failed'],
+      [{ clickId: real, event: 'a\u0000' }, 400, 'validation_failed'],
+      [{ clickId: real, externalId: 'x\u0000' }, 400, 'validation_failed'],
+      [{ clickId: real, amount: 1e10, currency: 'EUR' }, 400, 'validation_failed'],
+      [{ clickId: real, metadata: { ['k'.repeat(65)]: 'x' } }, 400, 'invalid_metadata_key'],
+      [{ clickId: real, metadata: { '': 'x' } }, 400, 'invalid_metadata_key'],
       [{ clickId: real, surprise: 1 }, 400, 'unknown_field'],
     ];
     for (const [body, status, code] of cases) {
@@ -148,9 +154,28 @@ describe('POST /api/v1/track and the funnel', () => {
     expect(mine.find((e) => e.externalId === 'order-1')).toMatchObject({ type: 'conversion', event: 'purchase', amountMicros: 10_500_000, currency: 'EUR', linkId: shop.id, campaignId });
   });
 
+  it('answers 404 for a funnel scope that is not the workspace\'s', async () => {
+    const foreignCampaign = (await other.post('/api/v1/campaigns', { name: 'Theirs' })).body.id;
+    expect((await api.get(`/api/v1/analytics/funnel?campaignId=${foreignCampaign}`)).body.error.code).toBe('not_found');
+    expect((await api.get('/api/v1/analytics/funnel?linkId=00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    const empty = (await api.post('/api/v1/campaigns', { name: 'Empty' })).body.id;
+    expect(await (await api.get(`/api/v1/analytics/funnel?campaignId=${empty}`)).body).toMatchObject({ scans: 0, conversions: 0, revenue: [] });
+  });
+
   it('rejects funnel ranges that are inverted or too long', async () => {
     expect((await api.get('/api/v1/analytics/funnel?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z')).body.error.code).toBe('invalid_range');
     expect((await api.get('/api/v1/analytics/funnel?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z')).body.error.code).toBe('invalid_range');
     expect((await api.get('/api/v1/analytics/funnel?linkId=nope')).body.error.code).toBe('validation_failed');
+  });
+
+  it('stores a conversion published twice (a relay after a crash) once in ClickHouse', async () => {
+    // As if every conversion had been left unpublished: the relay publishes all seven again.
+    await ingress.platform.pg.query('UPDATE conversions SET published_at = NULL WHERE workspace_id = $1', [workspaceId]);
+    await new Conversions(ingress.platform.pg, ingress.platform.publisher, ingress.platform.log, ingress.platform.config.CLICK_ID_SECRET).relayOnce(0);
+    // One more after them on the same partition (keyed by workspace): once it is stored, the repeats were handled.
+    expect((await api.post('/api/v1/track', { clickId: blog.clickIds[0], event: 'signup' })).status).toBe(201);
+    const stored = async () => (await ingress.platform.clickhouse.rows<{ n: string; ids: string }>(sql`SELECT count() AS n, uniqExact(conversion_id) AS ids FROM conversions WHERE workspace_id = ${workspaceId}`))[0]!;
+    await eventually(async () => (await stored()).ids === '8', 30_000);
+    expect(await stored()).toEqual({ n: '8', ids: '8' });
   });
 });

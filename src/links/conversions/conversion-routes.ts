@@ -17,7 +17,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
       description:
         'Send the `svc_cid` value the destination received. `type: "click"` records that the visitor landed (once per scan unless you key it yourself); ' +
         '`type: "conversion"` (default) records a goal, with optional revenue. With `externalId`, a repeat records nothing new and answers 200 with the first record and `duplicate: true`. ' +
-        'Errors: `click_id_malformed` (400), `click_id_unknown` (404: not issued by this service), `click_id_other_workspace` (403), `unknown_currency`, `currency_required`, `amount_required`, `amount_not_allowed`, `amount_too_precise`, `metadata_too_large` (400).',
+        'Errors: `click_id_malformed` (400), `click_id_unknown` (404: not issued by this service), `click_id_other_workspace` (403), `unknown_currency`, `currency_required`, `amount_required`, `amount_not_allowed`, `amount_too_precise`, `invalid_metadata_key`, `metadata_too_large` (400).',
       body: TrackBody,
       response: {
         201: withRateLimitHeaders(Conversion, 'Recorded.'),

@@ -7,7 +7,8 @@ export const TRACK_TYPES = ['conversion', 'click'] as const;
 export type TrackKind = (typeof TRACK_TYPES)[number];
 
 /** Metadata: a flat object of at most 20 short values (stored and published as strings). */
-export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]), {
+// Keys are checked in conversions.ts (a JSON Schema record cannot bound its keys with a clear error).
+export const Metadata = Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]), {
   maxProperties: 20,
   description: 'Up to 20 keys (1–64 characters) with string (≤500 characters), number or boolean values.',
 });
@@ -52,7 +53,7 @@ export const FunnelQuery = Type.Object(
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive); default 30 days before `to`.' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
     linkId: Type.Optional(Uuid({ description: 'Only this link.' })),
-    campaignId: Type.Optional(Uuid({ description: 'Only links of this campaign (as they were at scan or conversion time).' })),
+    campaignId: Type.Optional(Uuid({ description: 'Only the links in this campaign now (as in /analytics).' })),
     includeBots: Type.Optional(Type.Boolean({ default: false })),
   },
   { additionalProperties: false },
@@ -72,8 +73,8 @@ export const Funnel = Type.Object(
     trackedClicks: Type.Integer({ description: 'Distinct scans whose visitor was reported landing (type `click`) in the range.' }),
     conversions: Type.Integer({ description: 'Conversions reported in the range.' }),
     convertedScans: Type.Integer({ description: 'Distinct scans with at least one conversion in the range.' }),
-    clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans).' }),
-    conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans).' }),
+    clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans; above 1 when clicks in the range come from earlier scans).' }),
+    conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans; above 1 when conversions in the range come from earlier scans).' }),
     revenue: Type.Array(Revenue, { description: 'Revenue per currency, largest first; conversions without amount are not listed.' }),
   },
   { title: 'Funnel' },

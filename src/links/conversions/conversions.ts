@@ -15,6 +15,7 @@ import type { ConversionEvent } from './conversion-event.ts';
 import type { ConversionType, TrackInput } from './conversion-schemas.ts';
 
 const MAX_METADATA_BYTES = 4096;
+const METADATA_KEY = /^[^\u0000-\u001f\u007f]{1,64}$/;
 const MAX_DECIMALS = 6;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
@@ -83,6 +84,8 @@ export class Conversions {
     if (claims.workspaceId !== workspaceId) throw new ApiError(403, 'click_id_other_workspace', 'This click ID belongs to another workspace.');
     const type = input.type ?? 'conversion';
     const { amountMicros, currency } = revenueOf(input, type);
+    const badKey = Object.keys(input.metadata ?? {}).find((k) => !METADATA_KEY.test(k));
+    if (badKey !== undefined) throw invalid('invalid_metadata_key', `metadata keys are 1 to 64 characters without control characters; "${badKey.slice(0, 80)}" is not.`, 'metadata');
     const metadata = Object.fromEntries(Object.entries(input.metadata ?? {}).map(([k, v]) => [k, String(v)]));
     if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) throw invalid('metadata_too_large', `metadata is larger than ${MAX_METADATA_BYTES} bytes as JSON.`, 'metadata');
 

@@ -1,9 +1,13 @@
 // The scan → tracked click → conversion funnel and the conversion series, from
 // ClickHouse. Each step counts what happened in the range: scans by scan time,
-// tracked clicks and conversions by the time they were reported. A link or
-// campaign scope uses the link and campaign recorded with each event.
+// tracked clicks and conversions by the time they were reported (so a rate can
+// pass 1 when conversions in the range come from scans before it). A campaign
+// scope means the links in the campaign now, as in the scan analytics.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { inList, join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { linksMatching } from '../analytics/scan-analytics.ts';
 import { bucketSql, bucketStarts, type TimeRange } from '../analytics/time-range.ts';
 import type { FunnelType } from './conversion-schemas.ts';
 
@@ -14,25 +18,39 @@ export interface FunnelScope {
 
 const ratio = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
 
-function where(workspaceId: string, from: Date, to: Date, scope: FunnelScope): SqlFragment {
+function where(workspaceId: string, from: Date, to: Date, linkIds: string[] | undefined): SqlFragment {
   return join(
     [
       sql`workspace_id = ${workspaceId} AND ts >= ${from} AND ts < ${to}`,
-      // Ids are stored in their lower-case form; the API accepts either case.
-      ...(scope.linkId ? [sql`link_id = ${scope.linkId.toLowerCase()}`] : []),
-      ...(scope.campaignId ? [sql`campaign_id = ${scope.campaignId.toLowerCase()}`] : []),
+      // No links selected (a campaign without links) matches nothing.
+      ...(linkIds ? [linkIds.length > 0 ? sql`link_id IN ${inList(linkIds)}` : sql`0 = 1`] : []),
     ],
     ' AND ',
   );
 }
 
 export class FunnelQueries {
-  constructor(private readonly ch: ClickHouse) {}
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly pg: Pool,
+  ) {}
+
+  /** The links a scope selects (undefined: all); not_found (404) for a link or campaign that is not the workspace's. */
+  private async linkIds(workspaceId: string, scope: FunnelScope): Promise<string[] | undefined> {
+    const ids = await linksMatching(this.pg, workspaceId, scope);
+    if (scope.linkId && ids?.length === 0) throw notFound('link');
+    if (scope.campaignId && ids?.length === 0) {
+      const found = await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId]);
+      if (found.rowCount === 0) throw notFound('campaign');
+    }
+    return ids; // as Postgres writes them: lower case, as ClickHouse holds them
+  }
 
   async funnel(workspaceId: string, range: { from: number; to: number }, scope: FunnelScope, includeBots = false): Promise<FunnelType> {
     const from = new Date(range.from);
     const to = new Date(range.to);
-    const filter = where(workspaceId, from, to, scope);
+    const linkIds = await this.linkIds(workspaceId, scope);
+    const filter = where(workspaceId, from, to, linkIds);
     const [scans, steps, revenue] = await Promise.all([
       this.ch.rows<{ scans: string }>(sql`SELECT count() AS scans FROM scans WHERE ${filter}${includeBots ? sql`` : sql` AND is_bot = 0`}`),
       this.ch.rows<{ clicks: string; conversions: string; converted: string }>(sql`
@@ -65,9 +83,10 @@ export class FunnelQueries {
 
   /** Tracked clicks and conversions per bucket of the range, with zeros where nothing happened. */
   async conversionSeries(workspaceId: string, range: TimeRange, scope: FunnelScope): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
+    const linkIds = await this.linkIds(workspaceId, scope);
     const rows = await this.ch.rows<{ t: string; clicks: string; conversions: string }>(sql`
       SELECT toUnixTimestamp(${bucketSql('ts', range.interval)}) AS t, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions
-        FROM conversions WHERE ${where(workspaceId, range.from, range.to, scope)} GROUP BY t`);
+        FROM conversions WHERE ${where(workspaceId, range.from, range.to, linkIds)} GROUP BY t`);
     const at = new Map(rows.map((r) => [Number(r.t) * 1000, r]));
     return bucketStarts(range).map((t) => ({ t: new Date(t).toISOString(), trackedClicks: Number(at.get(t)?.clicks ?? 0), conversions: Number(at.get(t)?.conversions ?? 0) }));
   }

@@ -34,7 +34,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       'Scans and conversions over the last `daysBack` days (default 30) for the whole workspace, one link (`linkId`) or one campaign (`campaignId`): ' +
       'total scans, unique visitors, tracked clicks, conversions, conversion rate and revenue by currency, a trend series (hourly buckets up to 2 days, ' +
       'daily up to 92, weekly beyond) and the top links, countries, devices and referrers. Bots are left out unless `includeBots`. With a campaign, ' +
-      'scans count the links in it now; conversions count those recorded for it. Times are UTC.',
+      'scans and conversions count the links in it now. Times are UTC.',
     input: z.strictObject({
       daysBack,
       ...scopeArgs,
@@ -49,7 +49,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
         trackedClicks: z.number().int().describe('Scans whose visitor was reported landing on the destination.'),
         conversions: z.number().int(),
         convertedScans: z.number().int().describe('Scans with at least one conversion.'),
-        conversionRate: z.number().describe('convertedScans / scans of the funnel (0 to 1).'),
+        conversionRate: z.number().describe('convertedScans / scans of the funnel; above 1 when conversions in the window come from scans before it.'),
         revenue: z.array(Revenue),
       }),
       series: z.array(z.object({ start: z.string(), scans: z.number().int(), uniqueVisitors: z.number().int(), trackedClicks: z.number().int(), conversions: z.number().int() })),

@@ -27,7 +27,7 @@ export function conversionTools(deps: ConversionToolDeps) {
     description:
       'The funnel over the last `daysBack` days (default 30) for the workspace, one link (`linkId`) or one campaign (`campaignId`): scans, tracked ' +
       'clicks (scans whose visitor was reported landing on the destination), converted scans and conversions, the click and conversion rates, and ' +
-      'revenue per currency. Each step counts what happened in the window; a campaign counts the events recorded for it. Bots are left out of scans unless `includeBots`.',
+      'revenue per currency. Each step counts what happened in the window; a campaign means the links in it now. Bots are left out of scans unless `includeBots`.',
     input: z.strictObject({
       daysBack,
       ...scopeArgs,
@@ -41,8 +41,8 @@ export function conversionTools(deps: ConversionToolDeps) {
       trackedClicks: z.number().int(),
       convertedScans: z.number().int().describe('Distinct scans with at least one conversion.'),
       conversions: z.number().int(),
-      clickRate: z.number().describe('trackedClicks / scans (0 to 1).'),
-      conversionRate: z.number().describe('convertedScans / scans (0 to 1).'),
+      clickRate: z.number().describe('trackedClicks / scans; above 1 when clicks in the window come from scans before it.'),
+      conversionRate: z.number().describe('convertedScans / scans; above 1 when conversions in the window come from scans before it.'),
       revenue: z.array(Revenue).describe('Per currency, largest first.'),
     }),
     annotations: READ_ONLY,
@@ -79,17 +79,19 @@ export function conversionTools(deps: ConversionToolDeps) {
       'Records a conversion (or, with type "click", that the visitor landed) for a scan, identified by its click ID: the `svc_cid` query value our ' +
       'redirect added to the destination URL. Optional: `event` name (e.g. "purchase"), revenue as `amount` with an ISO 4217 `currency`, ' +
       '`externalId` (your order id: a repeat with the same type, event and externalId records nothing new and returns the first record with duplicate ' +
-      'true), `metadata`. Errors: click_id_malformed, click_id_unknown, click_id_other_workspace, currency_required, amount_required, unknown_currency.',
+      'true), `metadata`. Errors: click_id_malformed, click_id_unknown, click_id_other_workspace, currency_required, amount_required, unknown_currency, ' +
+      'amount_not_allowed (revenue on a click), amount_too_precise, invalid_metadata_key, metadata_too_large.',
     input: z.strictObject({
       clickId: z.string().min(1).max(200).describe('The svc_cid value (84 characters) the destination received with the visitor.'),
       type: z.enum(TRACK_TYPES).optional().describe('"conversion" (default): a goal was reached. "click": the visitor landed on the destination.'),
       event: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'must be letters, digits, "_", ".", ":" or "-", starting with a letter or digit').optional()
         .describe('Event name, e.g. "purchase" or "signup"; default the type.'),
-      amount: z.number().min(0).max(1_000_000_000_000).optional().describe('Revenue in major units (12.5 = twelve and a half), at most 6 decimals; needs currency.'),
+      amount: z.number().min(0).max(1_000_000_000).optional().describe('Revenue in major units (12.5 = twelve and a half), at most 6 decimals; needs currency.'),
       currency: z.string().regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code').optional().describe('ISO 4217 code such as "EUR" or "USD"; needed with amount.'),
       externalId: z.string().min(1).max(128).optional().describe('Your id for this event (order id): makes the call safe to repeat.'),
-      metadata: z.record(z.string().min(1).max(64), z.union([z.string().max(500), z.number(), z.boolean()])).optional()
-        .describe('Up to 20 keys with short string, number or boolean values.'),
+      metadata: z.record(z.string().min(1).max(64), z.union([z.string().max(500), z.number(), z.boolean()]))
+        .refine((m) => Object.keys(m).length <= 20, 'at most 20 keys').optional()
+        .describe('Up to 20 keys (1 to 64 characters) with string (up to 500 characters), number or boolean values; 4 KB in all.'),
     }),
     output: z.object({
       conversion: z.object({

@@ -40,6 +40,7 @@ export class Shutdown {
     this.log.info({ reason }, 'shutting down');
     for (const closer of [...this.closers].reverse()) {
       try {
+        this.log.debug({ component: closer.name }, 'closing');
         await closer.close();
       } catch (err) {
         this.log.warn({ err, component: closer.name }, 'error while closing');

@@ -21,14 +21,13 @@ export async function hostWorkers(platform: Platform, kinds: readonly WorkerKind
   );
   for (const [i, runtime] of runtimes.entries()) {
     // Background work needs no partitions, so it starts before the group join (which can wait out a dead member's session).
-    const background = kinds[i]!.background;
-    if (background) {
-      background.start();
-      platform.shutdown.add(`worker:${runtime.group}:background`, () => background.stop());
-    }
+    kinds[i]!.background?.start();
     await runtime.start();
-    // Consumers stop before the producer and stores close (shutdown runs in reverse).
-    platform.shutdown.add(`worker:${runtime.group}`, () => runtime.stop());
   }
+  // All stop together: a consumer's disconnect can wait out a fetch (up to 5 s), and one after another they would
+  // outlast the shutdown timeout. Consumers stop before the producer and stores close (shutdown runs in reverse).
+  platform.shutdown.add('workers', () =>
+    Promise.all([...runtimes.map((runtime) => runtime.stop()), ...kinds.map((kind) => kind.background?.stop())]),
+  );
   return runtimes;
 }

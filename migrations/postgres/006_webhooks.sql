@@ -30,7 +30,8 @@ CREATE TABLE webhook_deliveries (
   next_attempt_at  timestamptz,
   -- While an attempt is in flight: after this, a dispatcher that died mid-attempt is presumed gone.
   lease_until      timestamptz,
-  redelivery_of    uuid REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+  -- The delivery this one redelivers (it may since have been purged by the log retention).
+  redelivery_of    uuid,
   created_at       timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
   updated_at       timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
 );

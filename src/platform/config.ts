@@ -46,6 +46,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
   /** How often the dispatcher looks for due deliveries when idle. */
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+  /** Finished deliveries (acknowledged, rejected, stopped) stay in the delivery log this many days. */
+  WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   /** After a secret rotation, requests are also signed with the old secret for this long. */
   WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
   /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */

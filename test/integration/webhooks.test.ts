@@ -3,6 +3,7 @@
 // one test), and real HTTPS receivers on loopback with a test CA.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../examples/verify-webhook-signature.mjs';
+import { DeliveryQueue } from '../../src/links/webhooks/delivery-queue.ts';
 import { signatureHeader } from '../../src/links/webhooks/webhook-signature.ts';
 import { client, startIngress, workspaceWithKey, type TestIngress } from '../support/ingress.ts';
 import { eventually } from '../support/env.ts';
@@ -205,6 +206,14 @@ describe('scan.created delivery', () => {
     expect(r.received[5]!.body).toBe(r.received[0]!.body);
     expect((await api.get(`/api/v1/webhooks/${endpoint.id}/deliveries?state=stopped`)).body.data.map((d: any) => d.id)).toEqual([stopped.id]);
     expect((await api.post(`/api/v1/webhooks/${endpoint.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`)).status).toBe(404);
+
+    // The log keeps finished deliveries WEBHOOK_LOG_RETENTION_DAYS; the purge leaves the redelivery, which still names its original.
+    await ingress.platform.pg.query(`UPDATE webhook_deliveries SET updated_at = now() - interval '31 days' WHERE id = $1`, [stopped.id]);
+    const queue = new DeliveryQueue(ingress.platform.pg, { baseMs: BASE_MS, factor: FACTOR });
+    expect(await queue.purgeFinished(30)).toBeGreaterThanOrEqual(1);
+    const left = await deliveries(api, endpoint.id);
+    expect(left.map((d) => [d.id, d.redeliveryOf])).toEqual([[again.body.id, stopped.id]]);
+    expect((await api.get(`/api/v1/webhooks/${endpoint.id}/deliveries/${stopped.id}`)).status).toBe(404);
   }, 60_000);
 
   it('a receiver that hangs does not slow redirects or another workspace\'s deliveries', async () => {

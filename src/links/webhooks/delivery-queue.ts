@@ -149,6 +149,23 @@ export class DeliveryQueue {
     return Number(rows[0]?.deliveries ?? 0);
   }
 
+  /** Deletes finished deliveries (with their attempts) last changed more than `days` ago, a batch at a time; how many. */
+  async purgeFinished(days: number, batches = 20, batchSize = 1000): Promise<number> {
+    let purged = 0;
+    for (let i = 0; i < batches; i++) {
+      const { rowCount } = await this.pg.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries
+            WHERE state IN ('acknowledged', 'permanently_rejected', 'stopped') AND updated_at < now() - make_interval(days => $1)
+            LIMIT $2)`,
+        [days, batchSize],
+      );
+      purged += rowCount ?? 0;
+      if ((rowCount ?? 0) < batchSize) break;
+    }
+    return purged;
+  }
+
   /** Queues a new delivery of an earlier delivery's event (same body, fresh attempts). */
   async redeliver(endpointId: string, deliveryId: string): Promise<string | undefined> {
     const { rows } = await this.pg.query<{ id: string }>(

@@ -12,6 +12,8 @@ import type { WebhookSender } from './webhook-sender.ts';
 
 export interface DispatcherOptions {
   concurrency: number;
+  /** Finished deliveries older than this leave the log. */
+  logRetentionDays: number;
   perWorkspace: number;
   perEndpoint: number;
   leaseMarginMs: number;
@@ -20,6 +22,7 @@ export interface DispatcherOptions {
 }
 
 const RECOVER_EVERY_MS = 5000;
+const PURGE_EVERY_MS = 10 * 60_000;
 
 export class WebhookDispatcher {
   private readonly byEndpoint = new Map<string, number>();
@@ -31,6 +34,7 @@ export class WebhookDispatcher {
   private again = false;
   private stopped = true;
   private lastRecovery = 0;
+  private lastPurge = 0;
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -80,6 +84,11 @@ export class WebhookDispatcher {
       this.lastRecovery = Date.now();
       const recovered = await this.queue.recoverExpired();
       if (recovered > 0) this.log.warn({ deliveries: recovered }, 'webhook attempts interrupted by a stopped dispatcher were counted as failed');
+    }
+    if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
+      this.lastPurge = Date.now();
+      const purged = await this.queue.purgeFinished(this.options.logRetentionDays);
+      if (purged > 0) this.log.info({ deliveries: purged, days: this.options.logRetentionDays }, 'old finished webhook deliveries purged');
     }
     const { perWorkspace, perEndpoint } = this.options;
     while (!this.stopped && this.total < this.options.concurrency) {

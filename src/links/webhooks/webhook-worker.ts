@@ -23,6 +23,7 @@ export function webhookKind(platform: Platform): BatchWorkerKind<ScanEvent> {
   });
   const dispatcher = new WebhookDispatcher(queue, sender, log, {
     concurrency: config.WEBHOOK_CONCURRENCY,
+    logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
     perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY,
     perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     leaseMarginMs: config.WEBHOOK_LEASE_MARGIN_MS,

@@ -502,6 +502,8 @@ cmd_start() {
   mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
   log "repo $REPO, state $STACK, cache $CACHE"
   need_cmd curl curl
+  # The tests make a throwaway CA for their HTTPS webhook receivers with the openssl CLI.
+  need_cmd openssl openssl
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

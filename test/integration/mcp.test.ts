@@ -75,6 +75,8 @@ async function tool(mcp: Mcp, name: string, args: Record<string, unknown> = {}):
   const content = res.content as { type: string; text: string }[];
   expect(content[0]?.type).toBe('text');
   expect(content[0]!.text.length).toBeGreaterThan(0);
+  // The structured result is also there as JSON text, for clients that read only `content`.
+  expect(JSON.parse(content[1]!.text)).toEqual(res.structuredContent);
   return res.structuredContent;
 }
 
@@ -486,7 +488,7 @@ describe('errors', () => {
     // The tools work without initialize: every request stands alone.
     const call1 = await post(ingress.url, key, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_links', arguments: { limit: 1 } } }, { 'mcp-protocol-version': '2025-06-18' });
     expect(call1.status).toBe(200);
-    expect(call1.body).toMatchObject({ jsonrpc: '2.0', id: 3, result: { structuredContent: { links: [], nextCursor: null }, content: [{ type: 'text', text: 'No links match.' }] } });
+    expect(call1.body).toMatchObject({ jsonrpc: '2.0', id: 3, result: { structuredContent: { links: [], nextCursor: null }, content: [{ type: 'text', text: 'No links match.' }, { type: 'text', text: '{"links":[],"nextCursor":null}' }] } });
     const notification = await post(ingress.url, key, { jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(notification.status).toBe(202);
     expect(notification.body).toBeUndefined();

@@ -2,7 +2,7 @@
 // zod schemas of its arguments and of its structured result, and `run`. Calls
 // are answered here the same way for every tool: arguments checked (unknown
 // ones refused, as REST refuses unknown fields), the result as
-// `structuredContent` with a short text summary, and every failure, including
+// `structuredContent` with a short text summary and the result as JSON text, and every failure, including
 // bad arguments and an ApiError from a store, as a result with `isError: true`
 // whose text is the REST error body, so the stable `code` is there to read.
 import type { FastifyBaseLogger } from 'fastify';
@@ -83,7 +83,9 @@ export async function callTool(tool: McpTool, args: unknown, ctx: ToolContext): 
   }
   try {
     const { summary, result } = await tool.run(parsed.data, ctx);
-    return { content: [{ type: 'text', text: summary }], structuredContent: result as Record<string, unknown> };
+    // The summary for a reader, then the same result as JSON text: protocol 2025-06-18 asks for the serialized
+    // structured content too, for clients that pass only `content` on to the model.
+    return { content: [{ type: 'text', text: summary }, { type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
   } catch (err) {
     return errorResult(err, ctx);
   }

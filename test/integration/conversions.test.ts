@@ -141,6 +141,8 @@ describe('POST /api/v1/track and the funnel', () => {
     expect(await funnel(`&campaignId=${campaignId}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });
     expect(await funnel(`&campaignId=${campaignId.toUpperCase()}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });
     expect(await funnel(`&linkId=${blog.id}`)).toMatchObject({ scans: 1, trackedClicks: 0, conversions: 0, conversionRate: 0, revenue: [] });
+    // A link and a campaign that both exist but do not meet select nothing: zeros, not 404.
+    expect(await funnel(`&linkId=${blog.id}&campaignId=${campaignId}`)).toMatchObject({ scans: 0, conversions: 0, linkId: blog.id, campaignId });
     // Each conversion is in ClickHouse once, though the repeats were sent.
     const rows = await ingress.platform.clickhouse.rows<{ n: string; ids: string }>(sql`SELECT count() AS n, uniqExact(conversion_id) AS ids FROM conversions WHERE workspace_id = ${workspaceId}`);
     expect(rows[0]).toEqual({ n: '7', ids: '7' });

@@ -16,6 +16,13 @@ export interface FunnelScope {
   campaignId?: string;
 }
 
+/** A scope checked against the workspace, with the links it selects (undefined: all of them). */
+export interface ResolvedScope {
+  linkId: string | null;
+  campaignId: string | null;
+  linkIds: string[] | undefined;
+}
+
 const ratio = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
 
 function where(workspaceId: string, from: Date, to: Date, linkIds: string[] | undefined): SqlFragment {
@@ -35,22 +42,25 @@ export class FunnelQueries {
     private readonly pg: Pool,
   ) {}
 
-  /** The links a scope selects (undefined: all); not_found (404) for a link or campaign that is not the workspace's. */
-  private async linkIds(workspaceId: string, scope: FunnelScope): Promise<string[] | undefined> {
-    const ids = await linksMatching(this.pg, workspaceId, scope);
-    if (scope.linkId && ids?.length === 0) throw notFound('link');
-    if (scope.campaignId && ids?.length === 0) {
-      const found = await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId]);
-      if (found.rowCount === 0) throw notFound('campaign');
+  /**
+   * Checks the scope and resolves it to the links it selects, once for any number of queries over it:
+   * not_found (404) for a link or campaign that is not the workspace's; a link outside the campaign selects nothing.
+   */
+  async resolveScope(workspaceId: string, scope: FunnelScope): Promise<ResolvedScope> {
+    const linkIds = await linksMatching(this.pg, workspaceId, scope);
+    // Nothing selected: tell an unknown id apart from a link and campaign that exist but do not meet.
+    if (linkIds?.length === 0) {
+      if (scope.linkId && (await this.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [scope.linkId, workspaceId])).rowCount === 0) throw notFound('link');
+      if (scope.campaignId && (await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId])).rowCount === 0) throw notFound('campaign');
     }
-    return ids; // as Postgres writes them: lower case, as ClickHouse holds them
+    // Ids as Postgres writes them: lower case, as ClickHouse holds them.
+    return { linkId: scope.linkId?.toLowerCase() ?? null, campaignId: scope.campaignId?.toLowerCase() ?? null, linkIds };
   }
 
-  async funnel(workspaceId: string, range: { from: number; to: number }, scope: FunnelScope, includeBots = false): Promise<FunnelType> {
+  async funnel(workspaceId: string, range: { from: number; to: number }, scope: ResolvedScope, includeBots = false): Promise<FunnelType> {
     const from = new Date(range.from);
     const to = new Date(range.to);
-    const linkIds = await this.linkIds(workspaceId, scope);
-    const filter = where(workspaceId, from, to, linkIds);
+    const filter = where(workspaceId, from, to, scope.linkIds);
     const [scans, steps, revenue] = await Promise.all([
       this.ch.rows<{ scans: string }>(sql`SELECT count() AS scans FROM scans WHERE ${filter}${includeBots ? sql`` : sql` AND is_bot = 0`}`),
       this.ch.rows<{ clicks: string; conversions: string; converted: string }>(sql`
@@ -68,8 +78,8 @@ export class FunnelQueries {
       object: 'funnel',
       from: from.toISOString(),
       to: to.toISOString(),
-      linkId: scope.linkId?.toLowerCase() ?? null,
-      campaignId: scope.campaignId?.toLowerCase() ?? null,
+      linkId: scope.linkId,
+      campaignId: scope.campaignId,
       scans: scanCount,
       trackedClicks: Number(s.clicks),
       conversions: Number(s.conversions),
@@ -82,11 +92,10 @@ export class FunnelQueries {
   }
 
   /** Tracked clicks and conversions per bucket of the range, with zeros where nothing happened. */
-  async conversionSeries(workspaceId: string, range: TimeRange, scope: FunnelScope): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
-    const linkIds = await this.linkIds(workspaceId, scope);
+  async conversionSeries(workspaceId: string, range: TimeRange, scope: ResolvedScope): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
     const rows = await this.ch.rows<{ t: string; clicks: string; conversions: string }>(sql`
       SELECT toUnixTimestamp(${bucketSql('ts', range.interval)}) AS t, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions
-        FROM conversions WHERE ${where(workspaceId, range.from, range.to, linkIds)} GROUP BY t`);
+        FROM conversions WHERE ${where(workspaceId, range.from, range.to, scope.linkIds)} GROUP BY t`);
     const at = new Map(rows.map((r) => [Number(r.t) * 1000, r]));
     return bucketStarts(range).map((t) => ({ t: new Date(t).toISOString(), trackedClicks: Number(at.get(t)?.clicks ?? 0), conversions: Number(at.get(t)?.conversions ?? 0) }));
   }

@@ -61,12 +61,13 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     annotations: READ_ONLY,
     async run(args, ctx) {
       const scope = { linkId: args.linkId, campaignId: args.campaignId };
-      await checkScope(deps, ctx, scope);
+      // Checked and resolved once for the two conversion queries (404 for ids that are not the workspace's).
+      const resolved = await deps.funnels.resolveScope(ctx.workspaceId, scope);
       const range = trailingRange(args.daysBack);
       const [scans, funnel, conversionSeries] = await Promise.all([
         scanAnalytics(deps, ctx.workspaceId, range, scope, args.includeBots, args.top),
-        deps.funnels.funnel(ctx.workspaceId, { from: range.from.getTime(), to: range.to.getTime() }, scope, args.includeBots),
-        deps.funnels.conversionSeries(ctx.workspaceId, range, scope),
+        deps.funnels.funnel(ctx.workspaceId, { from: range.from.getTime(), to: range.to.getTime() }, resolved, args.includeBots),
+        deps.funnels.conversionSeries(ctx.workspaceId, range, resolved),
       ]);
       const conversionsAt = new Map(conversionSeries.map((p) => [Date.parse(p.t), p]));
       const series = scans.timeseries.map((p) => ({

@@ -2,12 +2,10 @@
 // FunnelQueries and Conversions as GET /api/v1/analytics/funnel and POST /api/v1/track.
 import { z } from 'zod';
 import { compileBodyValidator } from '../../platform/http/validation.ts';
-import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import { TrackBody, TRACK_TYPES, type TrackInput } from '../conversions/conversion-schemas.ts';
 import type { Conversions } from '../conversions/conversions.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
-import type { LinkStore } from '../links/link-store.ts';
-import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
+import { trailingRange, windowOf } from './analytics-window.ts';
 import { CREATES, definedOnly, defineTool, READ_ONLY, throwIfInvalid } from './tool.ts';
 import { count, daysBack, includeBots, percent, Revenue, scopeArgs, Window } from './tool-schemas.ts';
 
@@ -16,8 +14,6 @@ const checkTrack = compileBodyValidator(TrackBody);
 export interface ConversionToolDeps {
   conversions: Conversions;
   funnels: FunnelQueries;
-  links: LinkStore;
-  campaigns: CampaignStore;
 }
 
 export function conversionTools(deps: ConversionToolDeps) {
@@ -47,9 +43,9 @@ export function conversionTools(deps: ConversionToolDeps) {
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
-      await checkScope(deps, ctx, args);
+      const scope = await deps.funnels.resolveScope(ctx.workspaceId, { linkId: args.linkId, campaignId: args.campaignId });
       const range = trailingRange(args.daysBack);
-      const f = await deps.funnels.funnel(ctx.workspaceId, { from: range.from.getTime(), to: range.to.getTime() }, { linkId: args.linkId, campaignId: args.campaignId }, args.includeBots);
+      const f = await deps.funnels.funnel(ctx.workspaceId, { from: range.from.getTime(), to: range.to.getTime() }, scope, args.includeBots);
       const result = {
         window: windowOf(range, args.daysBack),
         linkId: f.linkId,

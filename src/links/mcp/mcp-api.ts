@@ -36,7 +36,7 @@ export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
     ...linkTools(deps.links),
     ...campaignTools(deps.campaigns),
     ...analyticsTools({ queries, pg: deps.pg, links: deps.links.store, campaigns: deps.campaigns, funnels: deps.funnels }),
-    ...conversionTools({ conversions: deps.conversions, funnels: deps.funnels, links: deps.links.store, campaigns: deps.campaigns }),
+    ...conversionTools({ conversions: deps.conversions, funnels: deps.funnels }),
   ];
   await mcpRoute(app, { authenticate: deps.authenticate, tools });
   await discoveryRoute(app, { tools, publicBaseUrl: deps.publicBaseUrl, requestsPerMinute: deps.apiPerMinute });

@@ -136,7 +136,7 @@ export class DeliveryQueue {
          UPDATE webhook_deliveries
             SET state = CASE WHEN attempts >= $1 THEN 'stopped' ELSE 'retried' END,
                 next_attempt_at = CASE WHEN attempts >= $1 THEN NULL
-                                       ELSE now() + make_interval(secs => $2::double precision * power($3::double precision, attempts - 1) / 1000) END,
+                                       ELSE now() + make_interval(secs => ($2::double precision[])[attempts] / 1000) END,
                 lease_until = NULL, updated_at = date_trunc('milliseconds', now())
           WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'attempted' AND lease_until < now() FOR UPDATE SKIP LOCKED)
           RETURNING id, attempts),
@@ -144,7 +144,8 @@ export class DeliveryQueue {
          UPDATE webhook_attempts a SET finished_at = date_trunc('milliseconds', now()), outcome = 'interrupted', error = 'the dispatcher stopped during this attempt'
            FROM expired e WHERE a.delivery_id = e.id AND a.attempt = e.attempts AND a.finished_at IS NULL)
        SELECT count(*) AS deliveries FROM expired`,
-      [MAX_ATTEMPTS, this.schedule.baseMs, this.schedule.factor],
+      // The delay after each failed attempt, from the one definition of the schedule.
+      [MAX_ATTEMPTS, Array.from({ length: MAX_ATTEMPTS }, (_, i) => retryDelayMs(this.schedule, i + 1))],
     );
     return Number(rows[0]?.deliveries ?? 0);
   }

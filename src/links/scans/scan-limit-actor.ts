@@ -11,7 +11,7 @@
 // seeds from, and the authority that closes the link for good.
 import type pg from 'pg';
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { ScanEvent } from './scan-event.ts';
@@ -35,16 +35,10 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
       const first = messages[0];
       if (!first) return;
       const { topic, partition } = first;
-      const client = await pg.connect();
-      let exhausted: string[] = [];
-      try {
-        await client.query('BEGIN');
+      const exhausted = await withTransaction(pg, async (client) => {
         const done = await appliedOffset(client, topic, partition);
         const fresh = messages.filter((m) => BigInt(m.offset) > done);
-        if (fresh.length === 0) {
-          await client.query('COMMIT');
-          return;
-        }
+        if (fresh.length === 0) return [];
         const humans = fresh.filter((m) => !m.value.isBot);
         const firstSeen = humans.length
           ? new Set(
@@ -61,6 +55,7 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
           if (!firstSeen.delete(m.value.scanId)) continue; // already counted (a redelivery)
           perLink.set(m.value.linkId, (perLink.get(m.value.linkId) ?? 0) + 1);
         }
+        let closedIds: string[] = [];
         if (perLink.size > 0) {
           const ids = [...perLink.keys()];
           await client.query(
@@ -77,8 +72,8 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
              RETURNING l.id`,
             [ids],
           );
-          exhausted = closed.rows.map((r) => r.id);
-          for (const id of exhausted) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
+          closedIds = closed.rows.map((r) => r.id);
+          for (const id of closedIds) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
         }
         const last = fresh.at(-1)!.offset;
         await client.query(
@@ -88,13 +83,8 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
         );
         // Forget ids older than any duplicate could be (the topic keeps scans 7 days), a little at a time.
         await client.query(`DELETE FROM counted_scans WHERE scan_id IN (SELECT scan_id FROM counted_scans WHERE seen_at < now() - interval '8 days' LIMIT 1000)`);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+        return closedIds;
+      });
       // Committed: publish now (the outbox relay covers a crash between the commit and this).
       if (exhausted.length > 0) await changelog.publish(exhausted);
     },

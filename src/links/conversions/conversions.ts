@@ -10,7 +10,7 @@ import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { conversionsTopic } from '../../../topics/conversions.ts';
-import { ClickIds } from '../scans/click-id.ts';
+import { CLICK_ID_FORMAT, ClickIds } from '../scans/click-id.ts';
 import type { ConversionEvent } from './conversion-event.ts';
 import type { ConversionType, TrackInput } from './conversion-schemas.ts';
 
@@ -76,7 +76,7 @@ export class Conversions {
 
   /** Records a conversion or tracked click; a repeat of an idempotency key returns the first record with duplicate: true. */
   async track(workspaceId: string, input: TrackInput): Promise<ConversionType> {
-    if (!/^[A-Za-z0-9_-]{84}$/.test(input.clickId)) {
+    if (!CLICK_ID_FORMAT.test(input.clickId)) {
       throw invalid('click_id_malformed', 'clickId is not a click ID: it is the 84-character svc_cid value added to the destination URL.', 'clickId');
     }
     const claims = this.clickIds.verify(input.clickId);

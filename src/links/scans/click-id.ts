@@ -5,6 +5,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const VERSION = 1;
+
+/** The shape of every click ID: 84 base64url characters. */
+export const CLICK_ID_FORMAT = /^[A-Za-z0-9_-]{84}$/;
 const MAC_BYTES = 14;
 
 export interface ClickIdClaims {
@@ -33,7 +36,7 @@ export class ClickIds {
 
   /** The claims of a genuine click ID, or undefined for anything forged, truncated or malformed. */
   verify(token: string): ClickIdClaims | undefined {
-    if (!/^[A-Za-z0-9_-]{84}$/.test(token)) return undefined;
+    if (!CLICK_ID_FORMAT.test(token)) return undefined;
     const raw = Buffer.from(token, 'base64url');
     if (raw.length !== 1 + 48 + MAC_BYTES || raw[0] !== VERSION) return undefined;
     const body = raw.subarray(0, 49);

@@ -1,11 +1,24 @@
 // The render worker (a Piscina task): draws QR codes with `qrcode` and
 // barcodes with `bwip-js`, off the ingress's event loop.
+import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import bwipjs from 'bwip-js';
 import QRCode from 'qrcode';
 import type { BarcodeTask, QrTask, RenderResult, RenderTask } from './render-task.ts';
 import { styledQrSvg } from './qr-style.ts';
+
+// qrcode's own PNG renderer, encoded with pngjs's synchronous writer: QRCode.toBuffer deflates on
+// libuv's shared threadpool, which leaves this thread idle while it waits and runs the deflate
+// at normal priority beside the event loop. Synchronously, the whole render stays on this thread.
+// pngjs is resolved from qrcode's own folder: the version its renderer was written for.
+const require = createRequire(createRequire(import.meta.url).resolve('qrcode'));
+const pngRenderer = require('./renderer/png.js') as { render(qr: QRCode.QRCode, options: QRCode.QRCodeRenderersOptions): unknown };
+const { PNG } = require('pngjs') as { PNG: { sync: { write(png: unknown): Buffer } } };
+
+function qrPng(text: string, options: QRCode.QRCodeToBufferOptions): Buffer {
+  return PNG.sync.write(pngRenderer.render(QRCode.create(text, options), options));
+}
 
 async function qr(task: QrTask): Promise<RenderResult> {
   if (task.style) return { contentType: 'image/svg+xml', body: Buffer.from(styledQrSvg(task.text, { size: task.size, margin: task.margin, style: task.style })) };
@@ -19,7 +32,7 @@ async function qr(task: QrTask): Promise<RenderResult> {
     const svg = await QRCode.toString(task.text, { ...options, type: 'svg' });
     return { contentType: 'image/svg+xml', body: Buffer.from(svg) };
   }
-  return { contentType: 'image/png', body: await QRCode.toBuffer(task.text, { ...options, type: 'png' }) };
+  return { contentType: 'image/png', body: qrPng(task.text, options) };
 }
 
 async function barcode(task: BarcodeTask): Promise<RenderResult> {

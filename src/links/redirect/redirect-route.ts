@@ -8,7 +8,8 @@ import { isbot } from 'isbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
-import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
+import { rateLimitHeaders, type LimitDecision } from '../../platform/limits/sliding-window.ts';
+import { BufferedSlidingWindow } from '../../platform/limits/buffered-sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
@@ -48,13 +49,64 @@ declare module 'fastify' {
 }
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
-  const limiter = new SlidingWindowLimiter(deps.redis, 'redirect-ip', deps.redirectsPerMinute, 60_000);
+  const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip', deps.redirectsPerMinute, 60_000);
 
-  function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal) {
+  function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     const { status, title, message } = REFUSALS[refusal];
     reply.status(status).header('cache-control', 'no-store');
-    if ((request.headers.accept ?? '').includes('application/json')) return reply.send(errorBody(request.id, refusal, message));
-    return reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
+    if ((request.headers.accept ?? '').includes('application/json')) reply.send(errorBody(request.id, refusal, message));
+    else reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
+  }
+
+  /** Answers a request the IP limit admitted; a promise only when a scan limit must be asked. */
+  function redirect(request: FastifyRequest, reply: FastifyReply, shortId: string, ip: string): void | Promise<void> {
+    const now = Date.now();
+    const link = deps.cache.get(shortId);
+    const refusal = refusalFor(link, now);
+    if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
+
+    const userAgent = request.headers['user-agent'];
+    const target = routeFor(link, platformOf(userAgent));
+    // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan.
+    if (request.method === 'HEAD') {
+      reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
+      return;
+    }
+    // A limited link admits a human scan only while it has scans left (bots do not use them up).
+    // Redis away: let it through; the scan-limit actor still closes the link, a moment later.
+    const { scanLimit } = link;
+    if (scanLimit !== null && !(userAgent && isbot(userAgent))) {
+      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link.id, scanLimit), true).then((admitted) => {
+        if (!admitted) return refuse(request, reply, 'scan_limit_reached');
+        scanAndRedirect(request, reply, link, target, ip, now);
+      });
+    }
+    scanAndRedirect(request, reply, link, target, ip, now);
+  }
+
+  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, target: string, ip: string, now: number): void {
+    const scanId = randomUUID();
+    const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
+    const queryAt = request.url.indexOf('?');
+    request.scan = {
+      scanId,
+      clickId,
+      workspaceId: link.workspaceId,
+      linkId: link.id,
+      shortId: link.shortId,
+      campaignId: link.campaignId,
+      timestamp: now,
+      destination: target,
+      ip,
+      userAgent: request.headers['user-agent'] ?? null,
+      referrer: request.headers.referer ?? null,
+      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+    };
+    reply
+      // Every scan must reach us: no caching of the redirect by browsers or proxies.
+      .header('cache-control', 'private, no-store, max-age=0')
+      .header('referrer-policy', 'no-referrer-when-downgrade')
+      .redirect(withClickId(target, clickId), 302);
   }
 
   app.get('/:shortId', {
@@ -69,55 +121,22 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
         302: Type.Null({ description: 'Redirect; `Location` holds the destination with svc_cid.' }),
       },
     },
-    onResponse: async (request) => {
-      // After the response is on the wire: journal the scan (published to Kafka from there).
+    // After the response is on the wire: journal the scan (published to Kafka from there).
+    onResponse: (request, _reply, done) => {
       if (request.scan) deps.record(request.scan);
+      done();
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
+    // Not async: a redirect admitted here needs no promise at all (this is the hot path).
     const ip = clientIp(request);
-    const decision = await failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(ip), undefined);
-    if (decision && !decision.allowed) {
-      reply.headers(rateLimitHeaders(decision));
-      return refuse(request, reply, 'redirect_rate_limited');
-    }
-
-    const now = Date.now();
-    const link = deps.cache.get(request.params.shortId);
-    const refusal = refusalFor(link, now);
-    if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
-
-    const userAgent = request.headers['user-agent'];
-    const target = routeFor(link, platformOf(userAgent));
-    // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan.
-    if (request.method === 'HEAD') return reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
-    // A limited link admits a human scan only while it has scans left (bots do not use them up).
-    // Redis away: let it through; the scan-limit actor still closes the link, a moment later.
-    const { scanLimit } = link;
-    if (scanLimit !== null && !(userAgent && isbot(userAgent))) {
-      const admitted = await failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link.id, scanLimit), true);
-      if (!admitted) return refuse(request, reply, 'scan_limit_reached');
-    }
-    const scanId = randomUUID();
-    const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const queryAt = request.url.indexOf('?');
-    request.scan = {
-      scanId,
-      clickId,
-      workspaceId: link.workspaceId,
-      linkId: link.id,
-      shortId: link.shortId,
-      campaignId: link.campaignId,
-      timestamp: now,
-      destination: target,
-      ip,
-      userAgent: userAgent ?? null,
-      referrer: request.headers.referer ?? null,
-      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
-    };
-    return reply
-      // Every scan must reach us: no caching of the redirect by browsers or proxies.
-      .header('cache-control', 'private, no-store, max-age=0')
-      .header('referrer-policy', 'no-referrer-when-downgrade')
-      .redirect(withClickId(target, clickId), 302);
+    const { shortId } = request.params;
+    if (limiter.admitLocally(ip)) return redirect(request, reply, shortId, ip);
+    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(ip), undefined).then((decision) => {
+      if (decision && !decision.allowed) {
+        reply.headers(rateLimitHeaders(decision));
+        return refuse(request, reply, 'redirect_rate_limited');
+      }
+      return redirect(request, reply, shortId, ip);
+    });
   });
 }

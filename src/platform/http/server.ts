@@ -130,8 +130,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request, redirects included.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {

@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import maxmind, { type Reader, type Response } from 'maxmind';
+import { RecentCache } from '../../platform/recent-cache.ts';
 
 // DB-IP's record shape (not MaxMind's): flat strings.
 type DbipCity = Response & {
@@ -20,6 +21,9 @@ export interface GeoLocation {
 const NONE: GeoLocation = { country: null, region: null, city: null };
 
 export class Geo {
+  // Busy addresses scan again and again; a lookup walks the database tree.
+  private readonly recent = new RecentCache<GeoLocation>(20_000);
+
   private constructor(
     private readonly v4: Reader<DbipCity>,
     private readonly v6: Reader<DbipCity>,
@@ -36,6 +40,10 @@ export class Geo {
   }
 
   lookup(ip: string): GeoLocation {
+    return this.recent.get(ip, (key) => this.find(key));
+  }
+
+  private find(ip: string): GeoLocation {
     // IPv4-mapped IPv6 addresses (::ffff:1.2.3.4) are IPv4.
     const plain = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
     try {

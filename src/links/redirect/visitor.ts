@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { isbot } from 'isbot';
 import { UAParser } from 'ua-parser-js';
+import { RecentCache } from '../../platform/recent-cache.ts';
 
 export interface Visitor {
   device: string;
@@ -33,25 +34,21 @@ interface Agent {
   isBot: boolean;
 }
 
-// Parsing a User-Agent is the costliest part of a scan and the same few thousand strings recur:
-// remember the last AGENT_CACHE_SIZE parses (a Map keeps insertion order, so the oldest goes first).
-const AGENT_CACHE_SIZE = 5000;
-const agents = new Map<string, Agent>();
+// Parsing a User-Agent is the costliest part of a scan and the same few thousand strings recur.
+const agents = new RecentCache<Agent>(5000);
 
 function parseAgent(ua: string): Agent {
-  const known = agents.get(ua);
-  if (known) return known;
   const bot = ua === '' ? false : isbot(ua);
   const parsed = new UAParser(ua).getResult();
-  const agent = { device: bot ? 'bot' : (parsed.device.type ?? 'desktop'), os: clip(parsed.os.name, 50), browser: clip(parsed.browser.name, 50), isBot: bot };
-  if (agents.size >= AGENT_CACHE_SIZE) agents.delete(agents.keys().next().value!);
-  agents.set(ua, agent);
-  return agent;
+  return { device: bot ? 'bot' : (parsed.device.type ?? 'desktop'), os: clip(parsed.os.name, 50), browser: clip(parsed.browser.name, 50), isBot: bot };
 }
+
+// One visitor scanning again the same day gets the same hash: remember recent ones.
+const visitorIds = new RecentCache<string>(20_000);
 
 export function describeVisitor(input: { userAgent: string | undefined; referrer: string | undefined; query: URLSearchParams; ip: string; now: Date; salt: string }): Visitor {
   const ua = input.userAgent ?? '';
-  const agent = parseAgent(ua);
+  const agent = agents.get(ua, parseAgent);
   let referrerHost: string | null = null;
   if (input.referrer) {
     try {
@@ -70,6 +67,6 @@ export function describeVisitor(input: { userAgent: string | undefined; referrer
     utmCampaign: utm(input.query, 'utm_campaign'),
     utmTerm: utm(input.query, 'utm_term'),
     utmContent: utm(input.query, 'utm_content'),
-    visitorId: createHash('sha256').update(`${input.salt}|${day}|${input.ip}|${ua}`).digest('base64url').slice(0, 22),
+    visitorId: visitorIds.get(`${input.salt}|${day}|${input.ip}|${ua}`, (key) => createHash('sha256').update(key).digest('base64url').slice(0, 22)),
   };
 }

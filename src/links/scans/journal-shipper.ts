@@ -16,13 +16,17 @@ export interface ShipperStats {
 /** Keeps each produce request well under Kafka's default 1 MB message limit. */
 const MAX_BATCH_BYTES = 512 * 1024;
 
-/** Splits records into batches of at most MAX_BATCH_BYTES of JSON (a fair measure of their Avro size) and maxCount records. */
-export function batchesOf<T>(records: readonly T[], maxCount: number): T[][] {
+/**
+ * Splits records into batches of at most MAX_BATCH_BYTES of JSON (a fair measure of their Avro
+ * size) and maxCount records. `sizeOf` gives a record's JSON length (the shipper knows it from the
+ * journal line, so it need not serialise each record again).
+ */
+export function batchesOf<T>(records: readonly T[], maxCount: number, sizeOf: (record: T, index: number) => number = (r) => JSON.stringify(r).length): T[][] {
   const batches: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
-  for (const record of records) {
-    const size = JSON.stringify(record).length;
+  for (const [index, record] of records.entries()) {
+    const size = sizeOf(record, index);
     if (current.length > 0 && (bytes + size > MAX_BATCH_BYTES || current.length >= maxCount)) {
       batches.push(current);
       current = [];
@@ -46,7 +50,7 @@ export class JournalShipper<T> {
     private readonly dir: string,
     private readonly send: (records: T[]) => Promise<void>,
     private readonly log: Logger,
-    private readonly maxBatch = 250,
+    private readonly maxBatch = 1000,
     private readonly maxBytes = 1024 ** 3,
   ) {}
 
@@ -77,9 +81,10 @@ export class JournalShipper<T> {
     this.enforceBound();
     for (const path of this.segments()) {
       if (this.stopped) return;
-      const records = read<T>(path);
+      const lines = readLines<T>(path);
+      const records = lines.map((l) => l.record);
       try {
-        for (const batch of batchesOf(records, this.maxBatch)) await this.sendOrIsolate(batch);
+        for (const batch of batchesOf(records, this.maxBatch, (_r, i) => lines[i]!.bytes)) await this.sendOrIsolate(batch);
       } catch (err) {
         this.stats.sendFailures++;
         this.nextAttemptAt = Date.now() + Math.min(5000, 200 * 2 ** Math.min(this.consecutiveFailures, 5));
@@ -129,16 +134,19 @@ export class JournalShipper<T> {
   }
 }
 
-/** The records of a segment; a last line cut short by a crash mid-write is skipped. */
-export function read<T>(path: string): T[] {
+/** The records of a segment with their line lengths; a last line cut short by a crash mid-write is skipped. */
+export function readLines<T>(path: string): { record: T; bytes: number }[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.length > 0)
     .flatMap((line) => {
       try {
-        return [JSON.parse(line) as T];
+        return [{ record: JSON.parse(line) as T, bytes: line.length }];
       } catch {
         return [];
       }
     });
 }
+
+/** The records of a segment. */
+export const read = <T>(path: string): T[] => readLines<T>(path).map((l) => l.record);

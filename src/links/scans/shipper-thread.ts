@@ -3,6 +3,7 @@
 // `scans` topic. It runs beside the ingress's event loop, so enrichment and
 // Kafka never hold up a redirect. Messages from the ingress: `sealed` (ship
 // now) and `stop` (ship what you can, then say `stopped`).
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { scansTopic } from '../../../topics/scans.ts';
 import { loadConfig } from '../../platform/config.ts';
@@ -19,6 +20,13 @@ import { scanEnricher } from './scan-enrichment.ts';
 
 const { dir, env } = workerData as { dir: string; env: Record<string, string> };
 const config = loadConfig(env);
+// Answering redirects comes first: under a burst this thread takes the CPU they leave, and the
+// scans wait in the journal meanwhile (they are already on disk).
+try {
+  setPriority(config.SCAN_SHIPPER_NICE);
+} catch {
+  // not permitted here: ship at normal priority
+}
 const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
 const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });

@@ -10,3 +10,5 @@ app.get<{ Params: { shortId: string } }>('/:shortId', async (request, reply) => 
 });
 const address = await app.listen({ host: '127.0.0.1', port: Number(process.env.HTTP_PORT) });
 console.log(`baseline listening ${address}`);
+// Stop cleanly on SIGTERM (lets a profiler started with BENCH_NODE_ARGS write its profile).
+process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -29,7 +29,9 @@ export interface Proc {
 
 /** Starts a TypeScript entry point under tsx and waits for `ready` in its output. */
 export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes under test.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

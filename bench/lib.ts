@@ -19,6 +19,9 @@ export const BENCH_ENV: Record<string, string> = {
   CLICK_ID_SECRET: 'bench-click-id-secret-0123456789',
   ADMIN_TOKEN: 'bench-admin-token-0123456789',
   SCAN_JOURNAL_DIR: `${ROOT}.stack/bench-journal`,
+  // As `npm start` runs the ingress (package.json): large image buffers stay in malloc's heap.
+  MALLOC_MMAP_THRESHOLD_: '33554432',
+  MALLOC_TRIM_THRESHOLD_: '268435456',
 };
 
 export interface Proc {

@@ -27,7 +27,8 @@ case "$mode" in
     npx tsx workers/all.ts &
     workers=$!
     trap 'kill -TERM $workers 2>/dev/null; wait $workers 2>/dev/null' EXIT
-    npx tsx src/main.ts
+    # npm start: the ingress with its malloc settings (see README, "QR codes and barcodes").
+    npm start
     ;;
   test)
     mkdir -p .stack

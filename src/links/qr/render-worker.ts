@@ -1,12 +1,12 @@
 // The render worker (a Piscina task): draws QR codes with `qrcode` and
 // barcodes with `bwip-js`, off the ingress's event loop.
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import bwipjs from 'bwip-js';
 import QRCode from 'qrcode';
 import type { BarcodeTask, QrTask, RenderResult, RenderTask } from './render-task.ts';
 import { styledQrSvg } from './qr-style.ts';
+import { runAtIdlePriority } from '../../platform/threads/idle-priority.ts';
 
 // qrcode's own PNG renderer, encoded with pngjs's synchronous writer: QRCode.toBuffer deflates on
 // libuv's shared threadpool, which leaves this thread idle while it waits and runs the deflate
@@ -53,15 +53,8 @@ async function barcode(task: BarcodeTask): Promise<RenderResult> {
   return { contentType: 'image/png', body: await bwipjs.toBuffer(options) };
 }
 
-// On Linux a thread can lower its own scheduling priority: rendering then takes the CPU the
-// event loop (redirects) leaves free, instead of competing with it.
-if (!isMainThread) {
-  try {
-    setPriority(10);
-  } catch {
-    // not permitted here: render at normal priority
-  }
-}
+// Rendering takes only the CPU that the event loop (redirects) and everything else leave free.
+if (!isMainThread) runAtIdlePriority();
 
 export default async function render(task: RenderTask): Promise<RenderResult> {
   return task.kind === 'qr' ? qr(task) : barcode(task);

@@ -2,9 +2,11 @@
 // baseline measured in the same run:
 //   1. QR PNG 512 px per second through POST /api/v1/qr (pool of one thread per
 //      core), against the same rendering on the main thread of a bare Fastify
-//      server (baseline-qr-server.ts) under the same load: the ratio should come
-//      close to the number of cores. The rendering alone, in a loop on one
-//      thread with no HTTP, is reported too;
+//      server (baseline-qr-server.ts) under the same load, in three alternating
+//      rounds (median ratio): it should come close to the number of cores. The
+//      rendering alone, in a loop on one thread with no HTTP, and the pool alone
+//      (no HTTP, 8 tasks in flight) are reported too: they show how far the
+//      render threads themselves scale here;
 //   2. redirect p99 at a fixed rate, alone and with a concurrent QR load: the
 //      pool keeps rendering off the event loop (target: under 20% worse). The
 //      two are measured in turns, three times each, and each reported as the
@@ -12,6 +14,7 @@
 // Results: bench/results/qr.json. Run: npx tsx bench/qr.bench.ts
 import { availableParallelism } from 'node:os';
 import render from '../src/links/qr/render-worker.ts';
+import { RenderPool } from '../src/links/qr/render-pool.ts';
 import type { QrTask } from '../src/links/qr/render-task.ts';
 import { adminCreateKey, freePort, load, start, writeResult } from './lib.ts';
 
@@ -38,21 +41,39 @@ try {
     rendered++;
   }
   const mainThreadPerSecond = rendered / SECONDS;
+
+  // The pool alone, no HTTP: how the render threads themselves scale on this machine.
+  const pool = new RenderPool();
+  let pooledAlone = 0;
+  const poolEnd = Date.now() + SECONDS * 1000;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (Date.now() < poolEnd) {
+      await pool.render(task);
+      pooledAlone++;
+    }
+  }));
+  await pool.close();
+  const poolAlonePerSecond = pooledAlone / SECONDS;
   const qrRequest = { method: 'POST' as const, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ shortId: link.shortId, format: 'png', size: 512 }) };
 
-  // The same rendering on one thread behind a bare endpoint, then through the pool.
+  // The same rendering on one thread behind a bare endpoint, and through the pool, in alternating
+  // rounds (this machine's speed drifts within minutes); the ratio is the median of the rounds'.
   const basePort = freePort();
   const baseline = await start('bench/baseline-qr-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
-  let oneThread;
+  const poolRounds = [];
   try {
     const baseRequest = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify(task) };
     await load(`http://127.0.0.1:${basePort}/qr`, { connections: 8, seconds: 2, ...baseRequest });
-    oneThread = await load(`http://127.0.0.1:${basePort}/qr`, { connections: 8, seconds: SECONDS, maxRequests: 5_000_000, ...baseRequest });
+    await load(`${base}/api/v1/qr`, { connections: 8, seconds: 2, ...qrRequest });
+    for (let round = 0; round < 3; round++) {
+      const oneThread = await load(`http://127.0.0.1:${basePort}/qr`, { connections: 8, seconds: SECONDS, maxRequests: 5_000_000, ...baseRequest });
+      const pooled = await load(`${base}/api/v1/qr`, { connections: 8, seconds: SECONDS, maxRequests: 5_000_000, ...qrRequest });
+      poolRounds.push({ oneThread, pooled, ratio: Number((pooled.requestsPerSecond / oneThread.requestsPerSecond).toFixed(2)) });
+    }
   } finally {
     await baseline.stop();
   }
-  await load(`${base}/api/v1/qr`, { connections: 8, seconds: 2, ...qrRequest });
-  const pooled = await load(`${base}/api/v1/qr`, { connections: 8, seconds: SECONDS, maxRequests: 5_000_000, ...qrRequest });
+  const poolRatio = [...poolRounds].sort((a, b) => a.ratio - b.ratio)[1]!.ratio;
 
   // 2. Redirect latency at a fixed rate, alone and beside a QR load, in turns.
   const redirectUrl = `${base}/${link.shortId}`;
@@ -74,10 +95,10 @@ try {
     seconds: SECONDS,
     qrPng512: {
       renderingAloneOneThreadPerSecond: Math.round(mainThreadPerSecond),
-      endpointOneThread: oneThread,
-      endpointWithPool: pooled,
-      ratio: Number((pooled.requestsPerSecond / oneThread.requestsPerSecond).toFixed(2)),
-      ratioToRenderingAlone: Number((pooled.requestsPerSecond / mainThreadPerSecond).toFixed(2)),
+      poolAloneNoHttpPerSecond: Math.round(poolAlonePerSecond),
+      poolAloneRatio: Number((poolAlonePerSecond / mainThreadPerSecond).toFixed(2)),
+      rounds: poolRounds,
+      ratio: poolRatio,
     },
     redirectP99: {
       rate: REDIRECT_RATE,
@@ -88,7 +109,7 @@ try {
       p99Ratio: Number((withQrP99 / Math.max(1, aloneP99)).toFixed(2)),
     },
     targets: { qrRatioCloseToCores: availableParallelism(), redirectP99AtMost: 1.2 },
-    met: { redirectP99: withQrP99 <= Math.max(1, aloneP99) * 1.2 },
+    met: { qrRatioAtLeast90PercentOfCores: poolRatio >= 0.9 * availableParallelism(), redirectP99: withQrP99 <= Math.max(1, aloneP99) * 1.2 },
   };
   console.log(JSON.stringify(result, null, 2));
   writeResult('qr', result);

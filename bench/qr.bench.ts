@@ -11,7 +11,7 @@
 //      pool keeps rendering off the event loop (target: under 20% worse). The
 //      two are measured in turns, three times each, and each reported as the
 //      median, since one 10 s run on this shared machine can be far off.
-// Results: bench/results/qr.json. Run: npx tsx bench/qr.bench.ts
+// Results: bench/results/qr.json. Run: npm run bench:qr (with the ingress's malloc settings).
 import { availableParallelism } from 'node:os';
 import render from '../src/links/qr/render-worker.ts';
 import { RenderPool } from '../src/links/qr/render-pool.ts';

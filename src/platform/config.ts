@@ -24,8 +24,8 @@ export const ConfigSchema = Type.Object({
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
   /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */
   SCAN_JOURNAL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
-  /** Scheduling priority (nice) of the thread that ships the journal to Kafka: above 0 it yields the CPU to redirects under a burst. */
-  SCAN_SHIPPER_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
+  /** Scheduling priority (nice) of the thread that ships the journal to Kafka: above 0 it yields the CPU to redirects, and scans wait on disk longer under load. */
+  SCAN_SHIPPER_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 0 }),
   /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
   RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
   RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),

@@ -49,7 +49,8 @@ declare module 'fastify' {
 }
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
-  const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip', deps.redirectsPerMinute, 60_000);
+  // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
+  const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
 
   function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     const { status, title, message } = REFUSALS[refusal];

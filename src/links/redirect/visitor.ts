@@ -43,7 +43,9 @@ function parseAgent(ua: string): Agent {
   return { device: bot ? 'bot' : (parsed.device.type ?? 'desktop'), os: clip(parsed.os.name, 50), browser: clip(parsed.browser.name, 50), isBot: bot };
 }
 
-// One visitor scanning again the same day gets the same hash: remember recent ones.
+const visitorHash = (salt: string, day: string, ip: string, ua: string): string => createHash('sha256').update(`${salt}|${day}|${ip}|${ua}`).digest('base64url').slice(0, 22);
+// One visitor scanning again the same day gets the same hash: remember recent ones (keys of
+// ordinary length only, so the cache stays a few megabytes; the salt is the same for every key).
 const visitorIds = new RecentCache<string>(20_000);
 
 export function describeVisitor(input: { userAgent: string | undefined; referrer: string | undefined; query: URLSearchParams; ip: string; now: Date; salt: string }): Visitor {
@@ -67,6 +69,6 @@ export function describeVisitor(input: { userAgent: string | undefined; referrer
     utmCampaign: utm(input.query, 'utm_campaign'),
     utmTerm: utm(input.query, 'utm_term'),
     utmContent: utm(input.query, 'utm_content'),
-    visitorId: visitorIds.get(`${input.salt}|${day}|${input.ip}|${ua}`, (key) => createHash('sha256').update(key).digest('base64url').slice(0, 22)),
+    visitorId: ua.length <= 512 ? visitorIds.get(`${day}|${input.ip}|${ua}`, () => visitorHash(input.salt, day, input.ip, ua)) : visitorHash(input.salt, day, input.ip, ua),
   };
 }

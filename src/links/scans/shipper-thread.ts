@@ -20,12 +20,15 @@ import { scanEnricher } from './scan-enrichment.ts';
 
 const { dir, env } = workerData as { dir: string; env: Record<string, string> };
 const config = loadConfig(env);
-// Answering redirects comes first: under a burst this thread takes the CPU they leave, and the
-// scans wait in the journal meanwhile (they are already on disk).
-try {
-  setPriority(config.SCAN_SHIPPER_NICE);
-} catch {
-  // not permitted here: ship at normal priority
+// Optionally, answering redirects comes first: this thread then takes the CPU they leave and the
+// scans wait in the journal meanwhile (they are already on disk). Linux sets a thread's own
+// priority this way; elsewhere it would lower the whole process, event loop included.
+if (config.SCAN_SHIPPER_NICE > 0 && process.platform === 'linux') {
+  try {
+    setPriority(config.SCAN_SHIPPER_NICE);
+  } catch {
+    // not permitted here: ship at normal priority
+  }
 }
 const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);

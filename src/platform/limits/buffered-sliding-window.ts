@@ -3,26 +3,28 @@
 // request wait for Redis.
 //
 // Each process keeps, per subject, the shared count Redis last reported plus
-// its own events not yet sent. An event is admitted at once (admitLocally) while
-// that sum stays more than `headroom` below the limit and fewer than `headroom`
-// events wait to be sent; it is counted in Redis by the next script call (all
-// the counts gathered in one event-loop turn go out in one call). Otherwise
-// Redis decides the event itself (hit), in order and atomically, so near the
-// limit the 61st redirect of a minute is refused exactly.
+// its own events Redis has not confirmed yet. An event is admitted at once
+// (admitLocally) while that sum stays more than `headroom` below the limit and
+// few enough of its own events wait for confirmation (`headroom` of them while
+// the count is fresh, one when this process has not heard of the subject for
+// FRESH_MS); it is counted in Redis by the next script call (all the counts
+// gathered in one event-loop turn go out in one call). Otherwise Redis decides
+// the event itself (hit), atomically and after every earlier event of the
+// subject, so near the limit the 61st redirect of a minute is refused exactly.
 //
-// How far over can it go? Redis always hears of an admitted event within one
-// round trip, and no process admits more than `headroom` events that Redis has
-// not confirmed. So the limit is exceeded only when one subject's events reach
-// several instances within the same round trip, and then by at most `headroom`
-// (limit / 12, rounded up: 5 for 60 a minute) per other instance. Sequential
-// traffic (each event after the previous one's answer, as a client's requests
-// are), however it is spread over instances, is counted exactly.
+// How far over can it go? One process alone never passes the limit: its own
+// count is always current. With several, a process may admit events on a count
+// that others have since raised: at most `headroom` (limit / 12, rounded up: 5
+// for 60 a minute) per process at a time, and at most 1 when that process had
+// not seen the subject within FRESH_MS. A client whose requests alternate
+// between instances is counted exactly (tested); one that has used up its
+// minute on instance B can get one more redirect from instance A, which last
+// saw it long ago.
 //
 // Redis keeps a hash per subject: one field per second of Redis's clock with
 // that second's count, so memory stays small however high the limit. A second
 // is counted until it is wholly out of the window (up to 1 s longer than the
-// window: never more events than the limit in any window, as with the exact
-// limiter); refused events are not counted.
+// window); refused events are not counted.
 import type { Redis } from '../redis.ts';
 import type { LimitDecision } from './sliding-window.ts';
 
@@ -53,8 +55,7 @@ for i, key in ipairs(KEYS) do
     end
   end
   if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
-  local admitted = 0
-  while admitted < decide and count + add + admitted < limit do admitted = admitted + 1 end
+  local admitted = math.max(0, math.min(decide, limit - count - add))
   local n = add + admitted
   if n > 0 then
     redis.call('HINCRBY', key, sec, n)
@@ -74,18 +75,25 @@ return out
 
 /** Subjects sent in one script call at most. */
 const MAX_BATCH = 256;
+/** A count learned longer ago than this may be out of date: admit at most one event on it before Redis answers. */
+const FRESH_MS = 1000;
+/** Subjects remembered at most (an address flood must not grow memory without bound); past it the oldest generation goes. */
+const MAX_SUBJECTS = 200_000;
 
 type WithScript = Redis & { bufferedWindows(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]> };
 
 interface Subject {
-  /** The shared count Redis reported last (0 before the first report). */
+  /** The shared count Redis reported last (0 before the first report), and when (ms, 0: never). */
   known: number;
+  knownAt: number;
   /** Events admitted here and not yet sent to Redis. */
   unsent: number;
   /** Events admitted here, sent, and not yet confirmed by Redis. */
   inFlight: number;
-  /** Events waiting for Redis's decision, in arrival order. */
+  /** Events waiting for Redis's decision, in arrival order, not yet sent. */
   waiting: { resolve: (d: LimitDecision) => void; reject: (err: unknown) => void }[];
+  /** Events sent for Redis's decision whose answer has not come back. */
+  deciding: number;
 }
 
 export interface BufferedSlidingWindowOptions {
@@ -121,14 +129,14 @@ export class BufferedSlidingWindow {
 
   private subject(name: string): Subject {
     const now = Date.now();
-    if (now >= this.generationEndsAt) {
+    if (now >= this.generationEndsAt || this.current.size >= MAX_SUBJECTS) {
       this.previous = this.current;
       this.current = new Map();
       this.generationEndsAt = now + this.windowMs;
     }
     let s = this.current.get(name);
     if (s) return s;
-    s = this.previous.get(name) ?? { known: 0, unsent: 0, inFlight: 0, waiting: [] };
+    s = this.previous.get(name) ?? { known: 0, knownAt: 0, unsent: 0, inFlight: 0, waiting: [], deciding: 0 };
     this.current.set(name, s);
     return s;
   }
@@ -136,9 +144,11 @@ export class BufferedSlidingWindow {
   /** Admits the event here and now if the subject is far enough below the limit; false: ask Redis (hit). */
   admitLocally(subject: string): boolean {
     const s = this.subject(subject);
-    // Events already waiting for Redis go first: this one must not overtake them.
+    // Events waiting for Redis's decision go first: this one must not overtake them.
+    if (s.waiting.length > 0 || s.deciding > 0) return false;
     const unconfirmed = s.unsent + s.inFlight;
-    if (s.waiting.length > 0 || unconfirmed >= this.headroom || s.known + unconfirmed + 1 > this.limit - this.headroom) return false;
+    const mayAdmit = Date.now() - s.knownAt <= FRESH_MS ? this.headroom : 1;
+    if (unconfirmed >= mayAdmit || s.known + unconfirmed + 1 > this.limit - this.headroom) return false;
     s.unsent++;
     this.schedule(subject, s);
     return true;
@@ -171,6 +181,7 @@ export class BufferedSlidingWindow {
     const batch = entries.map(([name, s]) => {
       const sent = { name, s, unsent: s.unsent, waiting: s.waiting };
       s.inFlight += s.unsent;
+      s.deciding += s.waiting.length;
       s.unsent = 0;
       s.waiting = [];
       return sent;
@@ -181,9 +192,11 @@ export class BufferedSlidingWindow {
       for (const b of batch) args.push(b.unsent, b.waiting.length, this.limit);
       reply = await this.redis.bufferedWindows(batch.length, ...batch.map((b) => `limit:${this.name}:${b.name}`), ...args);
     } catch (err) {
-      // Redis away: the admitted events are sent again with the next call; those waiting learn of it (fail-open is the caller's rule).
+      // Redis away: the admitted events go again with the subject's next call (no retry loop against a
+      // Redis that is down); those waiting learn of it (fail-open is the caller's rule).
       for (const b of batch) {
         b.s.inFlight -= b.unsent;
+        b.s.deciding -= b.waiting.length;
         b.s.unsent += b.unsent;
         for (const w of b.waiting) w.reject(err);
       }
@@ -193,7 +206,9 @@ export class BufferedSlidingWindow {
     batch.forEach((b, i) => {
       const [admitted, count, resetAt] = [reply[3 * i]!, reply[3 * i + 1]!, reply[3 * i + 2]!];
       b.s.known = count;
+      b.s.knownAt = Date.now();
       b.s.inFlight -= b.unsent;
+      b.s.deciding -= b.waiting.length;
       b.waiting.forEach((w, k) => {
         const allowed = k < admitted;
         w.resolve({

@@ -7,6 +7,8 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 export function runAtIdlePriority(fallbackNice = 19): 'idle' | 'nice' | 'normal' {
+  // Elsewhere a priority set here would apply to the whole process, event loop included.
+  if (process.platform !== 'linux') return 'normal';
   try {
     // /proc/thread-self names this thread: "<pid>/task/<tid>".
     const tid = readlinkSync('/proc/thread-self').split('/').pop()!;

@@ -1,7 +1,8 @@
 // The platform a process stands on: configuration, logging, clients of every
 // store, migrations, topics and schemas, and an ordered shutdown. Ingress and
 // worker processes both start here.
-import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import { CachedDefaultPartitioner } from './kafka/cached-partitioner.ts';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { allTopics, type TopicDefinition } from '../../topics/index.ts';
 import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
@@ -68,7 +69,7 @@ export async function startPlatform(config: Config, options: StartOptions): Prom
 
   const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
   // The Java-compatible murmur2 partitioner: a key lands on the same partition whichever client produced it.
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: CachedDefaultPartitioner });
   await producer.connect();
   // Registered after the stores, so it closes before them: pending sends flush first.
   shutdown.add('kafka-producer', () => producer.disconnect());

@@ -9,9 +9,9 @@ import { scansTopic } from '../../../topics/scans.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { createKafka } from '../../platform/kafka/client.ts';
 import { Publisher } from '../../platform/kafka/publisher.ts';
+import { CachedDefaultPartitioner } from '../../platform/kafka/cached-partitioner.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
-import { Partitioners } from 'kafkajs';
 import { Geo } from '../redirect/geo.ts';
 import { JournalShipper } from './journal-shipper.ts';
 import type { RawScan } from './raw-scan.ts';
@@ -32,7 +32,7 @@ if (config.SCAN_SHIPPER_NICE > 0 && process.platform === 'linux') {
 }
 const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
-const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: CachedDefaultPartitioner });
 const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
 const enrich = scanEnricher(await Geo.load(), config.CLICK_ID_SECRET);
 

@@ -7,13 +7,16 @@ import { describeVisitor } from '../redirect/visitor.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
 
+const NO_QUERY = new URLSearchParams();
+
 export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEvent {
   const salt = createHmac('sha256', secret).update('visitor-id').digest('hex');
   return (raw) => {
     const visitor = describeVisitor({
       userAgent: raw.userAgent ?? undefined,
       referrer: raw.referrer ?? undefined,
-      query: new URLSearchParams(raw.query),
+      // Most scans carry no query string: one shared empty one for them.
+      query: raw.query === '' ? NO_QUERY : new URLSearchParams(raw.query),
       ip: raw.ip,
       now: new Date(raw.timestamp),
       salt,

@@ -5,11 +5,12 @@
 // consumer group of its own; it commits nothing and always starts from the
 // beginning, since the compacted topic is the state.
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
 import { prefixed } from '../../../topics/index.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { isTransient } from '../../platform/actors/transient.ts';
 import type { LinkState } from '../changelog/link-state.ts';
 
 export class LinkCache {
@@ -51,13 +52,28 @@ export class LinkCache {
     for (const listener of this.listeners) listener(state);
   }
 
+  /** The changelog's end offsets; retried while Kafka is still electing leaders (an ingress started just after a broker restart). */
+  private async endOffsets(topic: string, deadline: number): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      for (;;) {
+        try {
+          return await admin.fetchTopicOffsets(topic);
+        } catch (err) {
+          if (!isTransient(err) || Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   /** Starts following the changelog; resolves once everything published before the call is in memory. */
   async start(warmTimeoutMs = 60_000): Promise<void> {
     const topic = prefixed(this.topicPrefix, linksChangelogTopic.name);
-    const admin = this.kafka.admin();
-    await admin.connect();
-    const ends = await admin.fetchTopicOffsets(topic);
-    await admin.disconnect();
+    const ends = await this.endOffsets(topic, Date.now() + warmTimeoutMs);
     // Partition → offset of the last message present at start; warm once each is read.
     const pending = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, BigInt(p.high) - 1n]));
     let markWarm!: () => void;

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { Kafka, logLevel } from 'kafkajs';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -100,4 +101,19 @@ export function writeResult(name: string, data: unknown): void {
   const file = `${ROOT}bench/results/${name}.json`;
   writeFileSync(file, JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 1024 ** 3) }, ...(data as object) }, null, 2) + '\n');
   console.log(`written ${file}`);
+}
+
+/**
+ * Deletes the topics of one benchmark run (each run has its own TOPIC_PREFIX so that no later run
+ * reads its scans); left behind, they pile up in the local broker run after run and slow it down.
+ */
+export async function deleteRunTopics(prefix: string): Promise<void> {
+  const admin = new Kafka({ brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } finally {
+    await admin.disconnect();
+  }
 }

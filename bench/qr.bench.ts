@@ -16,14 +16,15 @@ import { availableParallelism } from 'node:os';
 import render from '../src/links/qr/render-worker.ts';
 import { RenderPool } from '../src/links/qr/render-pool.ts';
 import type { QrTask } from '../src/links/qr/render-task.ts';
-import { adminCreateKey, freePort, load, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REDIRECT_RATE = Number(process.env.BENCH_REDIRECT_RATE ?? 1000);
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
+const topicPrefix = `bench-qr-${Date.now()}`;
 const ingress = await start('src/main.ts', {
-  TOPIC_PREFIX: `bench-qr-${Date.now()}`, HTTP_PORT: String(port), PUBLIC_BASE_URL: base,
+  TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), PUBLIC_BASE_URL: base,
   REDIRECTS_PER_MINUTE_PER_IP: '1000000000', API_RATE_LIMIT_PER_MINUTE: '1000000', RENDER_QUEUE: '1000',
 }, 'ingress listening');
 
@@ -115,4 +116,5 @@ try {
   writeResult('qr', result);
 } finally {
   await ingress.stop();
+  await deleteRunTopics(topicPrefix);
 }

@@ -9,7 +9,7 @@
 // client is not refused; so far below it, redirects are admitted without
 // waiting on Redis and their counts reach Redis once per event-loop turn.
 // Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
-import { adminCreateKey, freePort, load, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -20,7 +20,8 @@ const basePort = freePort();
 const baseline = await start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
 const ingressPort = freePort();
 // Its own topic prefix: the scans of this run are not left for later benchmarks' sinks.
-const ingress = await start('src/main.ts', { TOPIC_PREFIX: `bench-redirect-${Date.now()}`, HTTP_PORT: String(ingressPort), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
+const topicPrefix = `bench-redirect-${Date.now()}`;
+const ingress = await start('src/main.ts', { TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(ingressPort), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
 try {
   const base = `http://127.0.0.1:${ingressPort}`;
   const { key } = await adminCreateKey(base);
@@ -63,4 +64,5 @@ try {
 } finally {
   await ingress.stop();
   await baseline.stop();
+  await deleteRunTopics(topicPrefix);
 }

@@ -26,7 +26,7 @@
 // is counted until it is wholly out of the window (up to 1 s longer than the
 // window); refused events are not counted.
 import type { Redis } from '../redis.ts';
-import type { LimitDecision } from './sliding-window.ts';
+import { limitDecision, type LimitDecision } from './sliding-window.ts';
 
 // KEYS = the subjects' hashes; ARGV[1] = window in seconds, then per key:
 // events already admitted here (always counted), events to decide, limit.
@@ -127,8 +127,7 @@ export class BufferedSlidingWindow {
     this.generationEndsAt = Date.now() + windowMs;
   }
 
-  private subject(name: string): Subject {
-    const now = Date.now();
+  private subject(name: string, now: number): Subject {
     if (now >= this.generationEndsAt || this.current.size >= MAX_SUBJECTS) {
       this.previous = this.current;
       this.current = new Map();
@@ -143,11 +142,12 @@ export class BufferedSlidingWindow {
 
   /** Admits the event here and now if the subject is far enough below the limit; false: ask Redis (hit). */
   admitLocally(subject: string): boolean {
-    const s = this.subject(subject);
+    const now = Date.now();
+    const s = this.subject(subject, now);
     // Events waiting for Redis's decision go first: this one must not overtake them.
     if (s.waiting.length > 0 || s.deciding > 0) return false;
     const unconfirmed = s.unsent + s.inFlight;
-    const mayAdmit = Date.now() - s.knownAt <= FRESH_MS ? this.headroom : 1;
+    const mayAdmit = now - s.knownAt <= FRESH_MS ? this.headroom : 1;
     if (unconfirmed >= mayAdmit || s.known + unconfirmed + 1 > this.limit - this.headroom) return false;
     s.unsent++;
     this.schedule(subject, s);
@@ -157,7 +157,7 @@ export class BufferedSlidingWindow {
   /** Redis decides this event (with the subject's unsent events counted first). */
   hit(subject: string): Promise<LimitDecision> {
     return new Promise((resolve, reject) => {
-      const s = this.subject(subject);
+      const s = this.subject(subject, Date.now());
       s.waiting.push({ resolve, reject });
       this.schedule(subject, s);
     });
@@ -209,16 +209,7 @@ export class BufferedSlidingWindow {
       b.s.knownAt = Date.now();
       b.s.inFlight -= b.unsent;
       b.s.deciding -= b.waiting.length;
-      b.waiting.forEach((w, k) => {
-        const allowed = k < admitted;
-        w.resolve({
-          allowed,
-          limit: this.limit,
-          remaining: Math.max(0, this.limit - count),
-          resetAtMs: resetAt,
-          retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetAt - now) / 1000)),
-        });
-      });
+      b.waiting.forEach((w, k) => w.resolve(limitDecision(k < admitted, this.limit, count, resetAt, now)));
     });
   }
 }

@@ -135,17 +135,21 @@ export class SlidingWindowLimiter {
     checks.forEach((c, i) => {
       const [admitted, count, resetAt] = [reply[3 * i]!, reply[3 * i + 1]!, reply[3 * i + 2]!];
       const allowed = admitted === 1;
-      c.resolve({
-        allowed,
-        ...(allowed && c.mode === 'hit' ? { member: c.member } : {}),
-        limit: c.limit,
-        remaining: Math.max(0, c.limit - count),
-        resetAtMs: resetAt,
-        retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetAt - now) / 1000)),
-      });
+      c.resolve({ ...limitDecision(allowed, c.limit, count, resetAt, now), ...(allowed && c.mode === 'hit' ? { member: c.member } : {}) });
     });
   }
 }
+/** A decision from what a limit script reported: the count after it, when a slot frees, and Redis's clock. */
+export function limitDecision(allowed: boolean, limit: number, count: number, resetAtMs: number, nowMs: number): LimitDecision {
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetAtMs,
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)),
+  };
+}
+
 /** The standard headers for a decision: X-RateLimit-Limit, -Remaining, -Reset (epoch seconds), and Retry-After when refused. */
 export function rateLimitHeaders(decision: LimitDecision): Record<string, string> {
   const headers: Record<string, string> = {

@@ -10,10 +10,19 @@ import { createRedis, type Redis } from '../../src/platform/redis.ts';
 import { testConfig } from '../support/env.ts';
 
 const connections: Redis[] = [];
-function instance(limit: number, windowMs = 60_000): BufferedSlidingWindow {
+function connect(): Redis {
   const redis = createRedis(testConfig());
   connections.push(redis);
-  return new BufferedSlidingWindow(redis, `test-${randomUUID().slice(0, 8)}`, limit, windowMs);
+  return redis;
+}
+function instance(limit: number, windowMs = 60_000): BufferedSlidingWindow {
+  return new BufferedSlidingWindow(connect(), `test-${randomUUID().slice(0, 8)}`, limit, windowMs);
+}
+/** Two instances of one limit (60 a minute), each with its own connection, as two ingress processes have. */
+function twoInstances() {
+  const name = `test-${randomUUID().slice(0, 8)}`;
+  const redis = connect();
+  return { name, redis, a: new BufferedSlidingWindow(redis, name, 60, 60_000), b: new BufferedSlidingWindow(connect(), name, 60, 60_000) };
 }
 afterAll(async () => {
   await Promise.all(connections.map((r) => r.quit()));
@@ -32,10 +41,7 @@ async function countInRedis(redis: Redis, name: string, subject: string): Promis
 
 describe('buffered sliding-window limit', () => {
   it('admits exactly 60 sequential events alternating two instances, then refuses with a retry time', async () => {
-    const redis = createRedis(testConfig());
-    connections.push(redis);
-    const name = `test-${randomUUID().slice(0, 8)}`;
-    const [a, b] = [new BufferedSlidingWindow(redis, name, 60, 60_000), new BufferedSlidingWindow(createRedis(testConfig()), name, 60, 60_000)];
+    const { name, a, b, redis } = twoInstances();
     const subject = randomUUID();
     for (let i = 0; i < 60; i++) {
       expect(await admit(i % 2 ? a : b, subject), `event ${i + 1}`).toBe(true);
@@ -54,10 +60,8 @@ describe('buffered sliding-window limit', () => {
   });
 
   it('overshoots a simultaneous burst on two instances by at most one per instance (neither knew the IP), and Redis counts every admitted event', async () => {
-    const redis = createRedis(testConfig());
-    connections.push(redis);
-    const name = `test-${randomUUID().slice(0, 8)}`;
-    const limiters = [new BufferedSlidingWindow(redis, name, 60, 60_000), new BufferedSlidingWindow(createRedis(testConfig()), name, 60, 60_000)];
+    const { name, a, b, redis } = twoInstances();
+    const limiters = [a, b];
     const subject = randomUUID();
     // 200 events in the same turn of the event loop, split over the two instances.
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => admit(limiters[i % 2]!, subject)));
@@ -78,10 +82,7 @@ describe('buffered sliding-window limit', () => {
   });
 
   it('gives an instance with an out-of-date count at most one redirect past the limit', async () => {
-    const redis = createRedis(testConfig());
-    connections.push(redis);
-    const name = `test-${randomUUID().slice(0, 8)}`;
-    const [a, b] = [new BufferedSlidingWindow(redis, name, 60, 60_000), new BufferedSlidingWindow(createRedis(testConfig()), name, 60, 60_000)];
+    const { name, a, b, redis } = twoInstances();
     const subject = randomUUID();
     expect(await admit(a, subject)).toBe(true);
     // A's count of the subject goes stale (older than a second) while B uses up the minute.

@@ -58,6 +58,11 @@ export async function start(entry: string, env: Record<string, string>, ready: s
 
 export const freePort = () => 20000 + Math.floor(Math.random() * 20000);
 
+/** The middle value by `by` (of three rounds: the one between the other two). */
+export function medianBy<T>(values: readonly T[], by: (value: T) => number): T {
+  return [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)]!;
+}
+
 export interface LoadResult {
   requestsPerSecond: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number };

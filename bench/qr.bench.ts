@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 import render from '../src/links/qr/render-worker.ts';
 import { RenderPool } from '../src/links/qr/render-pool.ts';
 import type { QrTask } from '../src/links/qr/render-task.ts';
-import { adminCreateKey, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunTopics, freePort, load, medianBy, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REDIRECT_RATE = Number(process.env.BENCH_REDIRECT_RATE ?? 1000);
@@ -74,7 +74,7 @@ try {
   } finally {
     await baseline.stop();
   }
-  const poolRatio = [...poolRounds].sort((a, b) => a.ratio - b.ratio)[1]!.ratio;
+  const poolRatio = medianBy(poolRounds, (r) => r.ratio).ratio;
 
   // 2. Redirect latency at a fixed rate, alone and beside a QR load, in turns.
   const redirectUrl = `${base}/${link.shortId}`;
@@ -86,7 +86,7 @@ try {
     const [withQr, qrBeside] = await Promise.all([redirects(), load(`${base}/api/v1/qr`, { connections: 8, seconds: SECONDS, maxRequests: 5_000_000, ...qrRequest })]);
     withQrRuns.push({ ...withQr, qrRequestsPerSecond: qrBeside.requestsPerSecond });
   }
-  const p99 = (runs: { latencyMs: { p99: number } }[]) => runs.map((r) => r.latencyMs.p99).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
+  const p99 = (runs: { latencyMs: { p99: number } }[]) => medianBy(runs, (r) => r.latencyMs.p99).latencyMs.p99;
   const aloneP99 = p99(aloneRuns);
   const withQrP99 = p99(withQrRuns);
 

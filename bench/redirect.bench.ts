@@ -9,7 +9,7 @@
 // client is not refused; so far below it, redirects are admitted without
 // waiting on Redis and their counts reach Redis once per event-loop turn.
 // Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
-import { adminCreateKey, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunTopics, freePort, load, medianBy, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -43,16 +43,15 @@ try {
     const ingressRun = await load(`${base}/${link.shortId}`, { connections: 50, seconds: SECONDS, maxRequests: MAX_REQUESTS, headers });
     rounds.push({ baseline: bare, ingress: ingressRun, ratio: Number((ingressRun.requestsPerSecond / bare.requestsPerSecond).toFixed(3)) });
   }
-  const median = <T>(values: T[], by: (v: T) => number): T => [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)]!;
-  const throughputRatio = median(rounds, (r) => r.ratio).ratio;
-  const ingressMax = median(rounds.map((r) => r.ingress.requestsPerSecond), (v) => v);
+  const throughputRatio = medianBy(rounds, (r) => r.ratio).ratio;
+  const ingressMax = medianBy(rounds, (r) => r.ingress.requestsPerSecond).ingress.requestsPerSecond;
   const halfRate = Math.floor(ingressMax / 2);
   const half = await load(`${base}/${link.shortId}`, { connections: 20, seconds: SECONDS, maxRequests: MAX_REQUESTS, rate: halfRate, headers });
   const result = {
     benchmark: 'redirect',
     seconds: SECONDS,
     rounds,
-    baselineMedianRequestsPerSecond: median(rounds.map((r) => r.baseline.requestsPerSecond), (v) => v),
+    baselineMedianRequestsPerSecond: medianBy(rounds, (r) => r.baseline.requestsPerSecond).baseline.requestsPerSecond,
     ingressMedianRequestsPerSecond: ingressMax,
     ingressAtHalfMax: { targetRate: halfRate, ...half },
     throughputRatio,

@@ -2,6 +2,7 @@
 import { loadConfig, ConfigError } from './platform/config.ts';
 import { startPlatform } from './platform/platform.ts';
 import { buildIngress } from './ingress.ts';
+import { linkTopics } from '../topics/links.ts';
 
 let config;
 try {
@@ -13,7 +14,7 @@ try {
   }
   throw err;
 }
-const platform = await startPlatform(config, { name: 'ingress' });
+const platform = await startPlatform(config, { name: 'ingress', topics: linkTopics });
 platform.shutdown.installSignalHandlers();
 const app = await buildIngress(platform);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.

@@ -1,4 +1,4 @@
-import type { TopicDefinition } from './topic.ts';
+import type { TopicDefinition } from '../src/platform/kafka/topic-definition.ts';
 
 // Conversions and tracked clicks reported through POST /api/v1/track.
 export const conversionsTopic: TopicDefinition = {

@@ -1,4 +1,4 @@
-import type { TopicDefinition } from './topic.ts';
+import type { TopicDefinition } from '../src/platform/kafka/topic-definition.ts';
 
 // Every change of a link, as its whole new state; compacted, so the topic is the
 // current state of every link, from which each ingress warms its redirect cache.

@@ -1,4 +1,4 @@
-import type { TopicDefinition } from './topic.ts';
+import type { TopicDefinition } from '../src/platform/kafka/topic-definition.ts';
 
 // Every scan of a short link, published after the redirect answered.
 export const scansTopic: TopicDefinition = {

@@ -3,6 +3,7 @@ import { hostWorkers } from '../src/platform/actors/host.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
 import { workerKinds } from './kinds.ts';
+import { linkTopics } from '../topics/links.ts';
 
 export async function startWorkerProcess(name: string, kindNames: readonly string[]): Promise<void> {
   const unknown = kindNames.filter((k) => !workerKinds[k]);
@@ -11,7 +12,7 @@ export async function startWorkerProcess(name: string, kindNames: readonly strin
     process.exit(2);
   }
   const config = loadConfig();
-  const platform = await startPlatform(config, { name });
+  const platform = await startPlatform(config, { name, topics: linkTopics });
   platform.shutdown.installSignalHandlers();
   const kinds = kindNames.map((k) => workerKinds[k]!(platform));
   await hostWorkers(platform, kinds);

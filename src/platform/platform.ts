@@ -4,7 +4,8 @@
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { CachedDefaultPartitioner } from './kafka/cached-partitioner.ts';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { allTopics, type TopicDefinition } from '../../topics/index.ts';
+import { deadLettersTopic } from './actors/dead-letters-topic.ts';
+import type { TopicDefinition } from './kafka/topic-definition.ts';
 import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
 import { migrateClickHouse } from './clickhouse/migrate.ts';
 import type { Config } from './config.ts';
@@ -37,8 +38,8 @@ export interface Platform {
 export interface StartOptions {
   /** Process name for logs (ingress, workers, …). */
   name: string;
-  /** Topics to create and register schemas for; defaults to every platform topic. */
-  topics?: readonly TopicDefinition[];
+  /** The products' topics, handed over by the entry point; created and registered at start, with the platform's dead-letters topic. */
+  topics: readonly TopicDefinition[];
   /** Run Postgres and ClickHouse migrations (every process does by default; they are idempotent and locked). */
   migrate?: boolean;
 }
@@ -46,7 +47,7 @@ export interface StartOptions {
 export async function startPlatform(config: Config, options: StartOptions): Promise<Platform> {
   const log = createLogger(config, options.name);
   const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
-  const topics = options.topics ?? allTopics;
+  const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];
 
   if (options.migrate !== false) {
     await migratePostgres(config.DATABASE_URL, log);

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';
 import { testConfig } from './env.ts';
+import { linkTopics } from '../../topics/links.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -19,7 +20,7 @@ export interface TestIngress {
 }
 
 export async function startIngress(overrides: Record<string, string> = {}): Promise<TestIngress> {
-  const platform = await startPlatform(testConfig({ ...INGRESS_ENV, ...overrides }), { name: 'test-ingress', migrate: false });
+  const platform = await startPlatform(testConfig({ ...INGRESS_ENV, ...overrides }), { name: 'test-ingress', topics: linkTopics, migrate: false });
   const app = await buildIngress(platform);
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

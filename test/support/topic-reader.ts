@@ -2,7 +2,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { createSchemaRegistry } from '../../src/platform/registry/schema-registry.ts';
 import type { Config } from '../../src/platform/config.ts';
-import { prefixed } from '../../topics/index.ts';
+import { prefixed } from '../../src/platform/kafka/topic-definition.ts';
 
 export interface ReadMessage<T> {
   key: string;

@@ -6,7 +6,7 @@ import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } 
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import type { LinkStore } from '../links/link-store.ts';
+import type { LinkStore } from '../short-links/link-store.ts';
 import { AnalyticsQueries } from './analytics-queries.ts';
 import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { scanAnalytics, withLinkIds } from './scan-analytics.ts';

@@ -15,7 +15,7 @@ import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
 import { canUseApi, type Plan } from '../workspaces/plans.ts';
-import { clientIp } from './client-ip.ts';
+import { clientIp } from '../../platform/http/client-ip.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,7 +1,7 @@
 // Campaigns in Postgres, listed newest first with their link counts.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { decodeCursor, encodeCursor } from '../links/cursor.ts';
+import { decodeCursor, encodeCursor } from '../short-links/cursor.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CampaignType, CreateCampaignInput, UpdateCampaignInput } from './campaign-schemas.ts';
 

@@ -10,7 +10,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
-import type { LinkRow } from '../links/link-store.ts';
+import type { LinkRow } from '../short-links/link-store.ts';
 import { toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {

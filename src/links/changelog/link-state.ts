@@ -1,5 +1,5 @@
 // The value of a links.changelog message (schemas/link-state.avsc).
-import type { LinkRow } from '../links/link-store.ts';
+import type { LinkRow } from '../short-links/link-store.ts';
 
 export interface LinkState {
   id: string;

@@ -8,7 +8,7 @@ import type { AnalyticsQueries } from '../analytics/analytics-queries.ts';
 import { linksByShortId, scanAnalytics } from '../analytics/scan-analytics.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
-import type { LinkStore } from '../links/link-store.ts';
+import type { LinkStore } from '../short-links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
 import { defineTool, READ_ONLY } from './tool.ts';
 import { count, daysBack, includeBots, percent, Revenue, scopeArgs, uuid, Window } from './tool-schemas.ts';

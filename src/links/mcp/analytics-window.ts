@@ -3,7 +3,7 @@
 import { notFound } from '../../platform/http/errors.ts';
 import { resolveRange, type TimeRange } from '../analytics/time-range.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
-import type { LinkStore } from '../links/link-store.ts';
+import type { LinkStore } from '../short-links/link-store.ts';
 import type { ToolContext } from './tool.ts';
 
 const HOUR = 3_600_000;

@@ -3,10 +3,10 @@
 // the REST body schema too, so both entry points accept and refuse the same links.
 import { z } from 'zod';
 import { compileBodyValidator } from '../../platform/http/validation.ts';
-import { createLink, listLinks, type LinkWriteDeps } from '../links/link-operations.ts';
-import { CreateLinkBody, type CreateLinkInput, type LinkType } from '../links/link-schemas.ts';
-import { SHORT_ID_PATTERN } from '../links/short-id.ts';
-import { MAX_URL_LENGTH } from '../links/url-rules.ts';
+import { createLink, listLinks, type LinkWriteDeps } from '../short-links/link-operations.ts';
+import { CreateLinkBody, type CreateLinkInput, type LinkType } from '../short-links/link-schemas.ts';
+import { SHORT_ID_PATTERN } from '../short-links/short-id.ts';
+import { MAX_URL_LENGTH } from '../short-links/url-rules.ts';
 import { CREATES, definedOnly, defineTool, READ_ONLY, throwIfInvalid } from './tool.ts';
 import { Link, pageSummary, uuid } from './tool-schemas.ts';
 

@@ -8,7 +8,7 @@ import { AnalyticsQueries } from '../analytics/analytics-queries.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import type { Conversions } from '../conversions/conversions.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
-import type { LinkWriteDeps } from '../links/link-operations.ts';
+import type { LinkWriteDeps } from '../short-links/link-operations.ts';
 import { analyticsTools } from './analytics-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { conversionTools } from './conversion-tools.ts';

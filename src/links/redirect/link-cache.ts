@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
-import { prefixed } from '../../../topics/index.ts';
+import { prefixed } from '../../platform/kafka/topic-definition.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
 import type { LinkState } from '../changelog/link-state.ts';

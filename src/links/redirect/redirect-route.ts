@@ -13,7 +13,7 @@ import { BufferedSlidingWindow } from '../../platform/limits/buffered-sliding-wi
 import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
-import { clientIp } from '../auth/client-ip.ts';
+import { clientIp } from '../../platform/http/client-ip.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import type { LinkState } from '../changelog/link-state.ts';

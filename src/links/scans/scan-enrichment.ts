@@ -2,8 +2,8 @@
 // device/OS/browser and bot from the User-Agent, referrer host, UTM
 // parameters, and the daily-salted visitor hash. Runs when the journal ships.
 import { createHmac } from 'node:crypto';
-import type { Geo } from '../redirect/geo.ts';
-import { describeVisitor } from '../redirect/visitor.ts';
+import type { Geo } from './geo.ts';
+import { describeVisitor } from './visitor.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
 

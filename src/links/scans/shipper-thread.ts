@@ -12,7 +12,7 @@ import { Publisher } from '../../platform/kafka/publisher.ts';
 import { CachedDefaultPartitioner } from '../../platform/kafka/cached-partitioner.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
-import { Geo } from '../redirect/geo.ts';
+import { Geo } from './geo.ts';
 import { JournalShipper } from './journal-shipper.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';

@@ -1,7 +1,7 @@
 // Reads the delivery log of an endpoint: deliveries newest first, and one
 // delivery with its attempts.
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { decodeCursor, encodeCursor } from '../links/cursor.ts';
+import { decodeCursor, encodeCursor } from '../short-links/cursor.ts';
 import type { DeliveryState } from './webhook-schemas.ts';
 
 interface DeliveryRow {

@@ -12,8 +12,8 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
-import { deadLettersTopic } from '../../../topics/dead-letters.ts';
-import { prefixed } from '../../../topics/index.ts';
+import { deadLettersTopic } from './dead-letters-topic.ts';
+import { prefixed } from '../kafka/topic-definition.ts';
 import type { Logger } from '../logger.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import { backoffDelay, sleepWithHeartbeat } from './backoff.ts';

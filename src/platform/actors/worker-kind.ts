@@ -1,7 +1,7 @@
 // A worker kind is a consumer group. Each message key names one actor; the
 // runtime hands an actor its messages one at a time, in partition order.
 import type { IHeaders } from 'kafkajs';
-import type { TopicDefinition } from '../../../topics/index.ts';
+import type { TopicDefinition } from '../kafka/topic-definition.ts';
 
 export interface ActorMessage<V> {
   topic: string;

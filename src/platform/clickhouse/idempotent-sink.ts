@@ -11,7 +11,7 @@
 // The table's sorting key must be (workspace_id, ts, <id column>) so the
 // existence check reads only the batch's few seconds.
 import type { ActorMessage, BatchWorkerKind } from '../actors/worker-kind.ts';
-import type { TopicDefinition } from '../../../topics/index.ts';
+import type { TopicDefinition } from '../kafka/topic-definition.ts';
 import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
 import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';

@@ -3,7 +3,7 @@
 import type { Producer, IHeaders } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { registerTopicSchema, type TopicCodec } from '../registry/schema-registry.ts';
-import type { TopicDefinition } from '../../../topics/index.ts';
+import type { TopicDefinition } from './topic-definition.ts';
 
 export interface OutgoingMessage<T> {
   key: string;

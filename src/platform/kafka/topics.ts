@@ -3,7 +3,7 @@
 // never deleted, shrunk or grown here.
 // (ConfigResourceTypes is not a named ESM export of kafkajs under plain Node, hence the default import.)
 import kafkajs, { type Admin } from 'kafkajs';
-import { prefixed, type TopicDefinition } from '../../../topics/index.ts';
+import { prefixed, type TopicDefinition } from './topic-definition.ts';
 import type { Logger } from '../logger.ts';
 
 function topicConfig(def: TopicDefinition): { name: string; value: string }[] {

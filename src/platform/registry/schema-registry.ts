@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { prefixed, type TopicDefinition } from '../../../topics/index.ts';
+import { prefixed, type TopicDefinition } from '../kafka/topic-definition.ts';
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../../../schemas', import.meta.url));
 

@@ -1,0 +1,55 @@
+// Values that go through the literal helper reach real ClickHouse intact and
+// cannot change the query: quotes, backslashes, control characters, unicode.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
+import { testConfig } from '../../support/env.ts';
+
+let ch: ClickHouse;
+const table = ident('literal_probe');
+
+beforeAll(async () => {
+  ch = createClickHouse(testConfig());
+  await ch.exec(sql`CREATE TABLE IF NOT EXISTS ${table} (k String, v String, n Float64, at DateTime) ENGINE = MergeTree ORDER BY k`);
+  await ch.exec(sql`TRUNCATE TABLE ${table}`);
+});
+afterAll(async () => {
+  await ch?.close();
+});
+
+const nasty = [
+  "O'Brien",
+  'back\\slash',
+  "\\'",
+  "'; DROP TABLE literal_probe; --",
+  "x' OR '1'='1",
+  'line\nbreak\ttab\r\0nul',
+  '\u0001\u001f\u007f',
+  'héllo 世界 🎉 Ω',
+  '',
+];
+
+describe('ClickHouse literal helper against the server', () => {
+  it('stores and finds back every nasty string exactly', async () => {
+    const at = new Date('2026-11-22T10:11:12Z');
+    for (const [i, value] of nasty.entries()) {
+      await ch.exec(sql`INSERT INTO ${table} (k, v, n, at) VALUES (${`k${i}`}, ${value}, ${i + 0.5}, ${at})`);
+    }
+    for (const [i, value] of nasty.entries()) {
+      const rows = await ch.rows<{ k: string; v: string; n: number; at: string }>(sql`SELECT k, v, n, toUnixTimestamp(at) AS at FROM ${table} WHERE v = ${value}`);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.k).toBe(`k${i}`);
+      expect(rows[0]!.v).toBe(value);
+      expect(rows[0]!.n).toBe(i + 0.5);
+      expect(Number(rows[0]!.at)).toBe(at.getTime() / 1000);
+    }
+    // The table is still there and holds exactly what was inserted.
+    const count = await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${table}`);
+    expect(Number(count[0]!.n)).toBe(nasty.length);
+  });
+
+  it('matches arrays of values with has()', async () => {
+    const rows = await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${table} WHERE has(${nasty.slice(0, 3)}, v)`);
+    expect(Number(rows[0]!.n)).toBe(3);
+  });
+});

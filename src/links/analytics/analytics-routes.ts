@@ -28,7 +28,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     },
   }, async (request) => {
     const q = request.query;
-    return scanAnalytics({ queries, pg: deps.pg }, request.auth.workspaceId, resolveRange(q), q, q.includeBots ?? false, q.top ?? 10);
+    return scanAnalytics({ queries, pg: deps.pg }, request.linksAuth.workspaceId, resolveRange(q), q, q.includeBots ?? false, q.top ?? 10);
   });
 
   app.get('/links/:id/analytics', {
@@ -41,11 +41,11 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     },
   }, async (request) => {
     const { id } = request.params;
-    if (!(await deps.links.get(request.auth.workspaceId, id))) throw notFound('link');
+    if (!(await deps.links.get(request.linksAuth.workspaceId, id))) throw notFound('link');
     const q = request.query;
     const range = resolveRange(q);
-    const result = await queries.summary(request.auth.workspaceId, range, { linkIds: [id], ...(q.country ? { country: q.country.toUpperCase() } : {}) }, q.includeBots ?? false, q.top ?? 10);
-    return withLinkIds(deps.pg, request.auth.workspaceId, result);
+    const result = await queries.summary(request.linksAuth.workspaceId, range, { linkIds: [id], ...(q.country ? { country: q.country.toUpperCase() } : {}) }, q.includeBots ?? false, q.top ?? 10);
+    return withLinkIds(deps.pg, request.linksAuth.workspaceId, result);
   });
 
   app.get('/analytics/export', {
@@ -64,7 +64,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
     checkStorableRange(from, to);
     if (q.linkId) {
-      if (!(await deps.links.get(request.auth.workspaceId, q.linkId))) throw notFound('link');
+      if (!(await deps.links.get(request.linksAuth.workspaceId, q.linkId))) throw notFound('link');
     }
     const format = q.format ?? 'csv';
     const abort = new AbortController();
@@ -72,7 +72,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     request.raw.once('close', () => abort.abort());
     reply.raw.once('close', () => abort.abort());
     const stream = await exportScans(deps.clickhouse, {
-      workspaceId: request.auth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
+      workspaceId: request.linksAuth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
       includeBots: q.includeBots ?? true, limit: q.limit ?? 50_000, format,
     }, abort.signal);
     return reply

@@ -17,10 +17,17 @@ import type { ApiKeys } from '../workspaces/api-keys.ts';
 import { canUseApi, type Plan } from '../workspaces/plans.ts';
 import { clientIp } from '../../platform/http/client-ip.ts';
 
+/** Who a links API request speaks for; set by the links auth hook on every authenticated request. */
+export interface LinksAuth {
+  workspaceId: string;
+  keyId: string;
+  plan: Plan;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by the API auth hook on every authenticated request. */
-    auth: { workspaceId: string; keyId: string; plan: Plan };
+    /** Declared on the links API's routes with decorateRequest; null until the links auth hook has run. */
+    linksAuth: LinksAuth;
   }
 }
 
@@ -84,6 +91,6 @@ export function createApiAuth(options: ApiAuthOptions) {
     if (decision && !decision.allowed) {
       throw new ApiError(429, 'rate_limited', `More than ${decision.limit} API requests in a minute for this workspace; retry after ${decision.retryAfterSeconds} s.`, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
     }
-    request.auth = { workspaceId: key.workspaceId, keyId: key.keyId, plan: key.plan };
+    request.linksAuth = { workspaceId: key.workspaceId, keyId: key.keyId, plan: key.plan };
   };
 }

@@ -13,16 +13,16 @@ export async function campaignRoutes(app: App, store: CampaignStore): Promise<vo
 
   app.post('/campaigns', {
     schema: { tags, summary: 'Create a campaign', body: CreateCampaignBody, response: { 201: withRateLimitHeaders(Campaign, 'The new campaign.'), ...errorResponses(...API_ERRORS, 409) } },
-  }, async (request, reply) => reply.status(201).send(await store.create(request.auth.workspaceId, request.body)));
+  }, async (request, reply) => reply.status(201).send(await store.create(request.linksAuth.workspaceId, request.body)));
 
   app.get('/campaigns', {
     schema: { tags, summary: 'List campaigns with link counts', description: 'Newest first.', querystring: ListCampaignsQuery, response: { 200: withRateLimitHeaders(CampaignList, 'A page of campaigns.'), ...errorResponses(...API_ERRORS) } },
-  }, async (request) => ({ object: 'list' as const, ...(await store.list(request.auth.workspaceId, request.query.limit ?? 50, request.query.cursor)) }));
+  }, async (request) => ({ object: 'list' as const, ...(await store.list(request.linksAuth.workspaceId, request.query.limit ?? 50, request.query.cursor)) }));
 
   app.get('/campaigns/:id', {
     schema: { tags, summary: 'Get a campaign', params: IdParams, response: { 200: withRateLimitHeaders(Campaign, 'The campaign.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => {
-    const campaign = await store.get(request.auth.workspaceId, request.params.id);
+    const campaign = await store.get(request.linksAuth.workspaceId, request.params.id);
     if (!campaign) throw notFound('campaign');
     return campaign;
   });
@@ -30,7 +30,7 @@ export async function campaignRoutes(app: App, store: CampaignStore): Promise<vo
   app.patch('/campaigns/:id', {
     schema: { tags, summary: 'Rename or describe a campaign', params: IdParams, body: UpdateCampaignBody, response: { 200: withRateLimitHeaders(Campaign, 'The campaign.'), ...errorResponses(...API_ERRORS, 404, 409) } },
   }, async (request) => {
-    const campaign = await store.update(request.auth.workspaceId, request.params.id, request.body);
+    const campaign = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
     if (!campaign) throw notFound('campaign');
     return campaign;
   });

@@ -26,7 +26,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
       },
     },
   }, async (request, reply) => {
-    const conversion = await deps.conversions.track(request.auth.workspaceId, request.body);
+    const conversion = await deps.conversions.track(request.linksAuth.workspaceId, request.body);
     return reply.status(conversion.duplicate ? 200 : 201).send(conversion);
   });
 
@@ -44,7 +44,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
     const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
     checkStorableRange(from, to);
     if (to - from > MAX_RANGE_DAYS * DAY) throw new ApiError(400, 'invalid_range', `The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: '/from', message: 'range too long' }]);
-    const scope = await deps.funnels.resolveScope(request.auth.workspaceId, { linkId: q.linkId, campaignId: q.campaignId });
-    return deps.funnels.funnel(request.auth.workspaceId, { from, to }, scope, q.includeBots ?? false);
+    const scope = await deps.funnels.resolveScope(request.linksAuth.workspaceId, { linkId: q.linkId, campaignId: q.campaignId });
+    return deps.funnels.funnel(request.linksAuth.workspaceId, { from, to }, scope, q.includeBots ?? false);
   });
 }

@@ -152,7 +152,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       const parsed = parseMessage(request.body as unknown as string | undefined);
       if ('status' in parsed) return sendJson(parsed.status, parsed.body);
 
-      const server = buildMcpServer(deps.tools, { workspaceId: request.auth.workspaceId, requestId: request.id, log: request.log });
+      const server = buildMcpServer(deps.tools, { workspaceId: request.linksAuth.workspaceId, requestId: request.id, log: request.log });
       // The web-standard core of the SDK's StreamableHTTPServerTransport (which only adapts Node's req/res to it): it hands back a
       // Response, so the answer goes out through Fastify's reply with the headers the hooks set (X-RateLimit-*, x-request-id).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

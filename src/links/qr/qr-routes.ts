@@ -103,7 +103,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     if (body.style && body.format !== 'svg') {
       throw new ApiError(400, 'styled_png_not_supported', 'Styled QR codes are SVG only; ask for format "svg".', [{ path: '/format', message: 'must be svg with a style' }]);
     }
-    if ((body.style?.mask || body.style?.halftone) && !canUseAdvancedQrStyles(request.auth.plan)) {
+    if ((body.style?.mask || body.style?.halftone) && !canUseAdvancedQrStyles(request.linksAuth.plan)) {
       throw new ApiError(403, 'plan_upgrade_required', 'Shape masks and halftone art need the Pro or Enterprise plan.');
     }
     if (body.style) {
@@ -112,7 +112,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       const weak = darkColors(body.style).find((color) => contrast(color, bg) < 3);
       if (weak) throw new ApiError(400, 'insufficient_contrast', `${weak} on ${bg} is too faint to scan: dark colours need a contrast of at least 3:1 against the background.`, [{ path: '/style', message: 'contrast below 3:1' }]);
     }
-    const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.auth.workspaceId]);
+    const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.linksAuth.workspaceId]);
     if (!found.rowCount) throw notFound('link');
     // The picture is fetched and checked here, before any rendering; the worker only embeds it.
     const style = body.style?.halftone

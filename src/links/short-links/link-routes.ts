@@ -28,7 +28,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       tags, summary: 'Create a link', body: CreateLinkBody,
       response: { 201: withRateLimitHeaders(Link, 'The new link.'), ...errorResponses(...API_ERRORS, 409) },
     },
-  }, async (request, reply) => reply.status(201).send(await createLink({ store, changelog, baseUrl }, request.auth.workspaceId, request.body)));
+  }, async (request, reply) => reply.status(201).send(await createLink({ store, changelog, baseUrl }, request.linksAuth.workspaceId, request.body)));
 
   app.get('/links', {
     schema: {
@@ -36,12 +36,12 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       querystring: ListLinksQuery,
       response: { 200: withRateLimitHeaders(LinkList, 'A page of links.'), ...errorResponses(...API_ERRORS) },
     },
-  }, async (request) => listLinks(store, baseUrl, request.auth.workspaceId, request.query));
+  }, async (request) => listLinks(store, baseUrl, request.linksAuth.workspaceId, request.query));
 
   app.get('/links/:id', {
     schema: { tags, summary: 'Get a link', params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The link.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => {
-    const row = await store.get(request.auth.workspaceId, request.params.id);
+    const row = await store.get(request.linksAuth.workspaceId, request.params.id);
     if (!row) throw notFound('link');
     return toLink(row, baseUrl);
   });
@@ -53,7 +53,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
-    const row = await store.update(request.auth.workspaceId, request.params.id, request.body);
+    const row = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
     if (!row) throw notFound('link');
     if (request.body.scanLimit !== undefined) await onScanLimitChanged(row.id);
     await changelog.publishSoon([row.id]);
@@ -66,7 +66,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The deactivated link.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
-    const row = await store.softDelete(request.auth.workspaceId, request.params.id);
+    const row = await store.softDelete(request.linksAuth.workspaceId, request.params.id);
     if (!row) throw notFound('link');
     await changelog.publishSoon([row.id]);
     return toLink(row, baseUrl);
@@ -80,7 +80,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       response: { 200: withRateLimitHeaders(BulkResult, 'One result per operation, in order.'), ...errorResponses(...API_ERRORS) },
     },
   }, async (request) => {
-    const result = await runBulk(store, request.auth.workspaceId, request.body.operations, baseUrl);
+    const result = await runBulk(store, request.linksAuth.workspaceId, request.body.operations, baseUrl);
     const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));
     for (const [i, op] of request.body.operations.entries()) {
       const changes = (op as { changes?: { scanLimit?: unknown } }).changes;

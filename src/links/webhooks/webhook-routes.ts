@@ -31,22 +31,22 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
       response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_ERRORS, 409) },
     },
   }, async (request, reply) => {
-    const { row, secret } = await store.create(request.auth.workspaceId, request.body);
+    const { row, secret } = await store.create(request.linksAuth.workspaceId, request.body);
     return reply.status(201).send({ ...toEndpoint(row), secret });
   });
 
   app.get('/webhooks', {
     schema: { tags, summary: 'List webhook endpoints', response: { 200: withRateLimitHeaders(WebhookEndpointList, 'All endpoints, oldest first.'), ...errorResponses(...API_ERRORS) } },
-  }, async (request) => ({ object: 'list' as const, data: (await store.list(request.auth.workspaceId)).map(toEndpoint) }));
+  }, async (request) => ({ object: 'list' as const, data: (await store.list(request.linksAuth.workspaceId)).map(toEndpoint) }));
 
   app.get('/webhooks/:id', {
     schema: { tags, summary: 'Get a webhook endpoint', params: EndpointParams, response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_ERRORS, 404) } },
-  }, async (request) => toEndpoint(await endpointOf(request.auth.workspaceId, request.params.id)));
+  }, async (request) => toEndpoint(await endpointOf(request.linksAuth.workspaceId, request.params.id)));
 
   app.delete('/webhooks/:id', {
     schema: { tags, summary: 'Delete a webhook endpoint', description: 'Deletes it with its delivery log; queued deliveries are not sent.', params: EndpointParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request, reply) => {
-    if (!(await store.delete(request.auth.workspaceId, request.params.id))) throw notFound('webhook endpoint');
+    if (!(await store.delete(request.linksAuth.workspaceId, request.params.id))) throw notFound('webhook endpoint');
     return reply.status(204).send(null);
   });
 
@@ -58,7 +58,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
       response: { 200: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its new secret.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
-    const rotated = await store.rotateSecret(request.auth.workspaceId, request.params.id);
+    const rotated = await store.rotateSecret(request.linksAuth.workspaceId, request.params.id);
     if (!rotated) throw notFound('webhook endpoint');
     return { ...toEndpoint(rotated.row), secret: rotated.secret };
   });
@@ -70,14 +70,14 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
       response: { 200: withRateLimitHeaders(DeliveryList, 'A page of deliveries.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
-    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    const endpoint = await endpointOf(request.linksAuth.workspaceId, request.params.id);
     return deps.log.list(endpoint.id, request.query);
   });
 
   app.get('/webhooks/:id/deliveries/:deliveryId', {
     schema: { tags, summary: 'One delivery with its payload and attempts', params: DeliveryParams, response: { 200: withRateLimitHeaders(DeliveryDetail, 'The delivery.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => {
-    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    const endpoint = await endpointOf(request.linksAuth.workspaceId, request.params.id);
     const delivery = await deps.log.get(endpoint.id, request.params.deliveryId);
     if (!delivery) throw notFound('delivery');
     return delivery;
@@ -91,7 +91,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
       response: { 202: withRateLimitHeaders(Delivery, 'The new, queued delivery.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request, reply) => {
-    const endpoint = await endpointOf(request.auth.workspaceId, request.params.id);
+    const endpoint = await endpointOf(request.linksAuth.workspaceId, request.params.id);
     const id = await deps.queue.redeliver(endpoint.id, request.params.deliveryId);
     if (!id) throw notFound('delivery');
     const { attemptLog: _attempts, payload: _payload, ...delivery } = (await deps.log.get(endpoint.id, id))!;

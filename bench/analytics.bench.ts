@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { sql } from '../src/platform/clickhouse/literal.ts';
-import { loadConfig } from '../src/platform/config.ts';
+import { loadServiceConfig } from '../src/service.ts';
 import { adminCreateKey, BENCH_ENV, freePort, ROOT, start, writeResult } from './lib.ts';
 
 const SCANS = Number(process.env.BENCH_SCANS ?? 10_000_000);
@@ -17,7 +17,7 @@ const CHUNK = 200_000;
 const RUNS = 20;
 const STATE = `${ROOT}.stack/bench-analytics.json`;
 
-const config = loadConfig({ ...process.env, ...BENCH_ENV });
+const config = loadServiceConfig({ ...process.env, ...BENCH_ENV });
 const ch = createClickHouse(config);
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;

@@ -6,7 +6,7 @@
 import { ClickIds } from '../src/links/scans/click-id.ts';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { inList, sql } from '../src/platform/clickhouse/literal.ts';
-import { loadConfig } from '../src/platform/config.ts';
+import { loadServiceConfig } from '../src/service.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -15,7 +15,7 @@ const LOAD_RATE = Number(process.env.BENCH_LOAD_RATE ?? 500);
 // Topics and journal of this run only: earlier benchmarks leave unconsumed scans behind, which a
 // new sink group would have to read first.
 const RUN = { TOPIC_PREFIX: `bench-fresh-${Date.now()}`, SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-fresh-${Date.now()}` };
-const config = loadConfig({ ...process.env, ...BENCH_ENV, ...RUN });
+const config = loadServiceConfig({ ...process.env, ...BENCH_ENV, ...RUN });
 const ch = createClickHouse(config);
 const clickIds = new ClickIds(config.CLICK_ID_SECRET);
 const port = freePort();

@@ -1,33 +1,36 @@
 // The ingress: the HTTP process. It only does what must be answered now and
-// publishes the rest to topics. Feature routes are registered here.
+// publishes the rest to topics. The platform owns the server and the shared
+// prefixes; each product adds its part here.
 import { Repeating } from './platform/background.ts';
 import type { Platform } from './platform/platform.ts';
+import { registerApiShell } from './platform/http/api-shell.ts';
+import { createAttemptGuard } from './platform/http/attempt-guard.ts';
 import { buildServer, type App } from './platform/http/server.ts';
-import { registerLinksApi } from './links/links-api.ts';
-import { registerRedirects, type Redirects } from './links/redirect/redirects.ts';
+import { linksHttp, linksOpenApi } from './links/links-http.ts';
+import { wireLinks } from './links/wiring.ts';
+import type { Redirects } from './links/redirect/redirects.ts';
+import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform): Promise<App & { redirects: Redirects }> {
-  const { config } = platform;
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   const app = await buildServer({
     log: platform.log,
     checks: platform.checks,
     trustProxy,
-    openapi: {
-      title: 'Link, QR code and conversion API',
-      version: '1.0.0',
-      description: 'Dynamic short links, scan analytics, QR codes and barcodes, conversions and signed scan webhooks. Errors share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
-      serverUrl: config.PUBLIC_BASE_URL,
-    },
+    openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi] },
   });
-  const links = await registerLinksApi(app, platform);
+  // One allowance of failed credentials per IP, for every product's keys and the operator token.
+  const guard = createAttemptGuard(platform.redis, platform.log, config.AUTH_ATTEMPTS_PER_MINUTE);
+  const links = wireLinks(platform, config, { reservedShortIds: app.reservedPaths });
+  const linksSurface = linksHttp(platform, links, guard);
+  await registerApiShell(app, { products: [linksSurface.api], adminToken: config.ADMIN_TOKEN, guard });
+  const redirects = await linksSurface.registerRoot(app);
   // Relays: publish link changes and conversions that a crash or a Kafka outage left unpublished (older than 2 s).
   for (const relay of [() => links.changelog.relayOnce(2000), () => links.conversions.relayOnce(2000)]) {
     const repeating = new Repeating(relay, 1000);
     repeating.start();
     app.addHook('onClose', () => repeating.stop());
   }
-  const redirects = await registerRedirects(app, platform);
   await app.ready();
   return Object.assign(app, { redirects });
 }

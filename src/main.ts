@@ -1,12 +1,12 @@
 // Entry point of the ingress process.
-import { loadConfig, ConfigError } from './platform/config.ts';
+import { ConfigError } from './platform/config.ts';
 import { startPlatform } from './platform/platform.ts';
 import { buildIngress } from './ingress.ts';
-import { linkTopics } from '../topics/links.ts';
+import { loadServiceConfig, serviceTopics } from './service.ts';
 
 let config;
 try {
-  config = loadConfig();
+  config = loadServiceConfig();
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(err.message);
@@ -14,9 +14,9 @@ try {
   }
   throw err;
 }
-const platform = await startPlatform(config, { name: 'ingress', topics: linkTopics });
+const platform = await startPlatform(config, { name: 'ingress', topics: serviceTopics });
 platform.shutdown.installSignalHandlers();
-const app = await buildIngress(platform);
+const app = await buildIngress(platform, config);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.
 platform.shutdown.add('http', () => app.close());
 const address = await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });

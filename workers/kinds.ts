@@ -1,16 +1,22 @@
-// Every worker kind of the product. `workers/all.ts` runs them all in one
-// process; `workers/run.ts <kind>` runs one. Features add their kind here.
+// Every worker kind of the service. `workers/all.ts` runs them all in one
+// process; `workers/run.ts <kind>` runs one. Products add their kinds here;
+// each is built from the product's services (its wiring), made once per process.
 import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
 import type { Platform } from '../src/platform/platform.ts';
 import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
 import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
 import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
-import { LinkChangelog } from '../src/links/changelog/link-changelog.ts';
+import type { LinksServices } from '../src/links/wiring.ts';
 
-export const workerKinds: Record<string, (platform: Platform) => WorkerKind> = {
-  'scan-sink': (platform) => scanSinkKind(platform.clickhouse, platform.pg),
-  'conversion-sink': (platform) => conversionSinkKind(platform.clickhouse, platform.pg),
-  webhooks: (platform) => webhookKind(platform),
-  'scan-limits': (platform) => scanLimitKind(platform.pg, new LinkChangelog(platform.pg, platform.publisher, platform.log)),
+export interface WorkerServices {
+  platform: Platform;
+  links: LinksServices;
+}
+
+export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
+  'scan-sink': ({ platform }) => scanSinkKind(platform.clickhouse, platform.pg),
+  'conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
+  webhooks: ({ platform, links }) => webhookKind(platform, links.webhookWorker),
+  'scan-limits': ({ platform, links }) => scanLimitKind(platform.pg, links.changelog),
 };

@@ -1,9 +1,10 @@
 // Starts a worker process hosting the named kinds, with graceful shutdown on SIGTERM/SIGINT.
 import { hostWorkers } from '../src/platform/actors/host.ts';
-import { loadConfig } from '../src/platform/config.ts';
+import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
+import { wireLinks } from '../src/links/wiring.ts';
+import { loadServiceConfig, serviceTopics } from '../src/service.ts';
 import { workerKinds } from './kinds.ts';
-import { linkTopics } from '../topics/links.ts';
 
 export async function startWorkerProcess(name: string, kindNames: readonly string[]): Promise<void> {
   const unknown = kindNames.filter((k) => !workerKinds[k]);
@@ -11,10 +12,18 @@ export async function startWorkerProcess(name: string, kindNames: readonly strin
     console.error(`unknown worker kind(s): ${unknown.join(', ')}; kinds: ${Object.keys(workerKinds).join(', ')}`);
     process.exit(2);
   }
-  const config = loadConfig();
-  const platform = await startPlatform(config, { name, topics: linkTopics });
+  let config;
+  try {
+    config = loadServiceConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(2);
+  }
+  const platform = await startPlatform(config, { name, topics: serviceTopics });
   platform.shutdown.installSignalHandlers();
-  const kinds = kindNames.map((k) => workerKinds[k]!(platform));
+  const services = { platform, links: wireLinks(platform, config) };
+  const kinds = kindNames.map((k) => workerKinds[k]!(services));
   await hostWorkers(platform, kinds);
   platform.log.info({ kinds: kindNames }, 'worker process ready');
 }

@@ -1,7 +1,10 @@
-// Typed configuration read once from the environment. Every setting has a
-// default that matches the local stack (infra/local), so a developer needs no
-// .env file; a bad value stops start-up with a message naming the variable.
-import { Type, type Static } from '@sinclair/typebox';
+// Typed configuration read once from the environment. The platform declares
+// its own settings here; each product declares its own beside its code
+// (src/links/config.ts) with the same TypeBox checks, and loadConfig combines
+// them. Every setting has a default that matches the local stack
+// (infra/local), so a developer needs no .env file; a bad value stops start-up
+// with a message naming the variable.
+import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 export const ConfigSchema = Type.Object({
@@ -14,52 +17,10 @@ export const ConfigSchema = Type.Object({
   HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   /** Public base URL of the service, used to build short URLs. */
   PUBLIC_BASE_URL: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:3000' }),
-  /** Base URL of short links (the short domain), e.g. https://go.example.com; defaults to PUBLIC_BASE_URL. */
-  SHORT_LINK_BASE_URL: Type.String({ pattern: '^(https?://[^/]+)?$', default: '' }),
-  /** Secret that signs click IDs (svc_cid) and salts visitor hashes. Set a long random value in production. */
-  CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
-  /** Redirects per minute per client IP (spec: 60). */
-  REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
-  /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
-  SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
-  /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */
-  SCAN_JOURNAL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
-  /** Scheduling priority (nice) of the thread that ships the journal to Kafka: above 0 it yields the CPU to redirects, and scans wait on disk longer under load. */
-  SCAN_SHIPPER_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 0 }),
-  /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
-  RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
-  RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),
-  /** Hosts that QR image fetches may reach although their addresses are private, comma-separated. */
-  OUTBOUND_ALLOW_HOSTS: Type.String({ default: '' }),
-  /** Halftone QR images: the largest accepted image and the time a URL may take to deliver it. */
-  QR_IMAGE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024 }),
-  QR_IMAGE_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
-  /** Webhooks: the time one delivery attempt may take (connect to last byte), and the retry schedule: attempt n+1 waits BASE × FACTOR^(n-1) after attempt n fails. */
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
-  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 30_000 }),
-  WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, maximum: 100, default: 4 }),
-  /** Webhook attempts in flight per worker process, per workspace and per endpoint, so slow endpoints hold few of the slots. */
-  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 512 }),
-  WEBHOOK_WORKSPACE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
-  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
-  /** An attempt's lease outlasts its timeout by this much; after that, its dispatcher is presumed dead and the attempt counts as failed. */
-  WEBHOOK_LEASE_MARGIN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
-  /** Hosts webhook endpoints may use although their addresses are private (comma-separated); separate from OUTBOUND_ALLOW_HOSTS. */
-  WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
-  /** How often the dispatcher looks for due deliveries when idle. */
-  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
-  /** Finished deliveries (acknowledged, rejected, stopped) stay in the delivery log this many days. */
-  WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
-  /** After a secret rotation, requests are also signed with the old secret for this long. */
-  WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
-  /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */
-  WEBHOOK_CA_FILE: Type.String({ default: '' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
   ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
-  /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
-  API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
@@ -74,7 +35,6 @@ export const ConfigSchema = Type.Object({
   CLICKHOUSE_USER: Type.String({ default: 'default' }),
   CLICKHOUSE_PASSWORD: Type.String({ default: '' }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379/0' }),
-  SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
   /** How long a graceful shutdown may take to drain in-flight work before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   /** Actor runtime: handler attempts before a message goes to the dead-letter topic, and the first backoff. */
@@ -84,6 +44,14 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>;
 
+/** A product's settings: their schema, and rules across settings that a schema cannot say. */
+export interface ProductSettings<S extends TObject = TObject> {
+  product: string;
+  schema: S;
+  /** Problems with the combined configuration, one line each (empty when fine). */
+  check?: (config: Config & Static<S>) => string[];
+}
+
 /** The items of a comma-separated setting, trimmed, without empty ones. */
 export const listSetting = (value: string): string[] => value.split(',').map((item) => item.trim()).filter(Boolean);
 
@@ -91,24 +59,38 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Reads and validates the configuration; throws ConfigError listing every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** The platform's schema and the products' in one, refusing a setting declared twice. */
+function combinedSchema(products: readonly ProductSettings[]): TObject {
+  const properties: TObject['properties'] = { ...ConfigSchema.properties };
+  for (const { product, schema } of products) {
+    for (const [key, value] of Object.entries(schema.properties)) {
+      if (key in properties) throw new Error(`setting ${key} of ${product} is already declared`);
+      properties[key] = value;
+    }
+  }
+  return Type.Object(properties);
+}
+
+/** Reads and validates the platform's settings and the given products'; throws ConfigError listing every bad variable. */
+export function loadConfig(env?: NodeJS.ProcessEnv): Config;
+export function loadConfig<S extends TObject>(env: NodeJS.ProcessEnv, products: readonly ProductSettings<S>[]): Config & Static<S>;
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: readonly ProductSettings[] = []): Config {
+  const schema = combinedSchema(products);
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(ConfigSchema.properties)) {
+  for (const key of Object.keys(schema.properties)) {
     const value = env[key];
     // A blank variable means "use the default", as in most twelve-factor services.
     if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
   }
-  const withDefaults = Value.Default(ConfigSchema, raw);
-  const converted = Value.Convert(ConfigSchema, withDefaults);
-  const errors = [...Value.Errors(ConfigSchema, converted)];
+  const withDefaults = Value.Default(schema, raw);
+  const converted = Value.Convert(schema, withDefaults);
+  const errors = [...Value.Errors(schema, converted)];
   if (errors.length > 0) {
     const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${e.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = converted as Config;
-  if (config.NODE_ENV === 'production' && config.CLICK_ID_SECRET === 'development-click-id-secret') {
-    throw new ConfigError('invalid configuration:\n  CLICK_ID_SECRET must be set in production');
-  }
+  const problems = products.flatMap((p) => p.check?.(config as never) ?? []);
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

@@ -20,8 +20,9 @@ import { createRedis, type Redis } from './redis.ts';
 import { createSchemaRegistry } from './registry/schema-registry.ts';
 import { Shutdown } from './shutdown.ts';
 
-export interface Platform {
-  config: Config;
+/** `C`: the process's whole configuration (the platform's settings and its products'). */
+export interface Platform<C extends Config = Config> {
+  config: C;
   log: Logger;
   pg: Pool;
   clickhouse: ClickHouse;
@@ -44,7 +45,7 @@ export interface StartOptions {
   migrate?: boolean;
 }
 
-export async function startPlatform(config: Config, options: StartOptions): Promise<Platform> {
+export async function startPlatform<C extends Config>(config: C, options: StartOptions): Promise<Platform<C>> {
   const log = createLogger(config, options.name);
   const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
   const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];

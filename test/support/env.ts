@@ -1,13 +1,13 @@
 // The configuration of this test run (its own databases and topic prefix), as set up by test/global-setup.ts.
 import { inject } from 'vitest';
-import { loadConfig, type Config } from '../../src/platform/config.ts';
+import { loadServiceConfig, type ServiceConfig } from '../../src/service.ts';
 
 export function testEnv(): Record<string, string> {
   return { ...(process.env as Record<string, string>), ...inject('testEnv') };
 }
 
-export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ ...testEnv(), ...overrides });
+export function testConfig(overrides: Record<string, string> = {}): ServiceConfig {
+  return loadServiceConfig({ ...testEnv(), ...overrides });
 }
 
 /** Polls until `check` returns a truthy value, or fails after `timeoutMs` with the last value seen. */

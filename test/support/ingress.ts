@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';
 import { testConfig } from './env.ts';
-import { linkTopics } from '../../topics/links.ts';
+import { serviceTopics, type ServiceConfig } from '../../src/service.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -13,15 +13,16 @@ export const ADMIN_TOKEN = 'test-admin-token';
 export const INGRESS_ENV = { ADMIN_TOKEN, TRUSTED_PROXIES: '127.0.0.1' };
 
 export interface TestIngress {
-  platform: Platform;
+  platform: Platform<ServiceConfig>;
   app: Awaited<ReturnType<typeof buildIngress>>;
   url: string;
   close: () => Promise<void>;
 }
 
 export async function startIngress(overrides: Record<string, string> = {}): Promise<TestIngress> {
-  const platform = await startPlatform(testConfig({ ...INGRESS_ENV, ...overrides }), { name: 'test-ingress', topics: linkTopics, migrate: false });
-  const app = await buildIngress(platform);
+  const config = testConfig({ ...INGRESS_ENV, ...overrides });
+  const platform = await startPlatform(config, { name: 'test-ingress', topics: serviceTopics, migrate: false });
+  const app = await buildIngress(platform, config);
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     platform,
@@ -76,14 +77,4 @@ export function client(baseUrl: string, key?: string, ip = freshIp()) {
     delete: <T = any>(path: string) => go<T>('DELETE', path),
     raw: <T = any>(method: string, path: string, raw: string) => call<T>(baseUrl, method, path, { key, raw, ip }),
   };
-}
-
-/** Creates a workspace with the plan and an API key for it, through the admin API. */
-export async function workspaceWithKey(baseUrl: string, plan: 'free' | 'pro' | 'enterprise' = 'enterprise'): Promise<{ workspaceId: string; key: string; keyId: string }> {
-  const admin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
-  const ws = await call(baseUrl, 'POST', '/admin/v1/workspaces', { ...admin, body: { name: `ws-${randomBytes(3).toString('hex')}`, plan } });
-  if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
-  const key = await call(baseUrl, 'POST', `/admin/v1/workspaces/${ws.body.id}/keys`, { ...admin, body: { name: 'test' } });
-  if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${JSON.stringify(key.body)}`);
-  return { workspaceId: ws.body.id, key: key.body.key, keyId: key.body.apiKey.id };
 }

@@ -1,15 +1,13 @@
-// Operator endpoints under /admin/v1: create workspaces, change plans, issue,
-// list and revoke API keys. Guarded by ADMIN_TOKEN (Bearer); when it is not
-// configured the endpoints answer 404 as if they did not exist.
-import { timingSafeEqual, createHash } from 'node:crypto';
+// The link product's operator endpoints under /admin/v1: create workspaces,
+// change plans, issue, list and revoke API keys. The platform's API shell
+// guards them with ADMIN_TOKEN (src/platform/http/api-shell.ts).
 import { Type } from '@sinclair/typebox';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
-import type { createAttemptGuard } from '../auth/api-auth.ts';
 import { PLANS } from '../workspaces/plans.ts';
 import type { Workspaces } from '../workspaces/workspaces.ts';
 
@@ -20,30 +18,11 @@ const KeyInfo = Type.Object(
   { title: 'ApiKey' },
 );
 const WsParams = Type.Object({ workspaceId: Type.String() });
-const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export async function adminRoutes(
-  app: App,
-  deps: { workspaces: Workspaces; keys: ApiKeys; adminToken: string; guard: ReturnType<typeof createAttemptGuard> },
-): Promise<void> {
-  const { workspaces, keys, adminToken, guard } = deps;
-  const tags = ['admin'];
+export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys: ApiKeys }): Promise<void> {
+  const { workspaces, keys } = deps;
+  const tags = ['workspaces'];
   const security = [{ adminToken: [] }];
-
-  app.addHook('onRequest', async (request, reply) => {
-    if (!adminToken) throw new ApiError(404, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
-    // The same per-IP allowance of failed attempts as API keys, so the token cannot be guessed.
-    await guard(
-      request,
-      reply,
-      async () => {
-        const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-        // Compare digests so the comparison takes the same time whatever the length.
-        return timingSafeEqual(digest(given), digest(adminToken)) ? true : undefined;
-      },
-      () => new ApiError(401, 'invalid_admin_token', 'Send the operator token as "Authorization: Bearer <ADMIN_TOKEN>".'),
-    );
-  });
 
   const workspaceOf = async (id: string) => {
     const ws = isUuid(id) ? await workspaces.get(id) : undefined;

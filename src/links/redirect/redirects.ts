@@ -8,14 +8,16 @@ import { ScanJournal } from '../scans/scan-journal.ts';
 import { LinkCache } from './link-cache.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
+import type { LinksServices } from '../wiring.ts';
 
 export interface Redirects {
   cache: LinkCache;
   journal: ScanJournal<RawScan>;
 }
 
-export async function registerRedirects(app: App, platform: Platform): Promise<Redirects> {
-  const { config, log } = platform;
+export async function registerRedirects(app: App, platform: Platform, links: LinksServices): Promise<Redirects> {
+  const { log } = platform;
+  const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
   const journal = new ScanJournal<RawScan>({ dir: config.SCAN_JOURNAL_DIR, config, log });
   await Promise.all([cache.start(), journal.start()]);

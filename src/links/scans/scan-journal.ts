@@ -17,12 +17,13 @@ import { randomUUID } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../../platform/threads/start-ts-worker.ts';
 import type { Config } from '../../platform/config.ts';
+import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
 
 export interface ScanJournalOptions {
   dir: string;
   /** Configuration handed to the shipper thread (Kafka, registry, secrets). */
-  config: Config;
+  config: Config & LinksConfig;
   log: Logger;
   flushMs?: number;
   sealMs?: number;

@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { scansTopic } from '../../../topics/scans.ts';
 import { loadConfig } from '../../platform/config.ts';
+import { linksSettings } from '../config.ts';
 import { createKafka } from '../../platform/kafka/client.ts';
 import { Publisher } from '../../platform/kafka/publisher.ts';
 import { CachedDefaultPartitioner } from '../../platform/kafka/cached-partitioner.ts';
@@ -19,7 +20,7 @@ import type { ScanEvent } from './scan-event.ts';
 import { scanEnricher } from './scan-enrichment.ts';
 
 const { dir, env } = workerData as { dir: string; env: Record<string, string> };
-const config = loadConfig(env);
+const config = loadConfig(env, [linksSettings]);
 // Optionally, answering redirects comes first: this thread then takes the CPU they leave and the
 // scans wait in the journal meanwhile (they are already on disk). Linux sets a thread's own
 // priority this way; elsewhere it would lower the whole process, event loop included.

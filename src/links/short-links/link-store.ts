@@ -6,7 +6,7 @@ import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
-import { assignShortId, isReservedShortId } from './short-id.ts';
+import { assignShortId, NO_RESERVED_SHORT_IDS, type ReservedShortIds } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
@@ -80,8 +80,12 @@ function checkFields<T extends Checked>(input: T, ownHost: string): T {
 }
 
 export class LinkStore {
-  /** `ownHost`: the host of the short links, which a link may not point at. */
-  constructor(private readonly pg: Pool, private readonly ownHost = '') {}
+  /** `ownHost`: the host of the short links, which a link may not point at; `reserved`: the root paths the service serves. */
+  constructor(
+    private readonly pg: Pool,
+    private readonly ownHost = '',
+    private readonly reserved: ReservedShortIds = NO_RESERVED_SHORT_IDS,
+  ) {}
 
   /** Runs fn in a transaction. */
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -98,7 +102,7 @@ export class LinkStore {
 
   async create(workspaceId: string, raw: CreateLinkInput): Promise<LinkRow> {
     const input = checkFields(raw, this.ownHost);
-    if (input.shortId && isReservedShortId(input.shortId)) {
+    if (input.shortId && this.reserved.has(input.shortId)) {
       throw new ApiError(400, 'short_id_reserved', `"${input.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
     }
     return this.tx(async (client) => {

@@ -8,10 +8,13 @@ export const SHORT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const ASSIGNED_LENGTH = 7;
 
-/** Paths served by the service itself; a short link cannot take them. */
-const RESERVED = new Set(['api', 'admin', 'healthz', 'readyz', 'openapi', 'mcp', 'docs', 'static', 'assets', 'favicon.ico', 'robots.txt', 'well-known']);
+/** Root paths a short link cannot take: the service's own (the server's ReservedPaths, derived from its routes). */
+export interface ReservedShortIds {
+  has(shortId: string): boolean;
+}
 
-export const isReservedShortId = (shortId: string): boolean => RESERVED.has(shortId.toLowerCase());
+/** For processes that serve no HTTP and create no links (workers). */
+export const NO_RESERVED_SHORT_IDS: ReservedShortIds = { has: () => false };
 
 export function assignShortId(): string {
   let out = '';

@@ -4,32 +4,24 @@
 // offsets are committed only after that. Its dispatcher, running beside the
 // consumer, makes the attempts on the schedule kept in Postgres.
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
-import { listSetting } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
-import { DeliveryQueue } from './delivery-queue.ts';
+import type { DeliveryQueue } from './delivery-queue.ts';
 import { scanCreatedBody } from './scan-payload.ts';
-import { WebhookDispatcher } from './webhook-dispatcher.ts';
-import { createWebhookSender } from './webhook-sender.ts';
+import { WebhookDispatcher, type DispatcherOptions } from './webhook-dispatcher.ts';
+import { createWebhookSender, type SenderOptions } from './webhook-sender.ts';
 
-export function webhookKind(platform: Platform): BatchWorkerKind<ScanEvent> {
-  const { config, pg, log } = platform;
-  const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
-  const sender = createWebhookSender({
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS),
-    caFile: config.WEBHOOK_CA_FILE || undefined,
-  });
-  const dispatcher = new WebhookDispatcher(queue, sender, log, {
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
-    perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY,
-    perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-    leaseMarginMs: config.WEBHOOK_LEASE_MARGIN_MS,
-    pollMs: config.WEBHOOK_POLL_MS,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-  });
+/** What the webhook worker is built from: the delivery queue and the settings of its sender and dispatcher (see wiring.ts). */
+export interface WebhookWorkerOptions {
+  queue: DeliveryQueue;
+  sender: SenderOptions;
+  dispatcher: DispatcherOptions;
+}
+
+export function webhookKind(platform: Platform, options: WebhookWorkerOptions): BatchWorkerKind<ScanEvent> {
+  const { queue } = options;
+  const dispatcher = new WebhookDispatcher(queue, createWebhookSender(options.sender), platform.log, options.dispatcher);
   return {
     kind: 'webhooks',
     topics: [scansTopic],

@@ -14,9 +14,9 @@ export const RATE_LIMIT_HEADERS = {
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request (validation_failed, unknown_field, invalid_json, or a field-specific code).',
-  401: 'Missing or invalid API key (missing_api_key, invalid_api_key).',
-  403: 'The workspace plan does not allow this (plan_upgrade_required).',
-  404: 'Not found in this workspace (not_found).',
+  401: 'Missing or invalid credentials (missing_api_key, invalid_api_key, invalid_admin_token).',
+  403: 'The key or its plan does not allow this (for example plan_upgrade_required).',
+  404: 'Not found among the resources this key can see (not_found).',
   409: 'Conflict with existing data.',
   413: 'Body too large (payload_too_large).',
   429: 'Rate limited (rate_limited, auth_rate_limited); see Retry-After.',
@@ -41,26 +41,41 @@ export function withRateLimitHeaders(schema: TSchema, description: string): TSch
 /** The standard error statuses of an authenticated API route. */
 export const API_ERRORS = [400, 401, 403, 429] as const;
 
+/** What a product adds to the service's document: its tags (grouped under its name) and its security schemes. */
+export interface OpenApiProduct {
+  /** The name of its tag group, e.g. "Links". */
+  name: string;
+  tags: readonly { name: string; description: string }[];
+  securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
+}
+
 export interface OpenApiInfo {
   title: string;
   version: string;
   description: string;
   serverUrl: string;
+  products: readonly OpenApiProduct[];
 }
 
+/** The tags of the platform's own routes (health, readiness, this document). */
+const PLATFORM_TAGS = [{ name: 'ops', description: 'Health, readiness and this document; no key needed.' }];
+
+/** Registers the document's generator; call before any route, so every route is in it. */
 export async function registerOpenApi(app: App, info: OpenApiInfo): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: info.title, version: info.version, description: info.description },
       servers: [{ url: info.serverUrl }],
+      tags: [...PLATFORM_TAGS, ...info.products.flatMap((p) => p.tags)],
+      // One group per product (rendered by Redoc and Redocly as sections); tools that do not know the extension ignore it.
+      ...({ 'x-tagGroups': [{ name: 'Platform', tags: PLATFORM_TAGS.map((t) => t.name) }, ...info.products.map((p) => ({ name: p.name, tags: p.tags.map((t) => t.name) }))] } as object),
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Workspace API key (lk_live_…), Enterprise plan.' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'Operator token (ADMIN_TOKEN) for /admin/v1.' },
+          ...Object.assign({}, ...info.products.map((p) => p.securitySchemes)),
         },
       },
-      security: [{ bearerAuth: [] }],
     },
   });
 }

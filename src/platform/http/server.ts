@@ -10,6 +10,7 @@ import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts'
 import type { ErrorObject } from 'ajv';
 import { describeValidation, summarize, validatorCompiler } from './validation.ts';
 import { registerOpenApi, type OpenApiInfo } from './openapi.ts';
+import { ReservedPaths } from './reserved-paths.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
 
@@ -22,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route registered on the server (for the OpenAPI completeness check and discovery). */
     routeTable: RouteEntry[];
+    /** The root path segments the server serves, which root-level identifiers (short IDs) may not take. */
+    reservedPaths: ReservedPaths;
   }
 }
 
@@ -125,9 +128,12 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   if (options.openapi) await registerOpenApi(app, options.openapi);
 
   const routeTable: RouteEntry[] = [];
+  const reservedPaths = new ReservedPaths();
   app.decorate('routeTable', routeTable);
+  app.decorate('reservedPaths', reservedPaths);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
+    reservedPaths.addRoute(route.url);
   });
 
   // A callback hook, not an async one: it runs on every request, redirects included.

@@ -1,0 +1,58 @@
+// The link product's settings (redirects, scans, QR rendering, webhooks, the
+// API limit), checked like the platform's and combined with them by loadConfig.
+import { Type, type Static } from '@sinclair/typebox';
+import type { ProductSettings } from '../platform/config.ts';
+
+export const LinksConfigSchema = Type.Object({
+  /** Base URL of short links (the short domain), e.g. https://go.example.com; defaults to PUBLIC_BASE_URL. */
+  SHORT_LINK_BASE_URL: Type.String({ pattern: '^(https?://[^/]+)?$', default: '' }),
+  /** Secret that signs click IDs (svc_cid) and salts visitor hashes. Set a long random value in production. */
+  CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
+  /** Redirects per minute per client IP (spec: 60). */
+  REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
+  /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
+  SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
+  /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */
+  SCAN_JOURNAL_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30_000 }),
+  /** Scheduling priority (nice) of the thread that ships the journal to Kafka: above 0 it yields the CPU to redirects, and scans wait on disk longer under load. */
+  SCAN_SHIPPER_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 0 }),
+  /** Render threads for QR codes and barcodes (0: one per core), and tasks queued beyond them before 503 (0: 4 per thread). */
+  RENDER_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0 }),
+  RENDER_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 0 }),
+  /** Hosts that QR image fetches may reach although their addresses are private, comma-separated. */
+  OUTBOUND_ALLOW_HOSTS: Type.String({ default: '' }),
+  /** Halftone QR images: the largest accepted image and the time a URL may take to deliver it. */
+  QR_IMAGE_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024 }),
+  QR_IMAGE_FETCH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
+  /** Webhooks: the time one delivery attempt may take (connect to last byte), and the retry schedule: attempt n+1 waits BASE × FACTOR^(n-1) after attempt n fails. */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 30_000 }),
+  WEBHOOK_RETRY_FACTOR: Type.Number({ minimum: 1, maximum: 100, default: 4 }),
+  /** Webhook attempts in flight per worker process, per workspace and per endpoint, so slow endpoints hold few of the slots. */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 512 }),
+  WEBHOOK_WORKSPACE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  /** An attempt's lease outlasts its timeout by this much; after that, its dispatcher is presumed dead and the attempt counts as failed. */
+  WEBHOOK_LEASE_MARGIN_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  /** Hosts webhook endpoints may use although their addresses are private (comma-separated); separate from OUTBOUND_ALLOW_HOSTS. */
+  WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
+  /** How often the dispatcher looks for due deliveries when idle. */
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+  /** Finished deliveries (acknowledged, rejected, stopped) stay in the delivery log this many days. */
+  WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** After a secret rotation, requests are also signed with the old secret for this long. */
+  WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
+  /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */
+  WEBHOOK_CA_FILE: Type.String({ default: '' }),
+  /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
+  API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+});
+
+export type LinksConfig = Static<typeof LinksConfigSchema>;
+
+export const linksSettings: ProductSettings<typeof LinksConfigSchema> = {
+  product: 'links',
+  schema: LinksConfigSchema,
+  check: (config) =>
+    config.NODE_ENV === 'production' && config.CLICK_ID_SECRET === 'development-click-id-secret' ? ['CLICK_ID_SECRET must be set in production'] : [],
+};

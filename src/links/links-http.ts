@@ -1,0 +1,90 @@
+// The link product's HTTP surface: its part of /api/v1 (behind workspace API
+// keys and the workspace limit), its operator routes under /admin/v1, and its
+// root routes: redirects (/:shortId) and the MCP endpoint (/api/mcp,
+// /.well-known/mcp.json). The platform's API shell owns the prefixes.
+import type { ApiProduct } from '../platform/http/api-shell.ts';
+import type { AttemptGuard } from '../platform/http/attempt-guard.ts';
+import type { OpenApiProduct } from '../platform/http/openapi.ts';
+import type { App } from '../platform/http/server.ts';
+import type { Platform } from '../platform/platform.ts';
+import { adminRoutes } from './admin/admin-routes.ts';
+import { analyticsRoutes } from './analytics/analytics-routes.ts';
+import { createApiAuth, hasLinksKey } from './auth/api-auth.ts';
+import { campaignRoutes } from './campaigns/campaign-routes.ts';
+import { conversionRoutes } from './conversions/conversion-routes.ts';
+import { registerMcp } from './mcp/mcp-api.ts';
+import { qrRoutes } from './qr/qr-routes.ts';
+import { registerRedirects, type Redirects } from './redirect/redirects.ts';
+import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
+import { linkRoutes } from './short-links/link-routes.ts';
+import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import type { LinksServices } from './wiring.ts';
+
+/** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
+export const linksOpenApi: OpenApiProduct = {
+  name: 'Links',
+  tags: [
+    { name: 'links', description: 'Dynamic short links: create, list, change, deactivate, bulk operations.' },
+    { name: 'campaigns', description: 'Folders of links.' },
+    { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
+    { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
+    { name: 'webhooks', description: 'Signed scan.created webhooks and their delivery log.' },
+    { name: 'qr', description: 'QR codes and barcodes.' },
+    { name: 'redirect', description: 'The short link itself.' },
+    { name: 'mcp', description: 'The MCP endpoint for AI assistants, with the same keys and limit as the REST API.' },
+    { name: 'workspaces', description: 'Operators: workspaces, plans and API keys (ADMIN_TOKEN).' },
+  ],
+  securitySchemes: {
+    bearerAuth: { type: 'http', scheme: 'bearer', description: 'Workspace API key (lk_live_…), Enterprise plan.' },
+  },
+};
+
+export interface LinksHttp {
+  api: ApiProduct;
+  /** Registers the root routes (redirects, MCP); call after the API shell. */
+  registerRoot: (app: App) => Promise<Redirects>;
+}
+
+export function linksHttp(platform: Platform, links: LinksServices, guard: AttemptGuard): LinksHttp {
+  const { config, redis, log, pg } = platform;
+  const authenticate = createApiAuth({ keys: links.keys, redis, log, guard, apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE });
+  const linkWrites = { store: links.links, changelog: links.changelog, baseUrl: links.shortLinkBase };
+
+  const api: ApiProduct = {
+    name: 'links',
+    securityScheme: 'bearerAuth',
+    claims: hasLinksKey,
+    authenticate,
+    register: async (scope) => {
+      scope.decorateRequest('linksAuth', null as never);
+      const renderPool = links.renderPool();
+      scope.addHook('onClose', () => renderPool.close());
+      await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
+      await campaignRoutes(scope, links.campaigns);
+      await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
+      await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
+      await webhookRoutes(scope, links.webhooks);
+      await qrRoutes(scope, { pool: renderPool, pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });
+    },
+    registerAdmin: (admin) => adminRoutes(admin, { workspaces: links.workspaces, keys: links.keys }),
+  };
+
+  return {
+    api,
+    registerRoot: async (app) => {
+      // POST /api/mcp (same keys and the same limit as /api/v1, through `authenticate`) and /.well-known/mcp.json.
+      await registerMcp(app, {
+        authenticate,
+        links: linkWrites,
+        campaigns: links.campaigns,
+        pg,
+        clickhouse: platform.clickhouse,
+        conversions: links.conversions,
+        funnels: links.funnels,
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
+      });
+      return registerRedirects(app, platform, links);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// Turns the configuration into the link product's services, once per process.
+// The ingress and the worker processes both start from here, so no service is
+// built from configuration in two places.
+import type { Config } from '../platform/config.ts';
+import { listSetting } from '../platform/config.ts';
+import type { Platform } from '../platform/platform.ts';
+import { CampaignStore } from './campaigns/campaign-store.ts';
+import { LinkChangelog } from './changelog/link-changelog.ts';
+import type { LinksConfig } from './config.ts';
+import { Conversions } from './conversions/conversions.ts';
+import { FunnelQueries } from './conversions/funnel-query.ts';
+import { RenderPool } from './qr/render-pool.ts';
+import { LinkStore } from './short-links/link-store.ts';
+import type { ReservedShortIds } from './short-links/short-id.ts';
+import { DeliveryLog } from './webhooks/delivery-log.ts';
+import { DeliveryQueue } from './webhooks/delivery-queue.ts';
+import type { WebhookWorkerOptions } from './webhooks/webhook-worker.ts';
+import { WebhookStore } from './webhooks/webhook-store.ts';
+import { ApiKeys } from './workspaces/api-keys.ts';
+import { Workspaces } from './workspaces/workspaces.ts';
+
+export type LinksProcessConfig = Config & LinksConfig;
+
+export interface LinksServices {
+  config: LinksProcessConfig;
+  /** Base URL of short links (SHORT_LINK_BASE_URL, else PUBLIC_BASE_URL). */
+  shortLinkBase: string;
+  keys: ApiKeys;
+  workspaces: Workspaces;
+  links: LinkStore;
+  campaigns: CampaignStore;
+  changelog: LinkChangelog;
+  conversions: Conversions;
+  funnels: FunnelQueries;
+  webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
+  webhookWorker: WebhookWorkerOptions;
+  /** The QR and barcode render threads; started only by the process that renders (the ingress). */
+  renderPool: () => RenderPool;
+  qrImages: { timeoutMs: number; maxBytes: number; allowHosts: string[] };
+}
+
+export interface LinksWiringOptions {
+  /** Root paths the server serves, which short IDs may not take (the ingress passes its server's). */
+  reservedShortIds?: ReservedShortIds;
+}
+
+export function wireLinks(platform: Platform, config: LinksProcessConfig, options: LinksWiringOptions = {}): LinksServices {
+  const { pg, log, publisher } = platform;
+  const shortLinkBase = config.SHORT_LINK_BASE_URL || config.PUBLIC_BASE_URL;
+  const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
+  return {
+    config,
+    shortLinkBase,
+    keys: new ApiKeys(pg),
+    workspaces: new Workspaces(pg),
+    links: new LinkStore(pg, new URL(shortLinkBase).host, options.reservedShortIds),
+    campaigns: new CampaignStore(pg),
+    changelog: new LinkChangelog(pg, publisher, log),
+    conversions: new Conversions(pg, publisher, log, config.CLICK_ID_SECRET),
+    funnels: new FunnelQueries(platform.clickhouse, pg),
+    webhooks: {
+      store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      log: new DeliveryLog(pg),
+      queue,
+    },
+    webhookWorker: {
+      queue,
+      sender: { timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), caFile: config.WEBHOOK_CA_FILE || undefined },
+      dispatcher: {
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+        perWorkspace: config.WEBHOOK_WORKSPACE_CONCURRENCY,
+        perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+        leaseMarginMs: config.WEBHOOK_LEASE_MARGIN_MS,
+        pollMs: config.WEBHOOK_POLL_MS,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      },
+    },
+    renderPool: () => new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined }),
+    qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },
+  };
+}

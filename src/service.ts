@@ -1,0 +1,24 @@
+// The products this service hosts, in one place: their settings and topics.
+// The entry points (src/main.ts, workers/) start the platform from here; the
+// platform itself knows no product.
+import { loadConfig, type Config } from './platform/config.ts';
+import type { TopicDefinition } from './platform/kafka/topic-definition.ts';
+import { linksSettings, type LinksConfig } from './links/config.ts';
+import { linkTopics } from '../topics/links.ts';
+
+export type ServiceConfig = Config & LinksConfig;
+
+/** Reads and checks the platform's and every product's settings; throws ConfigError naming each bad variable. */
+export const loadServiceConfig = (env: NodeJS.ProcessEnv = process.env): ServiceConfig => loadConfig(env, [linksSettings]);
+
+/** Every product's topics, created and registered at start. */
+export const serviceTopics: readonly TopicDefinition[] = [...linkTopics];
+
+/** The OpenAPI document's title and description: the whole service. */
+export const SERVICE_INFO = {
+  title: 'linkmail API',
+  version: '1.0.0',
+  description:
+    'Dynamic short links with QR codes, scan analytics, conversions and signed scan webhooks; and email broadcasts. Each product has its own keys and tag group. ' +
+    'Errors of the link API share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
+};

@@ -44,11 +44,13 @@ export function refusalFor(link: LinkState | undefined, now: number): Refusal | 
 
 declare module 'fastify' {
   interface FastifyRequest {
-    scan?: RawScan;
+    /** The scan a redirect recorded, journaled once the response is sent; declared with decorateRequest below. */
+    redirectScan: RawScan | null;
   }
 }
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
+  app.decorateRequest('redirectScan', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
 
@@ -89,7 +91,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
     const queryAt = request.url.indexOf('?');
-    request.scan = {
+    request.redirectScan = {
       scanId,
       clickId,
       workspaceId: link.workspaceId,
@@ -124,7 +126,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     },
     // After the response is on the wire: journal the scan (published to Kafka from there).
     onResponse: (request, _reply, done) => {
-      if (request.scan) deps.record(request.scan);
+      if (request.redirectScan) deps.record(request.redirectScan);
       done();
     },
   }, (request, reply) => {

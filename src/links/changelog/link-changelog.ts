@@ -1,7 +1,7 @@
 // Publishes link changes to the compacted links.changelog topic from the
 // transactional outbox. After a request commits, its links are published at
-// once; a relay republishes whatever a crash or a Kafka outage left in the
-// outbox. No database connection is held while Kafka is waited on: the state
+// once; the platform's outbox relay republishes whatever a crash or a Kafka
+// outage left in the outbox, one link at a time. No database connection is held while Kafka is waited on: the state
 // is read, published, and then checked again: if the link changed meanwhile
 // (another publisher may have sent an older state after ours), it is
 // published again, so the last message of every key is the link's newest state.
@@ -9,17 +9,33 @@ import { bestEffort } from '../../platform/background.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { Outbox } from '../../platform/outbox/outbox.ts';
+import { outboxRelay } from '../../platform/outbox/outbox-relay.ts';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
 import { toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {
+  /** The outbox of link changes, for the platform to relay. */
+  readonly outbox: Outbox;
 
   constructor(
     private readonly pg: Pool,
     private readonly publisher: Publisher,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.outbox = outboxRelay<string>(
+      {
+        name: 'links.changelog',
+        pending: (ageMs, limit) => this.pendingLinks(ageMs, limit),
+        publish: (linkIds) => this.publish(linkIds),
+        idOf: (linkId) => linkId,
+        // One link that fails must not hold up the others.
+        batchSize: 1,
+      },
+      log,
+    );
+  }
 
   /** Publishes the current state of these links and clears their outbox rows. */
   async publish(linkIds: readonly string[]): Promise<void> {
@@ -47,26 +63,18 @@ export class LinkChangelog {
     }
   }
 
-  async relayOnce(ageMs = 0): Promise<void> {
-    try {
-      const { rows } = await this.pg.query<{ link_id: string }>(
-        `SELECT link_id FROM link_changelog_outbox WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
-          GROUP BY link_id ORDER BY min(id) LIMIT 500`,
-        [ageMs],
-      );
-      let published = 0;
-      for (const { link_id } of rows) {
-        try {
-          await this.publishOne(link_id);
-          published++;
-        } catch (err) {
-          // One link that fails must not hold up the others.
-          this.log.warn({ err, linkId: link_id }, 'changelog relay could not publish a link; will retry');
-        }
-      }
-      if (published > 0) this.log.info({ links: published }, 'changelog relay published pending link changes');
-    } catch (err) {
-      this.log.warn({ err }, 'changelog relay failed; will retry');
-    }
+  /** Links with outbox rows older than `ageMs`, the longest waiting first. */
+  private async pendingLinks(ageMs: number, limit: number): Promise<string[]> {
+    const { rows } = await this.pg.query<{ link_id: string }>(
+      `SELECT link_id FROM link_changelog_outbox WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
+        GROUP BY link_id ORDER BY min(id) LIMIT $2`,
+      [ageMs, limit],
+    );
+    return rows.map((r) => r.link_id);
+  }
+
+  /** Publishes the links left in the outbox for longer than `ageMs`; never throws. */
+  relayOnce(ageMs = 0): Promise<void> {
+    return this.outbox.relayOnce(ageMs);
   }
 }

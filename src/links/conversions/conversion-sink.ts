@@ -12,6 +12,8 @@ export function conversionSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorke
     kind: 'conversion-sink',
     topic: conversionsTopic,
     table: 'conversions',
+    tenantColumn: 'workspace_id',
+    tenantOf: (e) => e.workspaceId,
     idColumn: 'conversion_id',
     idOf: (e) => e.conversionId,
     toRow: toConversionRow,

@@ -2,12 +2,15 @@
 // a signed token (click-id.ts), so it is checked here without waiting for the
 // scan to reach any store. The Postgres row is the idempotency record and the
 // outbox: it commits first, is then published to the `conversions` topic, and
-// the relay publishes what a crash or a Kafka outage left behind.
+// the platform's outbox relay publishes what a crash or a Kafka outage left
+// behind, in one batch.
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../platform/background.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { Outbox } from '../../platform/outbox/outbox.ts';
+import { outboxRelay } from '../../platform/outbox/outbox-relay.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { conversionsTopic } from '../../../topics/conversions.ts';
 import { CLICK_ID_FORMAT, ClickIds } from '../scans/click-id.ts';
@@ -64,6 +67,8 @@ function revenueOf(input: TrackInput, type: string): { amountMicros: number | nu
 
 export class Conversions {
   private readonly clickIds: ClickIds;
+  /** The conversions not yet published, for the platform to relay. */
+  readonly outbox: Outbox;
 
   constructor(
     private readonly pg: Pool,
@@ -72,6 +77,15 @@ export class Conversions {
     clickIdSecret: string,
   ) {
     this.clickIds = new ClickIds(clickIdSecret);
+    this.outbox = outboxRelay<ConversionEvent>(
+      {
+        name: 'conversions',
+        pending: (ageMs, limit) => this.pending(ageMs, limit),
+        publish: (events) => this.publish(events),
+        idOf: (e) => e.conversionId,
+      },
+      log,
+    );
   }
 
   /** Records a conversion or tracked click; a repeat of an idempotency key returns the first record with duplicate: true. */
@@ -135,18 +149,18 @@ export class Conversions {
     await this.pg.query('UPDATE conversions SET published_at = now() WHERE id = ANY($1::uuid[])', [events.map((e) => e.conversionId)]);
   }
 
-  async relayOnce(ageMs = 0): Promise<void> {
-    try {
-      const { rows } = await this.pg.query<{ record: ConversionEvent }>(
-        `SELECT record FROM conversions WHERE published_at IS NULL AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-          ORDER BY created_at LIMIT 500`,
-        [ageMs],
-      );
-      if (rows.length === 0) return;
-      await this.publish(rows.map((r) => r.record));
-      this.log.info({ conversions: rows.length }, 'conversion relay published pending conversions');
-    } catch (err) {
-      this.log.warn({ err }, 'conversion relay failed; will retry');
-    }
+  /** Conversions committed more than `ageMs` ago and not yet published, oldest first. */
+  private async pending(ageMs: number, limit: number): Promise<ConversionEvent[]> {
+    const { rows } = await this.pg.query<{ record: ConversionEvent }>(
+      `SELECT record FROM conversions WHERE published_at IS NULL AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+        ORDER BY created_at LIMIT $2`,
+      [ageMs, limit],
+    );
+    return rows.map((r) => r.record);
+  }
+
+  /** Publishes the conversions left unpublished for longer than `ageMs`; never throws. */
+  relayOnce(ageMs = 0): Promise<void> {
+    return this.outbox.relayOnce(ageMs);
   }
 }

@@ -1,30 +1,22 @@
 // The scan-limit actor: counts each link's scans (bots excluded) from the
 // `scans` topic and, when a link reaches its scan limit, marks it exhausted and
 // publishes the new state to links.changelog, from which every ingress stops
-// redirecting it. Counting is exactly-once in effect: the counts, the counted
-// scan ids and the last applied offset of the partition are written in one
-// Postgres transaction; messages at or below that offset are skipped on
-// replay, and a scan delivered again at another offset is recognised by its id.
+// redirecting it. Counting is exactly-once in effect: the counts and the counted
+// scan ids are written in the transaction of withAppliedOffsets, which records
+// the partition's last applied offset and skips messages at or below it on
+// replay; a scan delivered again at another offset is recognised by its id.
 //
 // Concurrent scans are held to the limit at the ingress by ScanLimitGuard
 // (src/links/redirect/scan-limit-guard.ts); this actor is the durable count it
 // seeds from, and the authority that closes the link for good.
-import type pg from 'pg';
+import { withAppliedOffsets } from '../../platform/actors/applied-offsets.ts';
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
-import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { ScanEvent } from './scan-event.ts';
 
 export const SCAN_LIMIT_GROUP = 'scan-limits';
-
-async function appliedOffset(client: pg.PoolClient, topic: string, partition: number): Promise<bigint> {
-  const { rows } = await client.query<{ offset: string }>(
-    'SELECT "offset" FROM actor_offsets WHERE group_id = $1 AND topic = $2 AND partition = $3 FOR UPDATE',
-    [SCAN_LIMIT_GROUP, topic, partition],
-  );
-  return rows[0] ? BigInt(rows[0].offset) : -1n;
-}
 
 export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKind<ScanEvent> {
   return {
@@ -32,13 +24,7 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
     topics: [scansTopic],
     concurrency: 2,
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
-      const first = messages[0];
-      if (!first) return;
-      const { topic, partition } = first;
-      const exhausted = await withTransaction(pg, async (client) => {
-        const done = await appliedOffset(client, topic, partition);
-        const fresh = messages.filter((m) => BigInt(m.offset) > done);
-        if (fresh.length === 0) return [];
+      const exhausted = await withAppliedOffsets(pg, SCAN_LIMIT_GROUP, messages, async (client, fresh) => {
         const humans = fresh.filter((m) => !m.value.isBot);
         const firstSeen = humans.length
           ? new Set(
@@ -75,18 +61,12 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
           closedIds = closed.rows.map((r) => r.id);
           for (const id of closedIds) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
         }
-        const last = fresh.at(-1)!.offset;
-        await client.query(
-          `INSERT INTO actor_offsets (group_id, topic, partition, "offset") VALUES ($1, $2, $3, $4)
-           ON CONFLICT (group_id, topic, partition) DO UPDATE SET "offset" = EXCLUDED."offset"`,
-          [SCAN_LIMIT_GROUP, topic, partition, last],
-        );
         // Forget ids older than any duplicate could be (the topic keeps scans 7 days), a little at a time.
         await client.query(`DELETE FROM counted_scans WHERE scan_id IN (SELECT scan_id FROM counted_scans WHERE seen_at < now() - interval '8 days' LIMIT 1000)`);
         return closedIds;
       });
       // Committed: publish now (the outbox relay covers a crash between the commit and this).
-      if (exhausted.length > 0) await changelog.publish(exhausted);
+      if (exhausted && exhausted.length > 0) await changelog.publish(exhausted);
     },
   };
 }

@@ -43,6 +43,8 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorkerKind<
     kind: 'scan-sink',
     topic: scansTopic,
     table: 'scans',
+    tenantColumn: 'workspace_id',
+    tenantOf: (e) => e.workspaceId,
     idColumn: 'scan_id',
     idOf: (e) => e.scanId,
     toRow: toScanRow,

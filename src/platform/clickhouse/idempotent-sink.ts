@@ -8,8 +8,9 @@
 // insert an event. Readers therefore need no FINAL, and materialized views fed
 // by these inserts are exact.
 //
-// The table's sorting key must be (workspace_id, ts, <id column>) so the
-// existence check reads only the batch's few seconds.
+// The table's sorting key must be (<tenant column>, ts, <id column>), e.g.
+// (workspace_id, ts, scan_id), so the existence check reads only the batch's
+// tenants and few seconds.
 import type { ActorMessage, BatchWorkerKind } from '../actors/worker-kind.ts';
 import type { TopicDefinition } from '../kafka/topic-definition.ts';
 import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
@@ -18,8 +19,7 @@ import type { ClickHouse } from './client.ts';
 import { ident, inList, sql } from './literal.ts';
 
 export interface SinkEvent {
-  workspaceId: string;
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch; stored in the table's `ts` column. */
   timestamp: number;
 }
 
@@ -27,6 +27,9 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   kind: string;
   topic: TopicDefinition;
   table: string;
+  /** The column naming the event's tenant, first in the sorting key (e.g. workspace_id). */
+  tenantColumn: string;
+  tenantOf: (event: E) => string;
   idColumn: string;
   idOf: (event: E) => string;
   toRow: (event: E) => Record<string, unknown>;
@@ -35,7 +38,7 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
 }
 
 /** The events not yet in the table, each once. */
-export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, options: Pick<IdempotentSinkOptions<E>, 'table' | 'idColumn' | 'idOf'>, events: readonly E[]): Promise<E[]> {
+export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, options: Pick<IdempotentSinkOptions<E>, 'table' | 'tenantColumn' | 'tenantOf' | 'idColumn' | 'idOf'>, events: readonly E[]): Promise<E[]> {
   const unique = new Map<string, E>();
   for (const e of events) if (!unique.has(options.idOf(e))) unique.set(options.idOf(e), e);
   if (unique.size === 0) return [];
@@ -44,7 +47,7 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
   const id = ident(options.idColumn);
   const present = await clickhouse.rows<{ id: string }>(sql`
     SELECT ${id} AS id FROM ${ident(options.table)}
-     WHERE workspace_id IN ${inList([...new Set(all.map((e) => e.workspaceId))])}
+     WHERE ${ident(options.tenantColumn)} IN ${inList([...new Set(all.map((e) => options.tenantOf(e)))])}
        AND ts >= ${new Date(Math.min(...seconds) * 1000)} AND ts <= ${new Date(Math.max(...seconds) * 1000)}
        AND ${id} IN ${inList([...unique.keys()])}`);
   for (const row of present) unique.delete(row.id);

@@ -1,10 +1,10 @@
 // The trailing window (`daysBack`) and the link or campaign scope of the MCP
 // analytics tools, resolved and checked as the REST analytics routes do.
 import { notFound } from '../../platform/http/errors.ts';
+import type { ToolContext } from '../../platform/mcp/tool.ts';
 import { resolveRange, type TimeRange } from '../analytics/time-range.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
-import type { ToolContext } from '../../platform/mcp/tool.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

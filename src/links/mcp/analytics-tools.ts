@@ -2,16 +2,19 @@
 // Windows are trailing days (`daysBack`) ending at the end of the current hour,
 // whole UTC hours as in REST; the numbers come from the same queries as
 // GET /api/v1/analytics (and, for conversions, GET /api/v1/analytics/funnel).
-import { z } from 'zod';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import { defineTool, READ_ONLY, withDefault } from '../../platform/mcp/tool.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { AnalyticsQueries } from '../analytics/analytics-queries.ts';
+import { Analytics, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
 import { linksByShortId, scanAnalytics } from '../analytics/scan-analytics.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
+import { Funnel } from '../conversions/conversion-schemas.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
-import { defineTool, READ_ONLY } from './tool.ts';
-import { count, daysBack, includeBots, percent, Revenue, scopeArgs, uuid, Window } from './tool-schemas.ts';
+import { count, daysBack, describedFor, includeBots, percent, scopeArgs, top, Window } from './tool-schemas.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -22,6 +25,9 @@ export interface AnalyticsToolDeps {
   campaigns: CampaignStore;
   funnels: FunnelQueries;
 }
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const scanRow = Analytics.properties.timeseries.items.properties;
 
 /** Fraction of part in whole, to 4 decimals (0 of nothing). */
 const share = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
@@ -35,39 +41,33 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       'total scans, unique visitors, tracked clicks, conversions, conversion rate and revenue by currency, a trend series (hourly buckets up to 2 days, ' +
       'daily up to 92, weekly beyond) and the top links, countries, devices and referrers. Bots are left out unless `includeBots`. With a campaign, ' +
       'scans and conversions count the links in it now. Times are UTC.',
-    input: z.strictObject({
-      daysBack,
-      ...scopeArgs,
-      includeBots,
-      top: z.number().int().min(1).max(20).default(5).describe('Entries in each top list, 1 to 20; default 5.'),
-    }),
-    output: z.object({
+    input: Type.Object(
+      { daysBack, ...scopeArgs, includeBots, top: top(20, 5, 'Entries in each top list, 1 to 20; default 5.') },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({
       window: Window,
-      scope: z.object({ linkId: z.string().nullable(), campaignId: z.string().nullable() }),
-      scans: z.object({ total: z.number().int(), uniqueVisitors: z.number().int().describe('Estimated (HyperLogLog, about 1.6% error).') }),
-      conversions: z.object({
-        trackedClicks: z.number().int().describe('Scans whose visitor was reported landing on the destination.'),
-        conversions: z.number().int(),
-        convertedScans: z.number().int().describe('Scans with at least one conversion.'),
-        conversionRate: z.number().describe('convertedScans / scans of the funnel; above 1 when conversions in the window come from scans before it.'),
-        revenue: z.array(Revenue),
-      }),
-      series: z.array(z.object({ start: z.string(), scans: z.number().int(), uniqueVisitors: z.number().int(), trackedClicks: z.number().int(), conversions: z.number().int() })),
-      topLinks: z.array(z.object({ shortId: z.string(), linkId: z.string().nullable(), scans: z.number().int() })),
-      countries: z.array(z.object({ country: z.string().describe('ISO 3166-1 alpha-2.'), count: z.number().int() })),
-      devices: z.array(z.object({ device: z.string(), count: z.number().int() })),
-      referrers: z.array(z.object({ referrer: z.string().describe('Referring host, or "(direct)".'), count: z.number().int() })),
+      scope: Type.Object({ linkId: Nullable(Type.String()), campaignId: Nullable(Type.String()) }),
+      scans: Type.Object({ total: Analytics.properties.totalScans, uniqueVisitors: Analytics.properties.uniqueVisitors }),
+      // The REST funnel's counts of the window.
+      conversions: Type.Pick(Funnel, ['trackedClicks', 'conversions', 'convertedScans', 'conversionRate', 'revenue']),
+      // The REST time series, with the conversion steps of each bucket.
+      series: Type.Array(Type.Object({ ...scanRow, trackedClicks: Funnel.properties.trackedClicks, conversions: Funnel.properties.conversions })),
+      topLinks: Analytics.properties.topLinks,
+      countries: Analytics.properties.countries,
+      devices: Analytics.properties.devices,
+      referrers: Analytics.properties.referrers,
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
       const scope = { linkId: args.linkId, campaignId: args.campaignId };
       // Checked and resolved once for the two conversion queries (404 for ids that are not the workspace's).
-      const resolved = await deps.funnels.resolveScope(ctx.workspaceId, scope);
+      const resolved = await deps.funnels.resolveScope(ctx.tenantId, scope);
       const range = trailingRange(args.daysBack);
       const [scans, funnel, conversionSeries] = await Promise.all([
-        scanAnalytics(deps, ctx.workspaceId, range, scope, args.includeBots, args.top),
-        deps.funnels.funnel(ctx.workspaceId, { from: range.from.getTime(), to: range.to.getTime() }, resolved, args.includeBots),
-        deps.funnels.conversionSeries(ctx.workspaceId, range, resolved),
+        scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top),
+        deps.funnels.funnel(ctx.tenantId, { from: range.from.getTime(), to: range.to.getTime() }, resolved, args.includeBots),
+        deps.funnels.conversionSeries(ctx.tenantId, range, resolved),
       ]);
       const conversionsAt = new Map(conversionSeries.map((p) => [Date.parse(p.t), p]));
       const series = scans.timeseries.map((p) => ({
@@ -105,44 +105,43 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       'A performance report over the last `daysBack` days (default 30): the top links by scans (with short ID, destination, campaign and share of all ' +
       'scans), the top campaigns by the scans of their links, and a weekday × hour-of-day heatmap of scans in UTC with its busiest hour. Bots are left ' +
       'out unless `includeBots`. For conversions of a link, use get_funnel with its linkId.',
-    input: z.strictObject({
-      daysBack,
-      top: z.number().int().min(1).max(25).default(10).describe('Links and campaigns to list, 1 to 25; default 10.'),
-      includeBots,
-    }),
-    output: z.object({
+    input: Type.Object(
+      { daysBack, top: top(25, 10, 'Links and campaigns to list, 1 to 25; default 10.'), includeBots },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({
       window: Window,
-      totalScans: z.number().int(),
-      topLinks: z.array(z.object({
-        linkId: z.string().nullable(),
-        shortId: z.string(),
-        destination: z.string().nullable(),
-        campaignId: z.string().nullable(),
-        scans: z.number().int(),
-        share: z.number().describe('Fraction of all scans in the window (0 to 1).'),
+      totalScans: Type.Integer(),
+      topLinks: Type.Array(Type.Object({
+        linkId: Nullable(Type.String()),
+        shortId: Type.String(),
+        destination: Nullable(Type.String()),
+        campaignId: Nullable(Type.String()),
+        scans: Type.Integer(),
+        share: Type.Number({ description: 'Fraction of all scans in the window (0 to 1).' }),
       })),
-      topCampaigns: z.array(z.object({
-        campaignId: z.string(),
-        name: z.string(),
-        scans: z.number().int().describe('Scans of the links in the campaign now.'),
-        share: z.number(),
-        scannedLinks: z.number().int().describe('Links of the campaign scanned in the window.'),
+      topCampaigns: Type.Array(Type.Object({
+        campaignId: Type.String(),
+        name: Type.String(),
+        scans: Type.Integer({ description: 'Scans of the links in the campaign now.' }),
+        share: Type.Number(),
+        scannedLinks: Type.Integer({ description: 'Links of the campaign scanned in the window.' }),
       })),
-      scansOutsideCampaigns: z.number().int(),
-      heatmap: z.object({
-        timezone: z.literal('UTC'),
-        days: z.array(z.object({ weekday: z.enum(WEEKDAYS), total: z.number().int(), byHour: z.array(z.number().int()).describe('24 counts, hour 0 to 23.') })),
-        peak: z.object({ weekday: z.enum(WEEKDAYS), hour: z.number().int(), scans: z.number().int() }).nullable().describe('The busiest weekday and hour; null without scans.'),
+      scansOutsideCampaigns: Type.Integer(),
+      heatmap: Type.Object({
+        timezone: Type.Literal('UTC'),
+        days: Type.Array(Type.Object({ weekday: StringEnum(WEEKDAYS), total: Type.Integer(), byHour: Type.Array(Type.Integer(), { description: '24 counts, hour 0 to 23.' }) })),
+        peak: Type.Union([Type.Object({ weekday: StringEnum(WEEKDAYS), hour: Type.Integer(), scans: Type.Integer() }), Type.Null()], { description: 'The busiest weekday and hour; null without scans.' }),
       }),
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
       const range = trailingRange(args.daysBack);
       const [linkScans, cells] = await Promise.all([
-        deps.queries.linkScans(ctx.workspaceId, range, args.includeBots),
-        deps.queries.weekdayHourScans(ctx.workspaceId, range, args.includeBots),
+        deps.queries.linkScans(ctx.tenantId, range, args.includeBots),
+        deps.queries.weekdayHourScans(ctx.tenantId, range, args.includeBots),
       ]);
-      const links = await linksByShortId(deps.pg, ctx.workspaceId, linkScans.map((l) => l.shortId));
+      const links = await linksByShortId(deps.pg, ctx.tenantId, linkScans.map((l) => l.shortId));
       const totalScans = linkScans.reduce((n, l) => n + l.scans, 0);
 
       const topLinks = linkScans.slice(0, args.top).map((l) => {
@@ -167,7 +166,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       const ranked = [...byCampaign].sort((a, b) => b[1].scans - a[1].scans || (a[0] < b[0] ? -1 : 1)).slice(0, args.top);
       const topCampaigns = [];
       for (const [campaignId, sum] of ranked) {
-        const campaign = await deps.campaigns.get(ctx.workspaceId, campaignId);
+        const campaign = await deps.campaigns.get(ctx.tenantId, campaignId);
         topCampaigns.push({ campaignId, name: campaign?.name ?? '', scans: sum.scans, share: share(sum.scans, totalScans), scannedLinks: sum.scannedLinks });
       }
 
@@ -199,23 +198,30 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     description:
       'The sites that sent scans over the last `daysBack` days (default 30), by referring host, most scans first, for the workspace or one link ' +
       '(`linkId`). "(direct)" counts scans without a referrer (QR codes, apps, typed URLs). Bots are left out unless `includeBots`.',
-    input: z.strictObject({
-      daysBack,
-      linkId: uuid('Only this link (an id from list_links).').optional(),
-      top: z.number().int().min(1).max(100).default(10).describe('Referrers to list, 1 to 100; default 10.'),
-      includeBots,
-    }),
-    output: z.object({
+    input: Type.Object(
+      {
+        daysBack,
+        linkId: scopeArgs.linkId,
+        top: withDefault(describedFor(WorkspaceAnalyticsQuery.properties.top, 'Referrers to list, 1 to 100; default 10.')),
+        includeBots,
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({
       window: Window,
-      linkId: z.string().nullable(),
-      totalScans: z.number().int(),
-      referrers: z.array(z.object({ referrer: z.string().describe('Referring host, or "(direct)".'), scans: z.number().int(), share: z.number().describe('Fraction of totalScans (0 to 1).') })),
+      linkId: Nullable(Type.String()),
+      totalScans: Type.Integer(),
+      referrers: Type.Array(Type.Object({
+        referrer: Analytics.properties.referrers.items.properties.referrer,
+        scans: Type.Integer(),
+        share: Type.Number({ description: 'Fraction of totalScans (0 to 1).' }),
+      })),
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
       await checkScope(deps, ctx, { linkId: args.linkId });
       const range = trailingRange(args.daysBack);
-      const scans = await scanAnalytics(deps, ctx.workspaceId, range, { linkId: args.linkId }, args.includeBots, args.top);
+      const scans = await scanAnalytics(deps, ctx.tenantId, range, { linkId: args.linkId }, args.includeBots, args.top);
       const referrers = scans.referrers.map((r) => ({ referrer: r.referrer, scans: r.count, share: share(r.count, scans.totalScans) }));
       const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, totalScans: scans.totalScans, referrers };
       const summary = referrers.length === 0

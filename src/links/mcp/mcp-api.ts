@@ -1,8 +1,13 @@
 // The MCP surface of the link service: the tools, built once over the stores
-// and queries the REST API uses, the endpoint and the discovery document.
+// and queries the REST API uses, served at POST /api/mcp with the /api/v1
+// authentication, and described at /.well-known/mcp.json.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { App } from '../../platform/http/server.ts';
+import { discoveryRoute } from '../../platform/mcp/discovery.ts';
+import type { McpServerInfo } from '../../platform/mcp/mcp-server.ts';
+import { mcpRoute } from '../../platform/mcp/mcp-route.ts';
+import type { McpTool } from '../../platform/mcp/tool.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { AnalyticsQueries } from '../analytics/analytics-queries.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
@@ -12,10 +17,20 @@ import type { LinkWriteDeps } from '../short-links/link-operations.ts';
 import { analyticsTools } from './analytics-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
-import { discoveryRoute } from './discovery.ts';
 import { linkTools } from './link-tools.ts';
-import { mcpRoute } from './mcp-route.ts';
-import type { McpTool } from './tool.ts';
+
+export const MCP_PATH = '/api/mcp';
+export const DISCOVERY_PATH = '/.well-known/mcp.json';
+
+export const SERVER_INFO: McpServerInfo = {
+  name: 'linkmail-links',
+  title: 'Short links, QR scans and conversions',
+  version: '1.0.0',
+  instructions:
+    'Tools for one workspace of a short-link service: dynamic short links (printed as QR codes), campaigns (link folders), scan analytics and ' +
+    'conversions. Ids come from list_links and list_campaigns. Analytics cover a trailing window of `daysBack` days in UTC. Errors come back as ' +
+    'results with isError and a JSON body {"error":{"code","message","details"}}; `code` is stable.',
+};
 
 export interface McpApiDeps {
   /** The /api/v1 authentication and rate-limit hook, shared so REST and MCP count against one limit. */
@@ -30,14 +45,45 @@ export interface McpApiDeps {
   apiPerMinute: number;
 }
 
-export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
+export function linkMcpTools(deps: Omit<McpApiDeps, 'authenticate' | 'publicBaseUrl' | 'apiPerMinute'>): McpTool[] {
   const queries = new AnalyticsQueries(deps.clickhouse);
-  const tools: McpTool[] = [
+  return [
     ...linkTools(deps.links),
     ...campaignTools(deps.campaigns),
     ...analyticsTools({ queries, pg: deps.pg, links: deps.links.store, campaigns: deps.campaigns, funnels: deps.funnels }),
     ...conversionTools({ conversions: deps.conversions, funnels: deps.funnels }),
   ];
-  await mcpRoute(app, { authenticate: deps.authenticate, tools });
-  await discoveryRoute(app, { tools, publicBaseUrl: deps.publicBaseUrl, requestsPerMinute: deps.apiPerMinute });
+}
+
+export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
+  const tools = linkMcpTools(deps);
+  const tags = ['mcp'];
+  await mcpRoute(app, {
+    path: MCP_PATH,
+    tags,
+    about: `Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). See ${DISCOVERY_PATH} for the tools.`,
+    authenticate: deps.authenticate,
+    tenantOf: (request) => request.linksAuth.workspaceId,
+    server: SERVER_INFO,
+    tools,
+  });
+  await discoveryRoute(app, {
+    path: DISCOVERY_PATH,
+    tags,
+    content: {
+      server: SERVER_INFO,
+      description: 'List and create short links and campaigns, read scan analytics and the conversion funnel, and record conversions, for one workspace.',
+      endpoint: `${deps.publicBaseUrl.replace(/\/+$/, '')}${MCP_PATH}`,
+      authentication: {
+        format: 'Bearer <API key>',
+        description: 'The workspace API keys of the REST API (lk_live_…); the workspace must be on the Enterprise plan.',
+      },
+      rateLimit: {
+        requestsPerMinute: deps.apiPerMinute,
+        scope: 'workspace',
+        description: 'Shared with the REST API: every POST to the endpoint counts as one API request.',
+      },
+      tools,
+    },
+  });
 }

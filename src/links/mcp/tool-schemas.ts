@@ -1,67 +1,45 @@
-// Zod pieces the MCP tools share: ids, the trailing analytics window, and the
-// link and campaign records (the same objects the REST API answers with).
-import { z } from 'zod';
+// TypeBox pieces the MCP tools share, taken from the REST schemas where REST
+// has the same rule (ids, includeBots), plus the MCP-only trailing analytics
+// window (`daysBack`), and the text helpers of the tool summaries.
+import { Type, type TSchema, type TString } from '@sinclair/typebox';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import { withDefault } from '../../platform/mcp/tool.ts';
+import { INTERVALS, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
 import { MAX_RANGE_DAYS } from '../analytics/time-range.ts';
 
-/** UUID_PATTERN without its case-insensitive flag, which a JSON Schema pattern cannot carry. */
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** A REST schema with a description written for a model; its rules unchanged. */
+export const describedFor = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
 
-/** A UUID in its plain form, lower-cased (ClickHouse compares ids as text). */
-export const uuid = (description: string) => z.string().regex(UUID, 'must be a UUID').transform((id) => id.toLowerCase()).describe(description);
+/** An optional id argument with the REST rule of `schema` (a UUID), lower-cased before the tool runs (ClickHouse compares ids as text). */
+export const lowerCaseId = (schema: TString, description: string) =>
+  Type.Optional(Type.Transform(describedFor(schema, description)).Decode((id) => id.toLowerCase()).Encode((id) => id));
 
-export const daysBack = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_RANGE_DAYS)
-  .default(30)
-  .describe(`Trailing window in days, ending at the end of the current hour (UTC). 1 to ${MAX_RANGE_DAYS}; default 30.`);
+export const daysBack = withDefault(Type.Optional(Type.Integer({
+  minimum: 1,
+  maximum: MAX_RANGE_DAYS,
+  default: 30,
+  description: `Trailing window in days, ending at the end of the current hour (UTC). 1 to ${MAX_RANGE_DAYS}; default 30.`,
+})));
 
-/** Narrows an analytics tool to one link or one campaign. */
+/** Narrows an analytics tool to one link or one campaign (the ids of the REST analytics query). */
 export const scopeArgs = {
-  linkId: uuid('Only this link (an id from list_links).').optional(),
-  campaignId: uuid('Only this campaign (an id from list_campaigns).').optional(),
+  linkId: lowerCaseId(WorkspaceAnalyticsQuery.properties.linkId, 'Only this link (an id from list_links).'),
+  campaignId: lowerCaseId(WorkspaceAnalyticsQuery.properties.campaignId, 'Only this campaign (an id from list_campaigns).'),
 };
 
-export const includeBots = z.boolean().default(false).describe('Count scans by known bots and link previewers too (default false).');
+export const includeBots = withDefault(describedFor(WorkspaceAnalyticsQuery.properties.includeBots, 'Count scans by known bots and link previewers too (default false).'));
+
+/** An MCP-only `top` (how many entries a list holds): 1 to `max`, `fallback` when left out. */
+export const top = (max: number, fallback: number, description: string) =>
+  withDefault(Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: fallback, description })));
 
 /** The window an analytics answer covers. */
-export const Window = z.object({
-  from: z.string().describe('Start, inclusive (ISO 8601, UTC, on the hour).'),
-  to: z.string().describe('End, exclusive (ISO 8601, UTC, on the hour).'),
-  daysBack: z.number().int(),
-  interval: z.enum(['hour', 'day', 'week', 'month']).describe('Bucket of the series: hour up to 2 days, day up to 92 days, else week.'),
+export const Window = Type.Object({
+  from: Type.String({ format: 'date-time', description: 'Start, inclusive (ISO 8601, UTC, on the hour).' }),
+  to: Type.String({ format: 'date-time', description: 'End, exclusive (ISO 8601, UTC, on the hour).' }),
+  daysBack: Type.Integer(),
+  interval: StringEnum(INTERVALS, { description: 'Bucket of the series: hour up to 2 days, day up to 92 days, else week.' }),
 });
-
-export const Link = z.object({
-  id: z.string(),
-  shortId: z.string(),
-  shortUrl: z.string().describe('The short URL to share or print as a QR code.'),
-  destination: z.string(),
-  iosUrl: z.string().nullable(),
-  androidUrl: z.string().nullable(),
-  tags: z.array(z.string()),
-  pixels: z.array(z.object({ provider: z.string(), pixelId: z.string() })),
-  expiresAt: z.string().nullable(),
-  scanLimit: z.number().int().nullable(),
-  exhaustedAt: z.string().nullable().describe('When the link used up its scan limit.'),
-  isActive: z.boolean().describe('False once deactivated (soft-deleted).'),
-  campaignId: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-
-export const Campaign = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  linkCount: z.number().int().describe('Links in the campaign, active or not.'),
-  activeLinkCount: z.number().int(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-
-export const Revenue = z.object({ currency: z.string(), amount: z.number().describe('In major units (12.5 = twelve and a half).'), conversions: z.number().int() });
 
 /** "1,234" */
 export const count = (n: number): string => n.toLocaleString('en-US');

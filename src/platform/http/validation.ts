@@ -102,8 +102,17 @@ export function describeValidation(errors: readonly ErrorObject[]): ValidationFa
 /** Details as one line: "/a must be …; /b must …". */
 export const summarize = (details: readonly { path: string; message: string }[]): string => details.map((d) => `${d.path || '(root)'} ${d.message}`).join('; ');
 
+/** Ajv's errors for a JSON value under the strict body rules (none when it is valid); `default`s are filled in. */
+export function compileBodyCheck(schema: object): (value: unknown) => readonly ErrorObject[] | undefined {
+  const validate = withNulRule(bodyAjv.compile(schema));
+  return (value) => (validate(value) ? undefined : (validate.errors ?? []));
+}
+
 /** A validator for a JSON value with the strict body rules, for values validated outside a route (bulk items). */
 export function compileBodyValidator(schema: object): (value: unknown) => ValidationFailure | undefined {
-  const validate = withNulRule(bodyAjv.compile(schema));
-  return (value) => (validate(value) ? undefined : describeValidation(validate.errors ?? []));
+  const check = compileBodyCheck(schema);
+  return (value) => {
+    const errors = check(value);
+    return errors ? describeValidation(errors) : undefined;
+  };
 }

@@ -216,6 +216,17 @@ describe('link and campaign tools', () => {
     expect((await api.get('/api/v1/links?limit=100')).body.data.length).toBe(before);
   });
 
+  it('create_link applies the REST body rules themselves: too many tags is what REST answers, code and details', async () => {
+    const args = { destination: 'https://example.com/tags', tags: Array.from({ length: 21 }, (_, i) => `t${i}`) };
+    const error = await toolError(mcp, 'create_link', args);
+    const rest = (await api.post('/api/v1/links', args)).body.error;
+    expect(rest.code).toBe('validation_failed');
+    expect(error.code).toBe(rest.code);
+    expect(error.details).toEqual(rest.details);
+    const { tools } = await mcp.client.listTools();
+    expect(tools.find((t) => t.name === 'create_link')!.inputSchema.properties!.tags).toMatchObject({ maxItems: 20 });
+  });
+
   it('list_links pages newest first with search and tag filters, as GET /api/v1/links does', async () => {
     for (const [i, tags] of [['spring'], ['spring', 'poster'], ['autumn'], ['spring']].entries()) {
       await tool(mcp, 'create_link', { destination: `https://example.com/list/${i}`, tags });

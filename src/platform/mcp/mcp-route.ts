@@ -1,24 +1,23 @@
-// POST /api/mcp: the MCP endpoint, Streamable HTTP without sessions or event
-// streams: one JSON-RPC message per POST, answered with one JSON body.
+// A product's MCP endpoint, Streamable HTTP without sessions or event streams:
+// one JSON-RPC message per POST, answered with one JSON body.
 //
 // Layers, outside in:
-// - HTTP: the same authentication hook as /api/v1 (same keys, Enterprise only,
-//   the same per-workspace limit, so REST and MCP requests count together, and
-//   the same X-RateLimit headers). Its refusals (401, 403, 429), and an
-//   oversized (413) or non-JSON (415) body, keep the REST error body.
+// - HTTP: the product's authentication hook (for the link product the one of
+//   /api/v1, so REST and MCP requests share keys, limit and X-RateLimit
+//   headers). Its refusals, and an oversized (413) or non-JSON (415) body,
+//   keep the REST error body.
 // - JSON-RPC, checked here before the SDK sees the message: -32700 for a body
 //   that is not JSON, -32600 for JSON that is not one JSON-RPC message (batches
 //   are gone from protocol 2025-06-18), -32602 for malformed params of the
 //   methods we serve; 406 when the client will not take JSON, 400 for another
 //   protocol version. Every JSON-RPC error body is {jsonrpc, id, error:{code, message}}.
-// - MCP: a fresh McpServer and SDK transport per request (mcp-server.ts);
+// - MCP: a fresh server and SDK transport per request (mcp-server.ts);
 //   unknown methods get -32601 from the SDK.
 // GET (the event-stream request) and DELETE (session end) are refused with 405
 // and `Allow: POST`, before authentication: they do nothing for anyone.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import secureJson from 'secure-json-parse';
-import type { z } from 'zod';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
@@ -29,26 +28,39 @@ import {
   PingRequestSchema,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { errorResponses, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
-import type { App } from '../../platform/http/server.ts';
-import { buildMcpServer, MCP_PROTOCOL_VERSION } from './mcp-server.ts';
+import { errorResponses, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
+import type { App } from '../http/server.ts';
+import { buildMcpServer, MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
+import { toolCatalog } from './tool-catalog.ts';
 import type { McpTool } from './tool.ts';
 
-export const MCP_PATH = '/api/mcp';
+export interface McpRouteDeps {
+  /** Where the endpoint is, e.g. /api/mcp. */
+  path: string;
+  /** OpenAPI tags of its routes. */
+  tags: string[];
+  /** For the OpenAPI description: how the endpoint is authenticated and limited, where its tools are described. */
+  about: string;
+  /** The product's authentication (and rate-limit) hook; it refuses with the REST error body. */
+  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** The tenant `authenticate` admitted, handed to the tools as ToolContext.tenantId. */
+  tenantOf: (request: FastifyRequest) => string;
+  server: McpServerInfo;
+  tools: readonly McpTool[];
+}
 
 /** The JSON-RPC 2.0 error codes answered here (-32601, unknown method, comes from the SDK). */
 const JSON_RPC = { parseError: -32700, invalidRequest: -32600, invalidParams: -32602, serverError: -32000 } as const;
 
-export interface McpRouteDeps {
-  /** The /api/v1 authentication and rate-limit hook. */
-  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  tools: readonly McpTool[];
-}
-
 const rpcError = (id: string | number | null, code: number, message: string) => ({ jsonrpc: '2.0' as const, id, error: { code, message } });
 
+/** A request schema of the SDK (zod inside; only its safeParse is used here). */
+interface RequestSchema {
+  safeParse(value: unknown): { success: boolean; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+}
+
 /** The request schemas of the methods this server answers, to refuse malformed params with -32602. */
-const PARAMS: Record<string, z.ZodType> = {
+const PARAMS: Record<string, RequestSchema> = {
   initialize: InitializeRequestSchema,
   ping: PingRequestSchema,
   'tools/list': ListToolsRequestSchema,
@@ -82,7 +94,7 @@ function parseMessage(text: string | undefined): Parsed {
   if (isJSONRPCRequest(message.data)) {
     const params = PARAMS[message.data.method]?.safeParse(message.data);
     if (params && !params.success) {
-      const problems = params.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      const problems = (params.error?.issues ?? []).map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ');
       return { status: 200, body: rpcError(message.data.id, JSON_RPC.invalidParams, `Invalid params for ${message.data.method}: ${problems}`) };
     }
   }
@@ -112,7 +124,8 @@ const JsonRpcResponse = Type.Object(
 const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS) => ({ ...JsonRpcResponse, description, headers }) as never;
 
 export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
-  const tags = ['mcp'];
+  const { path, tags } = deps;
+  const catalog = toolCatalog(deps.tools);
 
   await app.register(async (scope) => {
     // The body is read as text and parsed here, so that bad JSON is a JSON-RPC
@@ -120,17 +133,16 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-    scope.post(MCP_PATH, {
+    scope.post(path, {
       onRequest: deps.authenticate,
       // The body schema documents the message; parseMessage checks it, as JSON-RPC answers, not as a REST 400.
       validatorCompiler: () => () => true,
       schema: {
         tags,
-        summary: 'MCP endpoint (JSON-RPC, protocol 2025-06-18)',
+        summary: `MCP endpoint (JSON-RPC, protocol ${MCP_PROTOCOL_VERSION})`,
         description:
           'Model Context Protocol over Streamable HTTP, stateless: one JSON-RPC message per POST, one JSON answer, no sessions and no event stream. ' +
-          'Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). Methods: initialize, ping, tools/list, tools/call. ' +
-          'See /.well-known/mcp.json for the tools.',
+          `Methods: initialize, ping, tools/list, tools/call. ${deps.about}`,
         body: JsonRpcMessage,
         response: {
           200: jsonRpcAnswer('The JSON-RPC response (a result, or an error such as -32601 method not found or -32602 invalid params).'),
@@ -152,7 +164,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       const parsed = parseMessage(request.body as unknown as string | undefined);
       if ('status' in parsed) return sendJson(parsed.status, parsed.body);
 
-      const server = buildMcpServer(deps.tools, { workspaceId: request.linksAuth.workspaceId, requestId: request.id, log: request.log });
+      const server = buildMcpServer(deps.server, catalog, { tenantId: deps.tenantOf(request), requestId: request.id, log: request.log });
       // The web-standard core of the SDK's StreamableHTTPServerTransport (which only adapts Node's req/res to it): it hands back a
       // Response, so the answer goes out through Fastify's reply with the headers the hooks set (X-RateLimit-*, x-request-id).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -162,7 +174,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
         // Headers as the transport requires them; what the client sent was checked above.
         const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
         if (version) headers['mcp-protocol-version'] = version;
-        const response = await transport.handleRequest(new Request(`http://localhost${MCP_PATH}`, { method: 'POST', headers }), { parsedBody: parsed.message });
+        const response = await transport.handleRequest(new Request(`http://localhost${path}`, { method: 'POST', headers }), { parsedBody: parsed.message });
         const text = await response.text();
         reply.status(response.status as 200);
         if (text === '') return reply.send();
@@ -174,7 +186,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
 
     scope.route({
       method: ['GET', 'DELETE'],
-      url: MCP_PATH,
+      url: path,
       schema: {
         tags,
         security: [],

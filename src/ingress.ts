@@ -1,11 +1,11 @@
 // The ingress: the HTTP process. It only does what must be answered now and
 // publishes the rest to topics. The platform owns the server and the shared
 // prefixes; each product adds its part here.
-import { Repeating } from './platform/background.ts';
 import type { Platform } from './platform/platform.ts';
 import { registerApiShell } from './platform/http/api-shell.ts';
 import { createAttemptGuard } from './platform/http/attempt-guard.ts';
 import { buildServer, type App } from './platform/http/server.ts';
+import { startOutboxRelays } from './platform/outbox/start-outbox-relays.ts';
 import { linksHttp, linksOpenApi } from './links/links-http.ts';
 import { wireLinks } from './links/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
@@ -25,12 +25,9 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   const linksSurface = linksHttp(platform, links, guard);
   await registerApiShell(app, { products: [linksSurface.api], adminToken: config.ADMIN_TOKEN, guard });
   const redirects = await linksSurface.registerRoot(app);
-  // Relays: publish link changes and conversions that a crash or a Kafka outage left unpublished (older than 2 s).
-  for (const relay of [() => links.changelog.relayOnce(2000), () => links.conversions.relayOnce(2000)]) {
-    const repeating = new Repeating(relay, 1000);
-    repeating.start();
-    app.addHook('onClose', () => repeating.stop());
-  }
+  // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
+  const relays = startOutboxRelays(links.outboxes);
+  app.addHook('onClose', () => relays.stop());
   await app.ready();
   return Object.assign(app, { redirects });
 }

@@ -3,6 +3,7 @@
 // built from configuration in two places.
 import type { Config } from '../platform/config.ts';
 import { listSetting } from '../platform/config.ts';
+import type { Outbox } from '../platform/outbox/outbox.ts';
 import type { Platform } from '../platform/platform.ts';
 import { CampaignStore } from './campaigns/campaign-store.ts';
 import { LinkChangelog } from './changelog/link-changelog.ts';
@@ -37,6 +38,8 @@ export interface LinksServices {
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
   renderPool: () => RenderPool;
   qrImages: { timeoutMs: number; maxBytes: number; allowHosts: string[] };
+  /** The product's transactional outboxes, relayed by the platform in the ingress. */
+  outboxes: readonly Outbox[];
 }
 
 export interface LinksWiringOptions {
@@ -48,6 +51,8 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   const { pg, log, publisher } = platform;
   const shortLinkBase = config.SHORT_LINK_BASE_URL || config.PUBLIC_BASE_URL;
   const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
+  const changelog = new LinkChangelog(pg, publisher, log);
+  const conversions = new Conversions(pg, publisher, log, config.CLICK_ID_SECRET);
   return {
     config,
     shortLinkBase,
@@ -55,8 +60,8 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     workspaces: new Workspaces(pg),
     links: new LinkStore(pg, new URL(shortLinkBase).host, options.reservedShortIds),
     campaigns: new CampaignStore(pg),
-    changelog: new LinkChangelog(pg, publisher, log),
-    conversions: new Conversions(pg, publisher, log, config.CLICK_ID_SECRET),
+    changelog,
+    conversions,
     funnels: new FunnelQueries(platform.clickhouse, pg),
     webhooks: {
       store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
@@ -77,6 +82,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
       },
     },
     renderPool: () => new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined }),
+    outboxes: [changelog.outbox, conversions.outbox],
     qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },
   };
 }

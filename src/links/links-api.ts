@@ -3,6 +3,7 @@
 import { listSetting } from '../platform/config.ts';
 import type { Platform } from '../platform/platform.ts';
 import { errorBody, type App } from '../platform/http/server.ts';
+import { serveOpenApiDocument } from '../platform/http/openapi.ts';
 import { createApiAuth, createAttemptGuard } from './auth/api-auth.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
@@ -91,6 +92,6 @@ export async function registerLinksApi(app: App, platform: Platform): Promise<Li
     apiPerMinute: config.API_RATE_LIMIT_PER_MINUTE,
   });
 
-  app.get('/api/v1/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
+  serveOpenApiDocument(app, '/api/v1/openapi');
   return { changelog, conversions };
 }

@@ -3,6 +3,8 @@
 // it speaks, how to authenticate, the limit, and the tools, from the same tool
 // definitions the server registers.
 import { Type, type Static } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { CLIENT_REFUSALS, documentOnly } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { MCP_PATH } from './mcp-route.ts';
 import { MCP_PROTOCOL_VERSION, SERVER_INFO } from './mcp-server.ts';
@@ -37,7 +39,7 @@ const McpDiscovery = Type.Object(
     }),
     tools: Type.Array(Type.Object({ name: Type.String(), title: Type.String(), description: Type.String() })),
   },
-  { title: 'McpDiscovery' },
+  { $id: 'McpDiscovery', title: 'McpDiscovery' },
 );
 type McpDiscoveryType = Static<typeof McpDiscovery>;
 
@@ -67,13 +69,16 @@ export function discoveryDocument(tools: readonly McpTool[], publicBaseUrl: stri
 
 export async function discoveryRoute(app: App, deps: { tools: readonly McpTool[]; publicBaseUrl: string; requestsPerMinute: number }): Promise<void> {
   const document = discoveryDocument(deps.tools, deps.publicBaseUrl, deps.requestsPerMinute);
+  addComponents(app, [McpDiscovery]);
   app.get(DISCOVERY_PATH, {
     schema: {
       tags: ['mcp'],
       security: [],
+      operationId: 'getMcpDiscovery',
       summary: 'MCP discovery document (public)',
       description: 'The MCP endpoint, its protocol version, transport, authentication, limit and tools.',
-      response: { 200: McpDiscovery },
+      response: { 200: { ...ref(McpDiscovery), description: 'The discovery document.', headers: { 'cache-control': Type.String({ description: 'public, max-age=300' }) } } },
     },
+    config: documentOnly({ response: CLIENT_REFUSALS }),
   }, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(document));
 }

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import { notFound } from '../../platform/http/errors.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
 import { errorResponses } from '../../platform/http/openapi.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { App } from '../../platform/http/server.ts';
@@ -12,17 +13,24 @@ import { PLANS } from '../workspaces/plans.ts';
 import type { Workspaces } from '../workspaces/workspaces.ts';
 
 const PlanSchema = StringEnum(PLANS);
-const Workspace = Type.Object({ id: Type.String(), name: Type.String(), plan: PlanSchema, createdAt: Type.String(), updatedAt: Type.String() }, { title: 'Workspace' });
+const Workspace = Type.Object({ id: Type.String(), name: Type.String(), plan: PlanSchema, createdAt: Type.String(), updatedAt: Type.String() }, { $id: 'Workspace', title: 'Workspace' });
 const KeyInfo = Type.Object(
   { id: Type.String(), workspaceId: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String(), lastUsedAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]) },
-  { title: 'ApiKey' },
+  { $id: 'ApiKey', title: 'ApiKey' },
 );
+const WorkspaceList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(Workspace)) }, { $id: 'WorkspaceList', title: 'WorkspaceList' });
+const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(KeyInfo)) }, { $id: 'ApiKeyList', title: 'ApiKeyList' });
+const IssuedApiKey = Type.Object({ key: Type.String({ description: 'The secret key, shown once.' }), apiKey: ref(KeyInfo) }, { $id: 'IssuedApiKey', title: 'IssuedApiKey' });
+// Every admin route: 401 for a wrong token, 429 past the failed-attempt allowance, 404 when no ADMIN_TOKEN is configured.
+const ADMIN_ERRORS = [401, 404, 429] as const;
+const ADMIN_BODY_ERRORS = [...ADMIN_ERRORS, 400, 413, 415] as const;
 const WsParams = Type.Object({ workspaceId: Type.String() });
 
 export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys: ApiKeys }): Promise<void> {
   const { workspaces, keys } = deps;
   const tags = ['workspaces'];
   const security = [{ adminToken: [] }];
+  addComponents(app, [Workspace, KeyInfo, WorkspaceList, ApiKeyList, IssuedApiKey]);
 
   const workspaceOf = async (id: string) => {
     const ws = isUuid(id) ? await workspaces.get(id) : undefined;
@@ -32,21 +40,21 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
 
   app.post('/workspaces', {
     schema: {
-      tags, security, summary: 'Create a workspace',
+      tags, security, operationId: 'createWorkspace', summary: 'Create a workspace',
       body: Type.Object({ name: Name(120), plan: PlanSchema }, { additionalProperties: false }),
-      response: { 201: Workspace, ...errorResponses(400, 401) },
+      response: { 201: ref(Workspace), ...errorResponses(...ADMIN_BODY_ERRORS) },
     },
   }, async (request, reply) => reply.status(201).send(await workspaces.create(request.body.name, request.body.plan)));
 
   app.get('/workspaces', {
-    schema: { tags, security, summary: 'List workspaces', response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(Workspace) }), ...errorResponses(401) } },
+    schema: { tags, security, operationId: 'listWorkspaces', summary: 'List workspaces', response: { 200: ref(WorkspaceList), ...errorResponses(...ADMIN_ERRORS) } },
   }, async () => ({ object: 'list' as const, data: await workspaces.list() }));
 
   app.patch('/workspaces/:workspaceId', {
     schema: {
-      tags, security, summary: 'Change the plan of a workspace', params: WsParams,
+      tags, security, operationId: 'updateWorkspacePlan', summary: 'Change the plan of a workspace', params: WsParams,
       body: Type.Object({ plan: PlanSchema }, { additionalProperties: false }),
-      response: { 200: Workspace, ...errorResponses(400, 401, 404) },
+      response: { 200: ref(Workspace), ...errorResponses(...ADMIN_BODY_ERRORS) },
     },
   }, async (request) => {
     await workspaceOf(request.params.workspaceId);
@@ -55,10 +63,10 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
 
   app.post('/workspaces/:workspaceId/keys', {
     schema: {
-      tags, security, summary: 'Issue an API key', description: 'The `key` is returned only in this response; it is stored as a SHA-256 hash.',
+      tags, security, operationId: 'createApiKey', summary: 'Issue an API key', description: 'The `key` is returned only in this response; it is stored as a SHA-256 hash.',
       params: WsParams,
       body: Type.Object({ name: Name(120) }, { additionalProperties: false }),
-      response: { 201: Type.Object({ key: Type.String({ description: 'The secret key, shown once.' }), apiKey: KeyInfo }), ...errorResponses(400, 401, 404) },
+      response: { 201: ref(IssuedApiKey), ...errorResponses(...ADMIN_BODY_ERRORS) },
     },
   }, async (request, reply) => {
     await workspaceOf(request.params.workspaceId);
@@ -67,7 +75,7 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
   });
 
   app.get('/workspaces/:workspaceId/keys', {
-    schema: { tags, security, summary: 'List API keys (without secrets)', params: WsParams, response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(KeyInfo) }), ...errorResponses(401, 404) } },
+    schema: { tags, security, operationId: 'listApiKeys', summary: 'List API keys (without secrets)', params: WsParams, response: { 200: ref(ApiKeyList), ...errorResponses(...ADMIN_ERRORS) } },
   }, async (request) => {
     await workspaceOf(request.params.workspaceId);
     return { object: 'list' as const, data: await keys.list(request.params.workspaceId) };
@@ -75,9 +83,9 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
 
   app.delete('/workspaces/:workspaceId/keys/:keyId', {
     schema: {
-      tags, security, summary: 'Revoke an API key', description: 'Takes effect on the next request.',
+      tags, security, operationId: 'revokeApiKey', summary: 'Revoke an API key', description: 'Takes effect on the next request.',
       params: Type.Object({ workspaceId: Type.String(), keyId: Type.String() }),
-      response: { 200: KeyInfo, ...errorResponses(401, 404) },
+      response: { 200: ref(KeyInfo), ...errorResponses(...ADMIN_ERRORS) },
     },
   }, async (request) => {
     await workspaceOf(request.params.workspaceId);

@@ -2,13 +2,14 @@
 // and the raw export.
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../../platform/http/errors.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { AnalyticsQueries } from './analytics-queries.ts';
-import { Analytics, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
+import { Analytics, ANALYTICS_COMPONENTS, EXPORT_COLUMNS, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { scanAnalytics, withLinkIds } from './scan-analytics.ts';
 import { exportScans } from './scan-export.ts';
 import { checkStorableRange, resolveRange } from './time-range.ts';
@@ -18,10 +19,11 @@ const DAY = 86_400_000;
 export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore }): Promise<void> {
   const queries = new AnalyticsQueries(deps.clickhouse);
   const tags = ['analytics'];
+  addComponents(app, ANALYTICS_COMPONENTS);
 
   app.get('/analytics', {
     schema: {
-      tags, summary: 'Workspace scan analytics',
+      tags, operationId: 'getWorkspaceAnalytics', summary: 'Workspace scan analytics',
       description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), country.',
       querystring: WorkspaceAnalyticsQuery,
       response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics.'), ...errorResponses(...API_ERRORS) },
@@ -33,7 +35,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
 
   app.get('/links/:id/analytics', {
     schema: {
-      tags, summary: 'Scan analytics of one link',
+      tags, operationId: 'getLinkAnalytics', summary: 'Scan analytics of one link',
       description: 'The same groups as the workspace analytics, for one link and a range.',
       params: Type.Object({ id: Type.String({ description: 'Link UUID.' }) }),
       querystring: LinkAnalyticsQuery,
@@ -50,11 +52,19 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
 
   app.get('/analytics/export', {
     schema: {
-      tags, summary: 'Export raw scan events (CSV or JSON)',
+      tags, operationId: 'exportScans', summary: 'Export raw scan events (CSV or JSON)',
       description: 'Oldest first, at most 50,000 rows, streamed. CSV has a header row; JSON is an array of objects. Columns: scanId, timestamp, linkId, shortId, campaignId, destination, country, region, city, device, os, browser, referrer, referrerHost, utmSource, utmMedium, utmCampaign, utmTerm, utmContent, isBot, visitorId, clickId, userAgent.',
       querystring: ExportQuery,
       response: {
-        200: { description: 'The scans, as text/csv or application/json.', type: 'string', headers: RATE_LIMIT_HEADERS } as never,
+        // A stream: Fastify sends it as it is, whatever the schema.
+        200: {
+          description: 'The scans, oldest first, as an attachment.',
+          headers: { ...RATE_LIMIT_HEADERS, 'content-disposition': Type.String({ description: 'attachment; filename="scans.csv" (or scans.json)' }) },
+          content: {
+            'text/csv': { schema: Type.String({ description: `format=csv: a header row, then one row per scan. Columns: ${EXPORT_COLUMNS.join(', ')}.` }) },
+            'application/json': { schema: Type.Array(Type.Object({}, { additionalProperties: true, description: `One object per scan with the keys ${EXPORT_COLUMNS.join(', ')}.` })) },
+          },
+        } as never,
         ...errorResponses(...API_ERRORS, 404),
       },
     },

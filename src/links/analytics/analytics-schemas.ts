@@ -1,12 +1,17 @@
 // Query parameters and answers of the analytics endpoints.
 import { Type, type Static } from '@sinclair/typebox';
+import { ref } from '../../platform/http/components.ts';
 import { Uuid } from '../../platform/http/schema-types.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
 
 const Count = Type.Integer({ minimum: 0 });
-const ValueCount = Type.Object({ value: Type.String(), count: Count });
+const ValueCount = Type.Object({ value: Type.String(), count: Count }, { $id: 'AnalyticsValueCount', title: 'AnalyticsValueCount', description: 'How often one value was seen.' });
+export const TimeBucket = Type.Object(
+  { start: Type.String({ format: 'date-time' }), scans: Count, uniqueVisitors: Count },
+  { $id: 'AnalyticsTimeBucket', title: 'AnalyticsTimeBucket', description: 'Scans in one bucket of the time series, from `start`.' },
+);
 
 const range = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive), rounded down to the hour, UTC. Default: 30 days before `to`.' })),
@@ -41,7 +46,7 @@ export const Analytics = Type.Object(
     interval: Type.String(),
     totalScans: Count,
     uniqueVisitors: Type.Integer({ minimum: 0, description: 'Distinct visitors (daily-salted IP+User-Agent hash), estimated with HyperLogLog (about 1.6% standard error).' }),
-    timeseries: Type.Array(Type.Object({ start: Type.String({ format: 'date-time' }), scans: Count, uniqueVisitors: Count })),
+    timeseries: Type.Array(ref(TimeBucket)),
     topLinks: Type.Array(Type.Object({ shortId: Type.String(), linkId: Type.Union([Type.String(), Type.Null()]), scans: Count })),
     countries: Type.Array(Type.Object({ country: Type.String({ description: 'ISO 3166-1 alpha-2.' }), count: Count })),
     cities: Type.Array(Type.Object({ city: Type.String(), country: Type.String(), count: Count })),
@@ -50,16 +55,19 @@ export const Analytics = Type.Object(
     browsers: Type.Array(Type.Object({ browser: Type.String(), count: Count })),
     referrers: Type.Array(Type.Object({ referrer: Type.String({ description: 'Referring host, or "(direct)".' }), count: Count })),
     utm: Type.Object({
-      sources: Type.Array(ValueCount),
-      mediums: Type.Array(ValueCount),
-      campaigns: Type.Array(ValueCount),
-      terms: Type.Array(ValueCount),
-      contents: Type.Array(ValueCount),
+      sources: Type.Array(ref(ValueCount)),
+      mediums: Type.Array(ref(ValueCount)),
+      campaigns: Type.Array(ref(ValueCount)),
+      terms: Type.Array(ref(ValueCount)),
+      contents: Type.Array(ref(ValueCount)),
     }),
   },
-  { title: 'Analytics' },
+  { $id: 'Analytics', title: 'Analytics' },
 );
 export type AnalyticsType = Static<typeof Analytics>;
+
+/** The named schemas of analytics, registered with the analytics routes. */
+export const ANALYTICS_COMPONENTS = [ValueCount, TimeBucket, Analytics];
 
 export const ExportQuery = Type.Object(
   {

@@ -1,5 +1,6 @@
 // JSON shapes of campaigns (link folders).
 import { Type, type Static } from '@sinclair/typebox';
+import { ref } from '../../platform/http/components.ts';
 import { Name } from '../../platform/http/schema-types.ts';
 
 export const Campaign = Type.Object(
@@ -12,7 +13,7 @@ export const Campaign = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { title: 'Campaign' },
+  { $id: 'Campaign', title: 'Campaign' },
 );
 export type CampaignType = Static<typeof Campaign>;
 
@@ -21,7 +22,7 @@ export const CreateCampaignBody = Type.Object(
     name: Name(120, { description: 'Unique in the workspace, case-insensitively; stored trimmed.', examples: ['Spring menu 2027'] }),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
   },
-  { additionalProperties: false, title: 'CreateCampaign' },
+  { $id: 'CreateCampaign', additionalProperties: false, title: 'CreateCampaign' },
 );
 export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
 
@@ -30,7 +31,7 @@ export const UpdateCampaignBody = Type.Object(
     name: Type.Optional(Name(120)),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
   },
-  { additionalProperties: false, minProperties: 1, title: 'UpdateCampaign' },
+  { $id: 'UpdateCampaign', additionalProperties: false, minProperties: 1, title: 'UpdateCampaign' },
 );
 export type UpdateCampaignInput = Static<typeof UpdateCampaignBody>;
 
@@ -43,6 +44,9 @@ export const ListCampaignsQuery = Type.Object(
 );
 
 export const CampaignList = Type.Object(
-  { object: Type.Literal('list'), data: Type.Array(Campaign), nextCursor: Type.Union([Type.String(), Type.Null()]) },
-  { title: 'CampaignList' },
+  { object: Type.Literal('list'), data: Type.Array(ref(Campaign)), nextCursor: Type.Union([Type.String(), Type.Null()]) },
+  { $id: 'CampaignList', title: 'CampaignList' },
 );
+
+/** The named schemas of campaigns, registered with the campaign routes. */
+export const CAMPAIGN_COMPONENTS = [Campaign, CampaignList, CreateCampaignBody, UpdateCampaignBody];

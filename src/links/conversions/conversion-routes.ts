@@ -1,28 +1,31 @@
 // REST routes of conversion tracking and the funnel.
 import { ApiError } from '../../platform/http/errors.ts';
-import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { checkStorableRange, MAX_RANGE_DAYS } from '../analytics/time-range.ts';
-import { Conversion, Funnel, FunnelQuery, TrackBody } from './conversion-schemas.ts';
+import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, TrackBody } from './conversion-schemas.ts';
 import type { Conversions } from './conversions.ts';
 import type { FunnelQueries } from './funnel-query.ts';
 
 const DAY = 86_400_000;
 
 export async function conversionRoutes(app: App, deps: { conversions: Conversions; funnels: FunnelQueries }): Promise<void> {
+  addComponents(app, CONVERSION_COMPONENTS);
   app.post('/track', {
     schema: {
       tags: ['conversions'],
+      operationId: 'trackConversion',
       summary: 'Record a conversion or a tracked click for a click ID',
       description:
         'Send the `svc_cid` value the destination received. `type: "click"` records that the visitor landed (once per scan unless you key it yourself); ' +
         '`type: "conversion"` (default) records a goal, with optional revenue. With `externalId`, a repeat records nothing new and answers 200 with the first record and `duplicate: true`. ' +
         'Errors: `click_id_malformed` (400), `click_id_unknown` (404: not issued by this service), `click_id_other_workspace` (403), `unknown_currency`, `currency_required`, `amount_required`, `amount_not_allowed`, `amount_too_precise`, `invalid_metadata_key`, `metadata_too_large` (400).',
-      body: TrackBody,
+      body: ref(TrackBody),
       response: {
         201: withRateLimitHeaders(Conversion, 'Recorded.'),
         200: withRateLimitHeaders(Conversion, 'A repeat of an earlier externalId: nothing new recorded.'),
-        ...errorResponses(...API_ERRORS, 404),
+        ...errorResponses(...API_BODY_ERRORS, 404),
       },
     },
   }, async (request, reply) => {
@@ -33,6 +36,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
   app.get('/analytics/funnel', {
     schema: {
       tags: ['analytics', 'conversions'],
+      operationId: 'getFunnel',
       summary: 'Scan → tracked click → conversion funnel',
       description: 'Counts over a range (default the last 30 days), for the workspace, one link or one campaign, with revenue summed per currency.',
       querystring: FunnelQuery,

@@ -1,6 +1,7 @@
 // JSON shapes of conversion tracking (POST /api/v1/track) and of the
 // scan → tracked click → conversion funnel.
 import { Type, type Static } from '@sinclair/typebox';
+import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 
 export const TRACK_TYPES = ['conversion', 'click'] as const;
@@ -23,7 +24,7 @@ export const TrackBody = Type.Object(
     externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Your id for this event (order or customer id): the idempotency key. A repeat with the same type, event name and externalId records nothing new and returns the first record with `duplicate: true`.' })),
     metadata: Type.Optional(Metadata),
   },
-  { additionalProperties: false, title: 'TrackRequest' },
+  { $id: 'TrackRequest', additionalProperties: false, title: 'TrackRequest' },
 );
 export type TrackInput = Static<typeof TrackBody>;
 
@@ -44,7 +45,7 @@ export const Conversion = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     duplicate: Type.Boolean({ description: 'True when externalId was seen before: nothing new was recorded and this is the first record.' }),
   },
-  { title: 'Conversion' },
+  { $id: 'Conversion', title: 'Conversion' },
 );
 export type ConversionType = Static<typeof Conversion>;
 
@@ -60,7 +61,10 @@ export const FunnelQuery = Type.Object(
 );
 export type FunnelQueryType = Static<typeof FunnelQuery>;
 
-export const Revenue = Type.Object({ currency: Type.String(), amount: Type.Number(), conversions: Type.Integer() });
+export const Revenue = Type.Object(
+  { currency: Type.String(), amount: Type.Number({ description: 'In major units (12.5 = twelve and a half).' }), conversions: Type.Integer() },
+  { $id: 'FunnelRevenue', title: 'FunnelRevenue', description: 'Revenue in one currency.' },
+);
 
 export const Funnel = Type.Object(
   {
@@ -75,8 +79,11 @@ export const Funnel = Type.Object(
     convertedScans: Type.Integer({ description: 'Distinct scans with at least one conversion in the range.' }),
     clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans; above 1 when clicks in the range come from earlier scans).' }),
     conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans; above 1 when conversions in the range come from earlier scans).' }),
-    revenue: Type.Array(Revenue, { description: 'Revenue per currency, largest first; conversions without amount are not listed.' }),
+    revenue: Type.Array(ref(Revenue), { description: 'Revenue per currency, largest first; conversions without amount are not listed.' }),
   },
-  { title: 'Funnel' },
+  { $id: 'Funnel', title: 'Funnel' },
 );
 export type FunnelType = Static<typeof Funnel>;
+
+/** The named schemas of conversions, registered with the conversion routes. */
+export const CONVERSION_COMPONENTS = [TrackBody, Conversion, Revenue, Funnel];

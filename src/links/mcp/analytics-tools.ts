@@ -7,7 +7,7 @@ import { StringEnum } from '../../platform/http/schema-types.ts';
 import { defineTool, READ_ONLY, withDefault } from '../../platform/mcp/tool.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { AnalyticsQueries } from '../analytics/analytics-queries.ts';
-import { Analytics, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
+import { Analytics, TimeBucket, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
 import { linksByShortId, scanAnalytics } from '../analytics/scan-analytics.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import { Funnel } from '../conversions/conversion-schemas.ts';
@@ -27,7 +27,7 @@ export interface AnalyticsToolDeps {
 }
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const scanRow = Analytics.properties.timeseries.items.properties;
+const scanRow = TimeBucket.properties;
 
 /** Fraction of part in whole, to 4 decimals (0 of nothing). */
 const share = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);

@@ -61,6 +61,8 @@ export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
   await mcpRoute(app, {
     path: MCP_PATH,
     tags,
+    operationIds: { post: 'postMcpMessage', get: 'openMcpEventStream', delete: 'endMcpSession' },
+    security: [{ bearerAuth: [] }],
     about: `Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). See ${DISCOVERY_PATH} for the tools.`,
     authenticate: deps.authenticate,
     tenantOf: (request) => request.linksAuth.workspaceId,
@@ -70,6 +72,7 @@ export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
   await discoveryRoute(app, {
     path: DISCOVERY_PATH,
     tags,
+    operationId: 'getMcpDiscovery',
     content: {
       server: SERVER_INFO,
       description: 'List and create short links and campaigns, read scan analytics and the conversion funnel, and record conversions, for one workspace.',

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
-import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { API_BODY_ERRORS, errorResponses, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -63,7 +64,7 @@ export const QrBody = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false, title: 'QrRequest', examples: [{ shortId: 'spring-menu', format: 'svg', size: 512, style: { fgColor: '#1a237e' } }] },
+  { $id: 'QrRequest', additionalProperties: false, title: 'QrRequest', examples: [{ shortId: 'spring-menu', format: 'svg', size: 512, style: { fgColor: '#1a237e' } }] },
 );
 
 export const BarcodeBody = Type.Object(
@@ -75,10 +76,26 @@ export const BarcodeBody = Type.Object(
     height: Type.Optional(Type.Integer({ minimum: 5, maximum: 50, default: 15, description: 'Bar height in millimetres.' })),
     includeText: Type.Optional(Type.Boolean({ default: true, description: 'Print the human-readable text under the bars.' })),
   },
-  { additionalProperties: false, title: 'BarcodeRequest', examples: [{ symbology: 'ean-13', data: '5901234123457', format: 'png' }] },
+  { $id: 'BarcodeRequest', additionalProperties: false, title: 'BarcodeRequest', examples: [{ symbology: 'ean-13', data: '5901234123457', format: 'png' }] },
 );
 
-const ImageResponse = { 200: { description: 'The image (image/png or image/svg+xml).', type: 'string', headers: RATE_LIMIT_HEADERS } as never };
+// The image is a Buffer, which Fastify sends as it is, whatever the schema.
+const IMAGE_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  'cache-control': Type.String({ description: 'private, max-age=86400' }),
+  etag: Type.String({ description: 'The same request always renders the same bytes; send it back as If-None-Match.' }),
+};
+const ImageResponse = {
+  200: {
+    description: 'The image, in the requested format.',
+    headers: IMAGE_HEADERS,
+    content: {
+      'image/png': { schema: Type.String({ format: 'binary' }) },
+      'image/svg+xml': { schema: Type.String() },
+    },
+  } as never,
+  304: Type.Null({ description: 'Not modified: If-None-Match named the ETag of this image.', headers: IMAGE_HEADERS }),
+};
 
 /** Sends a rendered image with caching headers; the same request always renders the same bytes. */
 function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTask, image: RenderResult) {
@@ -89,14 +106,16 @@ function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTas
 }
 
 export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; shortLinkBase: string; images: OutboundOptions }): Promise<void> {
+  addComponents(app, [QrBody, BarcodeBody]);
+
   app.post('/qr', {
     // Room for a base64 halftone image of up to 1 MiB.
     bodyLimit: 2 * 1024 * 1024,
     schema: {
-      tags: ['qr'], summary: 'Render the QR code of a link (PNG or SVG)',
+      tags: ['qr'], operationId: 'renderQrCode', summary: 'Render the QR code of a link (PNG or SVG)',
       description: 'Encodes the link\'s short URL. 100 to 1024 px. A `style` needs format svg (400 styled_png_not_supported) and always uses error correction H. 503 render_busy when the renderer is saturated.',
-      body: QrBody,
-      response: { ...ImageResponse, ...errorResponses(...API_ERRORS, 404, 503) },
+      body: ref(QrBody),
+      response: { ...ImageResponse, ...errorResponses(...API_BODY_ERRORS, 404, 503) },
     },
   }, async (request, reply) => {
     const body = request.body;
@@ -134,10 +153,10 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
 
   app.post('/barcode', {
     schema: {
-      tags: ['qr'], summary: 'Render a barcode (UPC-A, EAN-13, EAN-8, ITF-14, GS1-128, Code 128)',
+      tags: ['qr'], operationId: 'renderBarcode', summary: 'Render a barcode (UPC-A, EAN-13, EAN-8, ITF-14, GS1-128, Code 128)',
       description: 'Check digits are verified: a wrong one gets 400 invalid_check_digit whose message names the expected digit (e.g. "EAN-13: the check digit should be 7, not 8."); data the symbology cannot hold gets 400 invalid_barcode_data naming the rule.',
-      body: BarcodeBody,
-      response: { ...ImageResponse, ...errorResponses(...API_ERRORS, 503) },
+      body: ref(BarcodeBody),
+      response: { ...ImageResponse, ...errorResponses(...API_BODY_ERRORS, 503) },
     },
   }, async (request, reply) => {
     const body = request.body;

@@ -8,6 +8,9 @@ import { isbot } from 'isbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
+import { ref } from '../../platform/http/components.ts';
+import { ErrorBody } from '../../platform/http/errors.ts';
+import { documentOnly, OTHER_ANSWERS, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
 import { rateLimitHeaders, type LimitDecision } from '../../platform/limits/sliding-window.ts';
 import { BufferedSlidingWindow } from '../../platform/limits/buffered-sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -48,6 +51,30 @@ declare module 'fastify' {
     redirectScan: RawScan | null;
   }
 }
+
+/** A refusal as it is sent: a small HTML page, or the error body to a client that accepts application/json. */
+const refusalResponse = (description: string, headers: object = {}) => ({
+  description,
+  headers: { 'cache-control': Type.String({ description: 'no-store' }), ...headers },
+  content: {
+    'text/html': { schema: Type.String({ description: 'A small page saying why.' }) },
+    'application/json': { schema: ref(ErrorBody) },
+  },
+});
+
+const REDIRECT_RESPONSES = {
+  302: Type.Null({
+    description: 'Redirect (GET and HEAD). A HEAD request is not a scan and its Location has no svc_cid.',
+    headers: {
+      location: Type.String({ description: 'The destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended.' }),
+      'cache-control': Type.String({ description: 'private, no-store, max-age=0: every scan must reach the service.' }),
+    },
+  }),
+  400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
+  404: refusalResponse('No link has this short ID (not_found).'),
+  410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
+  429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
+};
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
   app.decorateRequest('redirectScan', null);
@@ -116,14 +143,15 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     schema: {
       tags: ['redirect'],
       security: [],
+      operationId: 'redirect',
       summary: 'Follow a short link (records a scan)',
       description:
         '302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended. 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
       params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
-      response: {
-        302: Type.Null({ description: 'Redirect; `Location` holds the destination with svc_cid.' }),
-      },
+      response: REDIRECT_RESPONSES as never,
     },
+    // It never answers 2xx: any answer it does not list is the HTTP server's own.
+    config: documentOnly({ response: OTHER_ANSWERS }),
     // After the response is on the wire: journal the scan (published to Kafka from there).
     onResponse: (request, _reply, done) => {
       if (request.redirectScan) deps.record(request.redirectScan);

@@ -1,12 +1,13 @@
 // REST routes of links: create, get, update, soft-delete, list, bulk.
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../../platform/http/errors.ts';
-import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { API_BODY_ERRORS, API_ERRORS, documentOnly, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import { runBulk } from './bulk.ts';
 import { createLink, listLinks } from './link-operations.ts';
-import { BulkBody, BulkResult, CreateLinkBody, Link, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
+import { BulkBody, BulkLinksRequest, BulkResult, CreateLinkBody, Link, LINK_COMPONENTS, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
 import { toLink, type LinkStore } from './link-store.ts';
 
 export interface LinkRoutesDeps {
@@ -22,24 +23,25 @@ const IdParams = Type.Object({ id: Type.String({ description: 'Link UUID.' }) })
 export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> {
   const { store, changelog, baseUrl, onScanLimitChanged } = deps;
   const tags = ['links'];
+  addComponents(app, LINK_COMPONENTS);
 
   app.post('/links', {
     schema: {
-      tags, summary: 'Create a link', body: CreateLinkBody,
-      response: { 201: withRateLimitHeaders(Link, 'The new link.'), ...errorResponses(...API_ERRORS, 409) },
+      tags, operationId: 'createLink', summary: 'Create a link', body: ref(CreateLinkBody),
+      response: { 201: withRateLimitHeaders(Link, 'The new link.'), ...errorResponses(...API_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => reply.status(201).send(await createLink({ store, changelog, baseUrl }, request.linksAuth.workspaceId, request.body)));
 
   app.get('/links', {
     schema: {
-      tags, summary: 'List links', description: 'Newest first by default; search, tag and campaign filters; keyset pagination, up to 100 per page.',
+      tags, operationId: 'listLinks', summary: 'List links', description: 'Newest first by default; search, tag and campaign filters; keyset pagination, up to 100 per page.',
       querystring: ListLinksQuery,
       response: { 200: withRateLimitHeaders(LinkList, 'A page of links.'), ...errorResponses(...API_ERRORS) },
     },
   }, async (request) => listLinks(store, baseUrl, request.linksAuth.workspaceId, request.query));
 
   app.get('/links/:id', {
-    schema: { tags, summary: 'Get a link', params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The link.'), ...errorResponses(...API_ERRORS, 404) } },
+    schema: { tags, operationId: 'getLink', summary: 'Get a link', params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The link.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => {
     const row = await store.get(request.linksAuth.workspaceId, request.params.id);
     if (!row) throw notFound('link');
@@ -48,9 +50,9 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
 
   app.patch('/links/:id', {
     schema: {
-      tags, summary: 'Update a link', description: 'Change destination, tags, pixels, expiry, scan limit, active state, campaign or device URLs.',
-      params: IdParams, body: UpdateLinkBody,
-      response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_ERRORS, 404) },
+      tags, operationId: 'updateLink', summary: 'Update a link', description: 'Change destination, tags, pixels, expiry, scan limit, active state, campaign or device URLs.',
+      params: IdParams, body: ref(UpdateLinkBody),
+      response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_BODY_ERRORS, 404) },
     },
   }, async (request) => {
     const row = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
@@ -62,7 +64,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
 
   app.delete('/links/:id', {
     schema: {
-      tags, summary: 'Soft-delete a link', description: 'Sets isActive to false; the record is kept and can be reactivated with PATCH.',
+      tags, operationId: 'deleteLink', summary: 'Soft-delete a link', description: 'Sets isActive to false; the record is kept and can be reactivated with PATCH.',
       params: IdParams, response: { 200: withRateLimitHeaders(Link, 'The deactivated link.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
@@ -74,11 +76,13 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
 
   app.post('/links/bulk', {
     schema: {
-      tags, summary: 'Create, update or soft-delete up to 100 links',
+      tags, operationId: 'bulkLinks', summary: 'Create, update or soft-delete up to 100 links',
       description: 'Each operation is validated and applied on its own (`{action:"create", link}`, `{action:"update", id, changes}`, `{action:"delete", id}`); the result lists each one with its status.',
       body: BulkBody,
-      response: { 200: withRateLimitHeaders(BulkResult, 'One result per operation, in order.'), ...errorResponses(...API_ERRORS) },
+      response: { 200: withRateLimitHeaders(BulkResult, 'One result per operation, in order.'), ...errorResponses(...API_BODY_ERRORS) },
     },
+    // Validated loosely (each operation is checked on its own), documented precisely.
+    config: documentOnly({ body: ref(BulkLinksRequest) }),
   }, async (request) => {
     const result = await runBulk(store, request.linksAuth.workspaceId, request.body.operations, baseUrl);
     const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));

@@ -1,6 +1,8 @@
 // JSON shapes of the links API. These TypeBox schemas validate requests and
-// generate the OpenAPI document: one source of truth.
+// generate the OpenAPI document: one source of truth. Those with an $id are
+// named components (LINK_COMPONENTS), referenced with ref().
 import { Type, type Static } from '@sinclair/typebox';
+import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid as UuidType } from '../../platform/http/schema-types.ts';
 import { MAX_URL_LENGTH } from './url-rules.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
@@ -45,7 +47,7 @@ export const Link = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { title: 'Link' },
+  { $id: 'Link', title: 'Link' },
 );
 export type LinkType = Static<typeof Link>;
 
@@ -67,7 +69,7 @@ export const CreateLinkBody = Type.Object(
     ...settableFields,
     isActive: Type.Optional(Type.Boolean({ description: 'Create the link deactivated with false (default true).' })),
   },
-  { additionalProperties: false, title: 'CreateLink', description: 'Optional fields may be left out or null.' },
+  { $id: 'CreateLink', additionalProperties: false, title: 'CreateLink', description: 'Optional fields may be left out or null.' },
 );
 export type CreateLinkInput = Static<typeof CreateLinkBody>;
 
@@ -77,7 +79,7 @@ export const UpdateLinkBody = Type.Object(
     ...settableFields,
     isActive: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false, minProperties: 1, title: 'UpdateLink', description: 'Fields to change; null clears an optional field.' },
+  { $id: 'UpdateLink', additionalProperties: false, minProperties: 1, title: 'UpdateLink', description: 'Fields to change; null clears an optional field.' },
 );
 export type UpdateLinkInput = Static<typeof UpdateLinkBody>;
 
@@ -102,25 +104,56 @@ export type ListLinksQueryType = Static<typeof ListLinksQuery>;
 export const LinkList = Type.Object(
   {
     object: Type.Literal('list'),
-    data: Type.Array(Link),
+    data: Type.Array(ref(Link)),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
   },
-  { title: 'LinkList' },
+  { $id: 'LinkList', title: 'LinkList' },
 );
 
-export const BulkOperation = Type.Object(
-  {
-    action: StringEnum(['create', 'update', 'delete'] as const),
-    id: Type.Optional(Type.String({ description: 'Link id, for update and delete.' })),
-    link: Type.Optional(CreateLinkBody),
-    changes: Type.Optional(UpdateLinkBody),
-  },
-  { description: 'One operation; each is validated and applied on its own, so a bad one does not stop the others.' },
-);
-
+/** What the route validates: each operation is checked on its own by the handler (bulk.ts), so one bad operation does not refuse the others. */
 export const BulkBody = Type.Object(
   { operations: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100, description: 'Up to 100 operations, each a BulkOperation.' }) },
   { additionalProperties: false, title: 'BulkLinks' },
+);
+
+// What the document shows for the same body: the operations as a union of named members.
+export const BulkCreateLinkOperation = Type.Object(
+  { action: Type.Literal('create'), link: ref(CreateLinkBody) },
+  { $id: 'BulkCreateLinkOperation', title: 'BulkCreateLinkOperation', additionalProperties: false, description: 'Create a link.' },
+);
+export const BulkUpdateLinkOperation = Type.Object(
+  { action: Type.Literal('update'), id: Type.String({ description: 'Link id.' }), changes: ref(UpdateLinkBody) },
+  { $id: 'BulkUpdateLinkOperation', title: 'BulkUpdateLinkOperation', additionalProperties: false, description: 'Change a link.' },
+);
+export const BulkDeleteLinkOperation = Type.Object(
+  { action: Type.Literal('delete'), id: Type.String({ description: 'Link id.' }) },
+  { $id: 'BulkDeleteLinkOperation', title: 'BulkDeleteLinkOperation', additionalProperties: false, description: 'Soft-delete a link.' },
+);
+export const BulkOperation = Type.Unsafe<Static<typeof BulkCreateLinkOperation> | Static<typeof BulkUpdateLinkOperation> | Static<typeof BulkDeleteLinkOperation>>({
+  $id: 'BulkOperation',
+  title: 'BulkOperation',
+  description: 'One operation, told apart by `action`; each is validated and applied on its own, so a bad one does not stop the others.',
+  oneOf: [ref(BulkCreateLinkOperation), ref(BulkUpdateLinkOperation), ref(BulkDeleteLinkOperation)],
+});
+export const BulkLinksRequest = Type.Object(
+  { operations: Type.Array(ref(BulkOperation), { minItems: 1, maxItems: 100, description: 'Up to 100 operations.' }) },
+  { $id: 'BulkLinksRequest', title: 'BulkLinksRequest', additionalProperties: false },
+);
+
+export const BulkOperationError = Type.Object(
+  { code: Type.String(), message: Type.String(), details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))) },
+  { $id: 'BulkOperationError', title: 'BulkOperationError', description: 'Why the operation failed: the code and message it would have had on its own.' },
+);
+
+export const BulkOperationResult = Type.Object(
+  {
+    index: Type.Integer({ description: 'Position of the operation in the request.' }),
+    action: Type.String(),
+    status: Type.Integer({ description: 'HTTP status this operation would have had on its own.' }),
+    link: Type.Optional(ref(Link)),
+    error: Type.Optional(ref(BulkOperationError)),
+  },
+  { $id: 'BulkOperationResult', title: 'BulkOperationResult', description: 'The link when the operation succeeded, the error when it failed.' },
 );
 
 export const BulkResult = Type.Object(
@@ -128,15 +161,14 @@ export const BulkResult = Type.Object(
     object: Type.Literal('bulk_result'),
     succeeded: Type.Integer(),
     failed: Type.Integer(),
-    results: Type.Array(
-      Type.Object({
-        index: Type.Integer(),
-        action: Type.String(),
-        status: Type.Integer({ description: 'HTTP status this operation would have had on its own.' }),
-        link: Type.Optional(Link),
-        error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))) })),
-      }),
-    ),
+    results: Type.Array(ref(BulkOperationResult)),
   },
-  { title: 'BulkResult' },
+  { $id: 'BulkResult', title: 'BulkResult' },
 );
+
+/** The named schemas of links, registered with the link routes. */
+export const LINK_COMPONENTS = [
+  Link, LinkList, CreateLinkBody, UpdateLinkBody,
+  BulkCreateLinkOperation, BulkUpdateLinkOperation, BulkDeleteLinkOperation, BulkOperation, BulkLinksRequest,
+  BulkOperationError, BulkOperationResult, BulkResult,
+];

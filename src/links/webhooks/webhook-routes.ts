@@ -2,12 +2,13 @@
 // delivery log (list, one delivery with its attempts, manual redelivery).
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../../platform/http/errors.ts';
-import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { Uuid } from '../../platform/http/schema-types.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import type { DeliveryLog } from './delivery-log.ts';
-import { CreateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
+import { CreateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WEBHOOK_COMPONENTS, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
 import { toEndpoint, type WebhookStore } from './webhook-store.ts';
 
 const EndpointParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint id.' }) });
@@ -16,6 +17,7 @@ const DeliveryParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint i
 export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue }): Promise<void> {
   const tags = ['webhooks'];
   const { store } = deps;
+  addComponents(app, WEBHOOK_COMPONENTS);
 
   const endpointOf = async (workspaceId: string, id: string) => {
     const row = await store.get(workspaceId, id);
@@ -25,10 +27,10 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
 
   app.post('/webhooks', {
     schema: {
-      tags, summary: 'Register a webhook endpoint',
+      tags, operationId: 'createWebhookEndpoint', summary: 'Register a webhook endpoint',
       description: 'The endpoint receives `scan.created` for every scan of the workspace from now on. The URL must be HTTPS and public. The response holds the signing secret; it is not shown again. At most 10 endpoints per workspace.',
-      body: CreateWebhookBody,
-      response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_ERRORS, 409) },
+      body: ref(CreateWebhookBody),
+      response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
     const { row, secret } = await store.create(request.linksAuth.workspaceId, request.body);
@@ -36,15 +38,15 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
   });
 
   app.get('/webhooks', {
-    schema: { tags, summary: 'List webhook endpoints', response: { 200: withRateLimitHeaders(WebhookEndpointList, 'All endpoints, oldest first.'), ...errorResponses(...API_ERRORS) } },
+    schema: { tags, operationId: 'listWebhookEndpoints', summary: 'List webhook endpoints', response: { 200: withRateLimitHeaders(WebhookEndpointList, 'All endpoints, oldest first.'), ...errorResponses(...API_ERRORS) } },
   }, async (request) => ({ object: 'list' as const, data: (await store.list(request.linksAuth.workspaceId)).map(toEndpoint) }));
 
   app.get('/webhooks/:id', {
-    schema: { tags, summary: 'Get a webhook endpoint', params: EndpointParams, response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_ERRORS, 404) } },
+    schema: { tags, operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', params: EndpointParams, response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => toEndpoint(await endpointOf(request.linksAuth.workspaceId, request.params.id)));
 
   app.delete('/webhooks/:id', {
-    schema: { tags, summary: 'Delete a webhook endpoint', description: 'Deletes it with its delivery log; queued deliveries are not sent.', params: EndpointParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(...API_ERRORS, 404) } },
+    schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint', description: 'Deletes it with its delivery log; queued deliveries are not sent.', params: EndpointParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request, reply) => {
     if (!(await store.delete(request.linksAuth.workspaceId, request.params.id))) throw notFound('webhook endpoint');
     return reply.status(204).send(null);
@@ -52,7 +54,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
 
   app.post('/webhooks/:id/rotate-secret', {
     schema: {
-      tags, summary: 'Rotate the signing secret',
+      tags, operationId: 'rotateWebhookSecret', summary: 'Rotate the signing secret',
       description: 'Returns the new secret (shown only now). Until `previousSecretExpiresAt` (WEBHOOK_SECRET_GRACE_MS, default 24 hours) each request carries a second `v1` signature made with the old secret.',
       params: EndpointParams,
       response: { 200: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its new secret.'), ...errorResponses(...API_ERRORS, 404) },
@@ -65,7 +67,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
 
   app.get('/webhooks/:id/deliveries', {
     schema: {
-      tags, summary: 'Delivery log of an endpoint', description: 'Newest first; filter by state.',
+      tags, operationId: 'listWebhookDeliveries', summary: 'Delivery log of an endpoint', description: 'Newest first; filter by state.',
       params: EndpointParams, querystring: DeliveryListQuery,
       response: { 200: withRateLimitHeaders(DeliveryList, 'A page of deliveries.'), ...errorResponses(...API_ERRORS, 404) },
     },
@@ -75,7 +77,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
   });
 
   app.get('/webhooks/:id/deliveries/:deliveryId', {
-    schema: { tags, summary: 'One delivery with its payload and attempts', params: DeliveryParams, response: { 200: withRateLimitHeaders(DeliveryDetail, 'The delivery.'), ...errorResponses(...API_ERRORS, 404) } },
+    schema: { tags, operationId: 'getWebhookDelivery', summary: 'One delivery with its payload and attempts', params: DeliveryParams, response: { 200: withRateLimitHeaders(DeliveryDetail, 'The delivery.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => {
     const endpoint = await endpointOf(request.linksAuth.workspaceId, request.params.id);
     const delivery = await deps.log.get(endpoint.id, request.params.deliveryId);
@@ -85,7 +87,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', {
     schema: {
-      tags, summary: 'Send an event again',
+      tags, operationId: 'redeliverWebhookDelivery', summary: 'Send an event again',
       description: 'Queues a new delivery of the same event (same body and scanId) with a fresh budget of 5 attempts; the original keeps its history.',
       params: DeliveryParams,
       response: { 202: withRateLimitHeaders(Delivery, 'The new, queued delivery.'), ...errorResponses(...API_ERRORS, 404) },

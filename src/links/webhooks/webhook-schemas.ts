@@ -1,5 +1,6 @@
 // JSON shapes of webhook endpoints and their delivery log.
 import { Type, type Static } from '@sinclair/typebox';
+import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 
 export const WEBHOOK_EVENTS = ['scan.created'] as const;
@@ -11,7 +12,7 @@ export const CreateWebhookBody = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$', description: 'HTTPS URL that receives the events; must reach a public address. No white space or control characters.' }),
     description: Type.Optional(Type.String({ maxLength: 500 })),
   },
-  { additionalProperties: false, title: 'CreateWebhookEndpoint' },
+  { $id: 'CreateWebhookEndpoint', additionalProperties: false, title: 'CreateWebhookEndpoint' },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
 
@@ -27,13 +28,16 @@ export const WebhookEndpoint = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { title: 'WebhookEndpoint' },
+  { $id: 'WebhookEndpoint', title: 'WebhookEndpoint' },
 );
 export type WebhookEndpointType = Static<typeof WebhookEndpoint>;
 
-export const WebhookEndpointWithSecret = Type.Intersect([WebhookEndpoint, Type.Object({ secret: Type.String({ description: 'Shown only now: store it to verify signatures.' }) })], { title: 'WebhookEndpointWithSecret' });
+export const WebhookEndpointWithSecret = Type.Intersect(
+  [ref(WebhookEndpoint), Type.Object({ secret: Type.String({ description: 'Shown only now: store it to verify signatures.' }) })],
+  { $id: 'WebhookEndpointWithSecret', title: 'WebhookEndpointWithSecret' },
+);
 
-export const WebhookEndpointList = Type.Object({ object: Type.Literal('list'), data: Type.Array(WebhookEndpoint) });
+export const WebhookEndpointList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(WebhookEndpoint)) }, { $id: 'WebhookEndpointList', title: 'WebhookEndpointList' });
 
 export const Delivery = Type.Object(
   {
@@ -50,7 +54,7 @@ export const Delivery = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { title: 'WebhookDelivery' },
+  { $id: 'WebhookDelivery', title: 'WebhookDelivery' },
 );
 
 export const Attempt = Type.Object({
@@ -60,14 +64,17 @@ export const Attempt = Type.Object({
   statusCode: Type.Union([Type.Integer(), Type.Null()]),
   outcome: Type.Union([StringEnum(['acknowledged', 'rejected', 'failed', 'interrupted'] as const), Type.Null()], { description: 'null while in flight.' }),
   error: Type.Union([Type.String(), Type.Null()]),
-});
+}, { $id: 'WebhookDeliveryAttempt', title: 'WebhookDeliveryAttempt', description: 'One attempt to send a delivery.' });
 
 export const DeliveryDetail = Type.Intersect([
-  Delivery,
-  Type.Object({ payload: Type.Unknown({ description: 'The JSON body sent (the same bytes on every attempt).' }), attemptLog: Type.Array(Attempt) }),
-], { title: 'WebhookDeliveryDetail' });
+  ref(Delivery),
+  Type.Object({ payload: Type.Unknown({ description: 'The JSON body sent (the same bytes on every attempt).' }), attemptLog: Type.Array(ref(Attempt)) }),
+], { $id: 'WebhookDeliveryDetail', title: 'WebhookDeliveryDetail' });
 
-export const DeliveryList = Type.Object({ object: Type.Literal('list'), data: Type.Array(Delivery), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+export const DeliveryList = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(ref(Delivery)), nextCursor: Type.Union([Type.String(), Type.Null()]) },
+  { $id: 'WebhookDeliveryList', title: 'WebhookDeliveryList' },
+);
 
 export const DeliveryListQuery = Type.Object(
   {
@@ -77,3 +84,6 @@ export const DeliveryListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The named schemas of webhooks, registered with the webhook routes. */
+export const WEBHOOK_COMPONENTS = [CreateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointList, Delivery, Attempt, DeliveryDetail, DeliveryList];

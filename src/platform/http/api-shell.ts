@@ -13,6 +13,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { AttemptGuard } from './attempt-guard.ts';
 import { bearerToken } from './attempt-guard.ts';
 import { ApiError } from './errors.ts';
+import { serveOpenApiDocument } from './openapi.ts';
 import { errorBody, type App } from './server.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -70,7 +71,7 @@ export async function registerApiShell(app: App, options: ApiShellOptions): Prom
       return reply.status(404).send(routeNotFound(request));
     });
 
-    api.get('/openapi', { schema: { tags: ['ops'], security: [], summary: 'This OpenAPI 3.1 document (public).' } }, async () => app.swagger());
+    serveOpenApiDocument(api, '/openapi');
   }, { prefix: API_PREFIX });
 
   await app.register(async (admin) => {

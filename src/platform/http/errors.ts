@@ -17,7 +17,17 @@ export const ErrorBody = Type.Object(
       details: Type.Optional(Type.Array(ErrorDetail)),
     }),
   },
-  { title: 'Error', description: 'The body of every error response.' },
+  { $id: 'Error', title: 'Error', description: 'The body of every error response.' },
+);
+
+/** Fastify's own body for a request the HTTP server refuses before any route runs (not the Error body). */
+export const HttpRefusal = Type.Object(
+  {
+    error: Type.String({ description: 'The HTTP status text.', examples: ['Bad Request'] }),
+    message: Type.String({ examples: ['Client Error'] }),
+    statusCode: Type.Integer({ examples: [400] }),
+  },
+  { $id: 'HttpRefusal', title: 'HttpRefusal', description: 'A malformed request (400), one too slow to arrive (408), headers too large (431), or any request while the server shuts down (503).' },
 );
 
 export type ErrorBodyType = Static<typeof ErrorBody>;

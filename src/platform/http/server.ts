@@ -8,8 +8,10 @@ import type { Logger } from '../logger.ts';
 import { runChecks, type Check } from '../health.ts';
 import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
 import type { ErrorObject } from 'ajv';
-import { describeValidation, summarize, validatorCompiler } from './validation.ts';
-import { registerOpenApi, type OpenApiInfo } from './openapi.ts';
+import { buildValidator, describeValidation, summarize } from './validation.ts';
+import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, type OpenApiInfo } from './openapi.ts';
+import { addComponents } from './components.ts';
+import { Type } from '@sinclair/typebox';
 import { ReservedPaths } from './reserved-paths.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -123,7 +125,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     }
   });
 
-  app.setValidatorCompiler(validatorCompiler);
+  // Through the schema controller, so that plugins adding named schemas keep these validators.
+  // (The declared type is @fastify/ajv-compiler's own; Fastify calls it as a FastifySchemaCompiler.)
+  app.setSchemaController({ compilersFactory: { buildValidator: buildValidator as never } });
+  addComponents(app, PLATFORM_COMPONENTS);
 
   if (options.openapi) await registerOpenApi(app, options.openapi);
 
@@ -154,9 +159,23 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
 
   const ops = { tags: ['ops'], security: [] };
-  app.get('/healthz', { schema: { ...ops, summary: 'Liveness: the process answers.' } }, async () => ({ status: 'ok' }));
+  const clientRefusals = documentOnly({ response: CLIENT_REFUSALS });
+  app.get('/healthz', {
+    schema: { ...ops, operationId: 'getHealth', summary: 'Liveness: the process answers.', response: { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is alive.' }) } },
+    config: clientRefusals,
+  }, async () => ({ status: 'ok' as const }));
 
-  app.get('/readyz', { schema: { ...ops, summary: 'Readiness: Kafka, the schema registry, ClickHouse, Postgres and Redis answer (503 otherwise).' } }, async (_request, reply) => {
+  const Checks = Type.Array(Type.Object({ name: Type.String(), ok: Type.Boolean(), latencyMs: Type.Integer(), error: Type.Optional(Type.String()) }));
+  app.get('/readyz', {
+    schema: {
+      ...ops, operationId: 'getReadiness', summary: 'Readiness: Kafka, the schema registry, ClickHouse, Postgres and Redis answer (503 otherwise).',
+      response: {
+        200: Type.Object({ status: Type.Literal('ready'), checks: Checks }, { description: 'Every dependency answers.' }),
+        503: Type.Object({ status: Type.Literal('not_ready'), checks: Checks }, { description: 'A dependency does not answer; its check holds the error.' }),
+      },
+    },
+    config: clientRefusals,
+  }, async (_request, reply) => {
     const checks = await runChecks(options.checks);
     const ready = checks.every((c) => c.ok);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });

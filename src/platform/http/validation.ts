@@ -4,7 +4,7 @@
 // - `uuid` means the plain 8-4-4-4-12 form (not `urn:uuid:…`, which Postgres refuses);
 // - `date-time` means ISO 8601 with a real-world offset (±14:00) in years 1970–9999;
 // - no string anywhere may contain a NUL character (Postgres text cannot hold it).
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type SchemaObject } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -35,6 +35,21 @@ function makeAjv(options: Options): Ajv {
 
 const bodyAjv = makeAjv({ coerceTypes: false });
 const stringPartsAjv = makeAjv({ coerceTypes: 'array' });
+
+/**
+ * Lets every validator resolve `$ref: "<$id>"` to this named schema. The first
+ * schema of a name stays (Fastify hands each plugin context a copy of the same
+ * schemas); another schema under a taken name is a mistake and refused.
+ */
+function addSharedSchema(schema: SchemaObject): void {
+  const id = schema.$id;
+  if (typeof id !== 'string') return;
+  for (const ajv of [bodyAjv, stringPartsAjv]) {
+    const known = ajv.getSchema(id)?.schema;
+    if (known === undefined) ajv.addSchema(schema);
+    else if (JSON.stringify(known) !== JSON.stringify(schema)) throw new Error(`Two different schemas are named "${id}".`);
+  }
+}
 
 /** The JSON pointer of the first string (or key) holding a NUL character, if any. */
 function findNul(value: unknown, path = ''): string | undefined {
@@ -74,6 +89,17 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   const ajv = httpPart === 'body' ? bodyAjv : stringPartsAjv;
   return withNulRule(ajv.compile(schema as object)) as unknown as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/**
+ * Fastify's validator builder (setSchemaController): called for each plugin
+ * context with the named schemas (app.addSchema) it can see, which the
+ * validators learn before compiling that context's routes. (A plain
+ * setValidatorCompiler is replaced by Fastify's own Ajv in a plugin that adds schemas.)
+ */
+export function buildValidator(externalSchemas: Record<string, unknown>): FastifySchemaCompiler<any> {
+  for (const schema of Object.values(externalSchemas)) addSharedSchema(schema as SchemaObject);
+  return validatorCompiler;
+}
 
 /** Ajv's message, with the allowed values spelled out for enums. */
 export function errorMessage(e: ErrorObject): string {

@@ -3,6 +3,8 @@
 // version and transport it speaks, how to authenticate, the limit, and the
 // tools, from the same tool definitions the server lists.
 import { Type, type Static } from '@sinclair/typebox';
+import { addComponents, ref } from '../http/components.ts';
+import { CLIENT_REFUSALS, documentOnly } from '../http/openapi.ts';
 import type { App } from '../http/server.ts';
 import { MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
 import type { McpTool } from './tool.ts';
@@ -34,7 +36,7 @@ const McpDiscovery = Type.Object(
     }),
     tools: Type.Array(Type.Object({ name: Type.String(), title: Type.String(), description: Type.String() })),
   },
-  { title: 'McpDiscovery' },
+  { $id: 'McpDiscovery', title: 'McpDiscovery' },
 );
 export type McpDiscoveryType = Static<typeof McpDiscovery>;
 
@@ -65,15 +67,18 @@ export function discoveryDocument(content: DiscoveryContent): McpDiscoveryType {
   };
 }
 
-export async function discoveryRoute(app: App, deps: { path: string; tags: string[]; content: DiscoveryContent }): Promise<void> {
+export async function discoveryRoute(app: App, deps: { path: string; tags: string[]; operationId: string; content: DiscoveryContent }): Promise<void> {
   const document = discoveryDocument(deps.content);
+  addComponents(app, [McpDiscovery]);
   app.get(deps.path, {
     schema: {
       tags: deps.tags,
       security: [],
+      operationId: deps.operationId,
       summary: 'MCP discovery document (public)',
       description: 'The MCP endpoint, its protocol version, transport, authentication, limit and tools.',
-      response: { 200: McpDiscovery },
+      response: { 200: { ...ref(McpDiscovery), description: 'The discovery document.', headers: { 'cache-control': Type.String({ description: 'public, max-age=300' }) } } },
     },
+    config: documentOnly({ response: CLIENT_REFUSALS }),
   }, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(document));
 }

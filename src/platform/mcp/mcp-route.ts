@@ -28,7 +28,9 @@ import {
   PingRequestSchema,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { errorResponses, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
+import { addComponents, ref } from '../http/components.ts';
+import { ErrorBody } from '../http/errors.ts';
+import { errorResponses, OTHER_ANSWERS, documentOnly, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
 import type { App } from '../http/server.ts';
 import { buildMcpServer, MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
 import { toolCatalog } from './tool-catalog.ts';
@@ -37,8 +39,11 @@ import type { McpTool } from './tool.ts';
 export interface McpRouteDeps {
   /** Where the endpoint is, e.g. /api/mcp. */
   path: string;
-  /** OpenAPI tags of its routes. */
+  /** OpenAPI tags of its routes, and the operationIds of POST (messages), GET and DELETE (both refused), unique in the service. */
   tags: string[];
+  operationIds: { post: string; get: string; delete: string };
+  /** The OpenAPI security requirement of POST (the product's key scheme). */
+  security: Record<string, string[]>[];
   /** For the OpenAPI description: how the endpoint is authenticated and limited, where its tools are described. */
   about: string;
   /** The product's authentication (and rate-limit) hook; it refuses with the REST error body. */
@@ -108,7 +113,7 @@ const JsonRpcMessage = Type.Object(
     method: Type.String({ examples: ['tools/call'] }),
     params: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
-  { title: 'JsonRpcMessage', description: 'One JSON-RPC 2.0 message (no batches).' },
+  { $id: 'JsonRpcMessage', title: 'JsonRpcMessage', description: 'One JSON-RPC 2.0 message (no batches).' },
 );
 
 const JsonRpcResponse = Type.Object(
@@ -118,16 +123,17 @@ const JsonRpcResponse = Type.Object(
     result: Type.Optional(Type.Object({}, { additionalProperties: true })),
     error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })),
   },
-  { title: 'JsonRpcResponse' },
+  { $id: 'JsonRpcResponse', title: 'JsonRpcResponse' },
 );
 
-const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS) => ({ ...JsonRpcResponse, description, headers }) as never;
+const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS) => ({ ...ref(JsonRpcResponse), description, headers }) as never;
 
 export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
   const { path, tags } = deps;
   const catalog = toolCatalog(deps.tools);
 
   await app.register(async (scope) => {
+    addComponents(scope, [JsonRpcMessage, JsonRpcResponse]);
     // The body is read as text and parsed here, so that bad JSON is a JSON-RPC
     // parse error rather than the REST invalid_json (only in this scope).
     scope.removeAllContentTypeParsers();
@@ -139,17 +145,19 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       validatorCompiler: () => () => true,
       schema: {
         tags,
+        operationId: deps.operationIds.post,
+        security: deps.security,
         summary: `MCP endpoint (JSON-RPC, protocol ${MCP_PROTOCOL_VERSION})`,
         description:
           'Model Context Protocol over Streamable HTTP, stateless: one JSON-RPC message per POST, one JSON answer, no sessions and no event stream. ' +
           `Methods: initialize, ping, tools/list, tools/call. ${deps.about}`,
-        body: JsonRpcMessage,
+        body: ref(JsonRpcMessage),
         response: {
           200: jsonRpcAnswer('The JSON-RPC response (a result, or an error such as -32601 method not found or -32602 invalid params).'),
           202: { description: 'A notification or response was accepted; no body.', type: 'null', headers: RATE_LIMIT_HEADERS } as never,
           400: jsonRpcAnswer('JSON-RPC error: -32700 parse error, -32600 invalid request (also for batches), -32000 unsupported MCP-Protocol-Version.'),
           406: jsonRpcAnswer('JSON-RPC error -32000: the client does not accept application/json (this endpoint does not stream).'),
-          ...errorResponses(401, 403, 413, 429),
+          ...errorResponses(401, 403, 413, 415, 429),
         },
       },
     }, async (request, reply) => {
@@ -184,22 +192,32 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       }
     });
 
-    scope.route({
-      method: ['GET', 'DELETE'],
-      url: path,
+    // GET and DELETE are two routes, so that each has its own operationId.
+    const refuse = async (request: FastifyRequest, reply: FastifyReply) =>
+      reply
+        .status(405)
+        .header('allow', 'POST')
+        .type('application/json')
+        .send(JSON.stringify(rpcError(null, JSON_RPC.serverError, `Method Not Allowed: ${request.method} is not served; send JSON-RPC messages with POST (no event stream, no sessions).`)));
+    const refusal = {
+      tags,
+      security: [],
+      response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed; `Allow: POST`.', { allow: Type.String({ description: 'POST' }) }) },
+    };
+    // They never succeed: any other answer is the HTTP server's own.
+    const config = documentOnly({ response: OTHER_ANSWERS });
+    scope.get(path, {
+      schema: { ...refusal, operationId: deps.operationIds.get, summary: 'Refused: no event stream (405)', description: 'GET would open a server-sent-event stream; this endpoint has none, so it answers 405 with `Allow: POST`.' },
+      config,
+    }, refuse);
+    // A DELETE may carry a body, which meets the body rules of this scope first.
+    const bodyRefusal = (description: string) => ({ ...ref(ErrorBody), description });
+    scope.delete(path, {
       schema: {
-        tags,
-        security: [],
-        summary: 'Refused: no event stream and no sessions (405)',
-        description: 'GET would open a server-sent-event stream and DELETE would end a session; this endpoint has neither, so both answer 405 with `Allow: POST`.',
-        response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed.', {}) },
+        ...refusal, operationId: deps.operationIds.delete, summary: 'Refused: no sessions (405)', description: 'DELETE would end a session; this endpoint has none, so it answers 405 with `Allow: POST`.',
+        response: { ...refusal.response, 413: bodyRefusal('Body too large (payload_too_large).'), 415: bodyRefusal('A body that is not JSON (unsupported_media_type).') },
       },
-      handler: async (request, reply) =>
-        reply
-          .status(405)
-          .header('allow', 'POST')
-          .type('application/json')
-          .send(JSON.stringify(rpcError(null, JSON_RPC.serverError, `Method Not Allowed: ${request.method} is not served; send JSON-RPC messages with POST (no event stream, no sessions).`))),
-    });
+      config,
+    }, refuse);
   });
 }

@@ -1,7 +1,10 @@
 // A product's tools prepared once: each with its argument check compiled and
 // its listing (the tools/list entry) with the TypeBox schemas as plain JSON
-// Schema (JSON round trip: TypeBox's symbol keys dropped).
+// Schema (JSON round trip: TypeBox's symbol keys dropped), references to the
+// REST API's named schemas written out in place, since an MCP client has no
+// components to look them up in.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { inlineRefs } from '../http/components.ts';
 import { compileArgumentCheck, type ArgumentCheck } from './tool-arguments.ts';
 import type { McpTool } from './tool.ts';
 
@@ -16,7 +19,7 @@ export interface ToolCatalog {
   get(name: string): CatalogEntry | undefined;
 }
 
-const plainJson = <T>(schema: unknown): T => JSON.parse(JSON.stringify(schema)) as T;
+const plainJson = <T>(schema: unknown): T => inlineRefs(JSON.parse(JSON.stringify(schema))) as T;
 
 export function toolCatalog(tools: readonly McpTool[]): ToolCatalog {
   const entries = new Map<string, CatalogEntry>();

@@ -37,7 +37,7 @@ const probe: ApiProduct = {
   },
   register: async (api) => {
     api.decorateRequest('probeAuth', null);
-    api.get('/things', { schema: { tags: ['probe'] } }, async (request) => ({ probe: request.probeAuth, links: request.linksAuth ?? null }));
+    api.get('/things', { schema: { tags: ['probe'], operationId: 'listProbeThings' } }, async (request) => ({ probe: request.probeAuth, links: request.linksAuth ?? null }));
   },
 };
 
@@ -62,7 +62,7 @@ beforeAll(async () => {
   const links = linksHttp(platform, wireLinks(platform, config, { reservedShortIds: app.reservedPaths }), guard);
   await registerApiShell(app, { products: [links.api, probe], adminToken: config.ADMIN_TOKEN, guard });
   // The second product's root path, registered after the link product was wired.
-  app.get('/emails/:id', { schema: { tags: ['probe'], security: [] } }, async () => ({ ok: true }));
+  app.get('/emails/:id', { schema: { tags: ['probe'], security: [], operationId: 'getProbeEmail' } }, async () => ({ ok: true }));
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 

@@ -6,6 +6,12 @@ import { startIngress, type TestIngress } from '../../support/ingress.ts';
 
 let ingress: TestIngress;
 
+/** The schema itself, following a reference to a named schema (#/components/schemas/…). */
+function resolved(doc: any, schema: any): any {
+  const prefix = '#/components/schemas/';
+  return typeof schema?.$ref === 'string' && schema.$ref.startsWith(prefix) ? resolved(doc, doc.components.schemas[schema.$ref.slice(prefix.length)]) : schema;
+}
+
 beforeAll(async () => {
   ingress = await startIngress();
 });
@@ -28,8 +34,8 @@ describe('GET /api/v1/openapi', () => {
     const create = doc.paths['/api/v1/links'].post;
     expect(create.responses['201'].headers['x-ratelimit-limit']).toBeTruthy();
     expect(create.responses['429'].headers['retry-after']).toBeTruthy();
-    expect(create.responses['400'].content['application/json'].schema.properties.error.properties.code).toBeTruthy();
-    expect(create.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+    expect(resolved(doc, create.responses['400'].content['application/json'].schema).properties.error.properties.code).toBeTruthy();
+    expect(resolved(doc, create.requestBody.content['application/json'].schema).additionalProperties).toBe(false);
   });
 
   it('lists every API route of the server', async () => {

@@ -31,7 +31,6 @@ export const WorkspaceAnalyticsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type WorkspaceAnalyticsQueryType = Static<typeof WorkspaceAnalyticsQuery>;
 
 export const LinkAnalyticsQuery = Type.Object(
   { ...range, country: WorkspaceAnalyticsQuery.properties.country },
@@ -80,7 +79,6 @@ export const ExportQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ExportQueryType = Static<typeof ExportQuery>;
 
 /** Columns of an exported scan, in order. */
 export const EXPORT_COLUMNS = [

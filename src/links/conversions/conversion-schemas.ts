@@ -59,7 +59,6 @@ export const FunnelQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type FunnelQueryType = Static<typeof FunnelQuery>;
 
 export const Revenue = Type.Object(
   { currency: Type.String(), amount: Type.Number({ description: 'In major units (12.5 = twelve and a half).' }), conversions: Type.Integer() },

@@ -5,6 +5,3 @@ export type Plan = (typeof PLANS)[number];
 
 export const canUseApi = (plan: Plan): boolean => plan === 'enterprise';
 export const canUseAdvancedQrStyles = (plan: Plan): boolean => plan === 'pro' || plan === 'enterprise';
-
-/** Monthly price, for display (spec: Enterprise is 19.99 per month). */
-export const PLAN_PRICES: Record<Plan, number> = { free: 0, pro: 9.99, enterprise: 19.99 };

@@ -1,6 +1,7 @@
-// An ingress for tests: the real server (buildIngress) on the real stack,
-// listening on a loopback port, with helpers to make workspaces and keys
-// through the admin API and to call the API over real HTTP.
+// An ingress for tests: the real server (buildIngress, as src/main.ts composes
+// it) on the real stack, listening on a loopback port, with helpers to call it
+// over real HTTP from many client IPs. Product helpers (a links workspace and
+// key, say) live under test/support/<product>/.
 import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';
@@ -76,14 +77,4 @@ export function client(baseUrl: string, key?: string, ip = freshIp()) {
     delete: <T = any>(path: string) => go<T>('DELETE', path),
     raw: <T = any>(method: string, path: string, raw: string) => call<T>(baseUrl, method, path, { key, raw, ip }),
   };
-}
-
-/** Creates a workspace with the plan and an API key for it, through the admin API. */
-export async function workspaceWithKey(baseUrl: string, plan: 'free' | 'pro' | 'enterprise' = 'enterprise'): Promise<{ workspaceId: string; key: string; keyId: string }> {
-  const admin = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
-  const ws = await call(baseUrl, 'POST', '/admin/v1/workspaces', { ...admin, body: { name: `ws-${randomBytes(3).toString('hex')}`, plan } });
-  if (ws.status !== 201) throw new Error(`workspace create failed: ${ws.status} ${JSON.stringify(ws.body)}`);
-  const key = await call(baseUrl, 'POST', `/admin/v1/workspaces/${ws.body.id}/keys`, { ...admin, body: { name: 'test' } });
-  if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${JSON.stringify(key.body)}`);
-  return { workspaceId: ws.body.id, key: key.body.key, keyId: key.body.apiKey.id };
 }

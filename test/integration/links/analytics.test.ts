@@ -9,7 +9,8 @@ import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { scansTopic } from '../../../topics/scans.ts';
-import { client, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 
 const HOUR = 3_600_000;

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createHash } from 'node:crypto';
-import { call, client, freshIp, INGRESS_ENV, workspaceWithKey, ADMIN_TOKEN } from '../../support/ingress.ts';
+import { call, client, freshIp, INGRESS_ENV, ADMIN_TOKEN } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { testConfig } from '../../support/env.ts';
 

@@ -1,7 +1,8 @@
 // Inputs that once reached Postgres or ClickHouse and came back as 500s: each
 // must now be a 4xx with the error body, and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, call, client, freshIp, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;

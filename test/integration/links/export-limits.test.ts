@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { testConfig } from '../../support/env.ts';
-import { INGRESS_ENV, workspaceWithKey } from '../../support/ingress.ts';
+import { INGRESS_ENV } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 let child: Child;

@@ -1,7 +1,8 @@
 // The links API over real HTTP against the real stack: every endpoint's happy
 // path, its bounds, and bad input that changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;

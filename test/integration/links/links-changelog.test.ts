@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LinkState } from '../../../src/links/changelog/link-state.ts';
 import { LinkStore } from '../../../src/links/short-links/link-store.ts';
-import { client, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 
 let ingress: TestIngress;

@@ -14,7 +14,8 @@ import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
-import { ADMIN_TOKEN, call, client, freshIp, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { scan } from '../../support/links/scans.ts';
 

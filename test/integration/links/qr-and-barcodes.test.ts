@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, client, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { decodeBarcode, decodeQr, pngSize, svgToPng } from '../../support/links/decode.ts';
 
 let ingress: TestIngress;

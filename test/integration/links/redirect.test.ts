@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickIds } from '../../../src/links/scans/click-id.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { call, client, freshIp, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { DESKTOP_UA, scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';

@@ -1,7 +1,8 @@
 // A key of workspace B can never read, change or count anything of workspace A:
 // every endpoint answers as if A's resources did not exist.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startIngress, workspaceWithKey, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
 let ingress: TestIngress;
 let a: ReturnType<typeof client>;

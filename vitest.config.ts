@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The suite runs in two groups, one after the other (sequence.groupOrder):
@@ -25,6 +26,9 @@ const ALONE = [
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
 ];
+
+// A renamed file would otherwise quietly run side by side.
+for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts: ${file} (ALONE) does not exist`);
 
 const common = {
   testTimeout: 60_000,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // The suite runs in two groups, one after the other (sequence.groupOrder):
 //   1. "side-by-side": files that cannot disturb each other, a few at a time. Each
@@ -30,6 +31,25 @@ const ALONE = [
 // A renamed file would otherwise quietly run side by side.
 for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts: ${file} (ALONE) does not exist`);
 
+// The longest files of the side-by-side group start first, so that none of them is the group's
+// tail; vitest would otherwise order them by the durations cached from the last run (none in a
+// fresh checkout: then by file size, which puts the short worker-crash file last).
+const LONGEST = [
+  'test/integration/links/webhooks.test.ts', // ~70 s, mostly waiting out a killed worker's Kafka session
+  'test/integration/platform/worker-crash.test.ts', // ~40 s, the same
+  'test/unit/links/qr-style-scannable.test.ts', // ~30 s of one core
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const i = LONGEST.findIndex((file) => spec.moduleId.endsWith(file));
+      return i < 0 ? LONGEST.length : i;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 const common = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
@@ -44,6 +64,7 @@ export default defineConfig({
     // time waiting on Kafka and the other services, so a third keeps them both busy.
     maxWorkers: 3,
     minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {

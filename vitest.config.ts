@@ -1,14 +1,90 @@
-import { defineConfig } from 'vitest/config';
+import { existsSync } from 'node:fs';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The suite runs in two groups, one after the other (sequence.groupOrder):
+//   1. "side-by-side": files that cannot disturb each other, a few at a time. Each
+//      file has its own topic prefix (test/support/env.ts), so no two files share
+//      a topic, consumer group or registry subject; they use fresh workspaces and
+//      fresh client IPs, so no rate limit or failed-attempt allowance either.
+//   2. "alone": files that disturb the stack or that another file's load could
+//      make fail, one at a time in one process.
+// Every file is in exactly one group; a new file runs side by side unless listed here.
+const ALONE = [
+  // Stops and restarts Kafka under everyone.
+  'test/integration/links/scan-pipeline.test.ts',
+  // Measures an ingress's peak memory over a 50,000-row export.
+  'test/integration/links/export-limits.test.ts',
+  // workers/all.ts hosts every worker kind, among them the webhook dispatcher, which
+  // polls the deliveries of every file of the run; and it must stop within its deadline.
+  'test/integration/platform/worker-shutdown.test.ts',
+  // Leaves an outbox row unpublished; any ingress of the run would relay it, to its own file's topic.
+  'test/integration/links/links-changelog.test.ts',
+  // Time-bound: events reach Redis within 5 ms, a count goes stale after 1.1 s.
+  'test/integration/platform/buffered-limit.test.ts',
+  // Time-bound: a changed link reaches both instances within a second.
+  'test/integration/links/redirect.test.ts',
+  // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
+  'test/integration/platform/actor-runtime.test.ts',
+];
+
+// A renamed file would otherwise quietly run side by side.
+for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts: ${file} (ALONE) does not exist`);
+
+// The longest files of the side-by-side group start first, so that none of them is the group's
+// tail; vitest would otherwise order them by the durations cached from the last run (none in a
+// fresh checkout: then by file size, which puts the short worker-crash file last).
+const LONGEST = [
+  'test/integration/links/webhooks.test.ts', // ~70 s, mostly waiting out a killed worker's Kafka session
+  'test/integration/platform/worker-crash.test.ts', // ~40 s, the same
+  'test/unit/links/qr-style-scannable.test.ts', // ~30 s of one core
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const i = LONGEST.findIndex((file) => spec.moduleId.endsWith(file));
+      return i < 0 ? LONGEST.length : i;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
+const common = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Runs once for the whole suite (the root project's), whatever the groups.
     globalSetup: ['test/global-setup.ts'],
-    // Integration tests share one real stack; run files one at a time so that
-    // kill-and-restart tests and limit tests do not disturb each other.
-    fileParallelism: false,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     reporters: ['default'],
+    // The side-by-side group's width. The machine has 2 cores; most files spend their
+    // time waiting on Kafka and the other services, so a third keeps them both busy.
+    maxWorkers: 3,
+    minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'side-by-side',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ALONE],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'alone',
+          include: ALONE,
+          sequence: { groupOrder: 1 },
+          // One process runs the group's files one after another (each file still gets fresh modules).
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+    ],
   },
 });

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { sql } from '../src/platform/clickhouse/literal.ts';
 import { loadServiceConfig } from '../src/service.ts';
-import { adminCreateKey, BENCH_ENV, freePort, ROOT, start, writeResult } from './lib.ts';
+import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, ROOT, start, writeResult } from './lib.ts';
 
 const SCANS = Number(process.env.BENCH_SCANS ?? 10_000_000);
 const CHUNK = 200_000;
@@ -21,7 +21,9 @@ const config = loadServiceConfig({ ...process.env, ...BENCH_ENV });
 const ch = createClickHouse(config);
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
-const ingress = await start('src/main.ts', { HTTP_PORT: String(port), PUBLIC_BASE_URL: base, API_RATE_LIMIT_PER_MINUTE: '100000' }, 'ingress listening');
+// Its own topic prefix, deleted at the end: the scans are generated straight into ClickHouse, the topics stay empty.
+const topicPrefix = `bench-analytics-${Date.now()}`;
+const ingress = await start('src/main.ts', { TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), PUBLIC_BASE_URL: base, API_RATE_LIMIT_PER_MINUTE: '100000' }, 'ingress listening');
 
 async function count(workspaceId: string): Promise<number> {
   return Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${workspaceId}`))[0]!.n);
@@ -98,4 +100,5 @@ try {
 } finally {
   await ingress.stop();
   await ch.close();
+  await deleteRunResources(topicPrefix);
 }

@@ -6,7 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { Kafka, logLevel } from 'kafkajs';
+import { loadConfig } from '../src/platform/config.ts';
+import { deleteOwned, underPrefix } from '../test/support/kafka-leftovers.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -109,16 +110,11 @@ export function writeResult(name: string, data: unknown): void {
 }
 
 /**
- * Deletes the topics of one benchmark run (each run has its own TOPIC_PREFIX so that no later run
- * reads its scans); left behind, they pile up in the local broker run after run and slow it down.
+ * Deletes the topics, consumer groups and registry subjects of one benchmark run (each run has its own
+ * TOPIC_PREFIX so that no later run reads its scans); left behind, they pile up in the local broker and
+ * registry run after run and slow them down.
  */
-export async function deleteRunTopics(prefix: string): Promise<void> {
-  const admin = new Kafka({ brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
-    if (topics.length > 0) await admin.deleteTopics({ topics });
-  } finally {
-    await admin.disconnect();
-  }
+export async function deleteRunResources(prefix: string): Promise<void> {
+  const config = loadConfig({ ...process.env, ...BENCH_ENV });
+  await deleteOwned({ brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL }, underPrefix(prefix));
 }

@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 import render from '../src/links/qr/render-worker.ts';
 import { RenderPool } from '../src/links/qr/render-pool.ts';
 import type { QrTask } from '../src/links/qr/render-task.ts';
-import { adminCreateKey, deleteRunTopics, freePort, load, medianBy, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunResources, freePort, load, medianBy, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REDIRECT_RATE = Number(process.env.BENCH_REDIRECT_RATE ?? 1000);
@@ -116,5 +116,5 @@ try {
   writeResult('qr', result);
 } finally {
   await ingress.stop();
-  await deleteRunTopics(topicPrefix);
+  await deleteRunResources(topicPrefix);
 }

@@ -9,7 +9,7 @@
 // client is not refused; so far below it, redirects are admitted without
 // waiting on Redis and their counts reach Redis once per event-loop turn.
 // Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
-import { adminCreateKey, deleteRunTopics, freePort, load, medianBy, start, writeResult } from './lib.ts';
+import { adminCreateKey, deleteRunResources, freePort, load, medianBy, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -63,5 +63,5 @@ try {
 } finally {
   await ingress.stop();
   await baseline.stop();
-  await deleteRunTopics(topicPrefix);
+  await deleteRunResources(topicPrefix);
 }

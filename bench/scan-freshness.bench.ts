@@ -7,7 +7,7 @@ import { ClickIds } from '../src/links/scans/click-id.ts';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { inList, sql } from '../src/platform/clickhouse/literal.ts';
 import { loadServiceConfig } from '../src/service.ts';
-import { adminCreateKey, BENCH_ENV, deleteRunTopics, freePort, load, start, writeResult } from './lib.ts';
+import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, load, start, writeResult } from './lib.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const LOAD_RATE = Number(process.env.BENCH_LOAD_RATE ?? 500);
@@ -95,5 +95,5 @@ try {
   await sink.stop();
   await ingress.stop();
   await ch.close();
-  await deleteRunTopics(RUN.TOPIC_PREFIX);
+  await deleteRunResources(RUN.TOPIC_PREFIX);
 }

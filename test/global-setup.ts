@@ -1,10 +1,13 @@
 // Runs once before the suite: checks the real stack is up, gives this run its
 // own Postgres and ClickHouse databases and topic prefix, migrates them, and
-// clears what earlier runs left behind.
+// clears what earlier runs left behind. Its teardown, once the suite is done,
+// deletes this run's topics, consumer groups and registry subjects from the
+// shared broker and registry, and fails the run if any is left.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { Kafka, logLevel } from 'kafkajs';
+import { deleteOwned, ownedLeftovers, underPrefix, type SharedServices } from './support/kafka-leftovers.ts';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
 import { ident, sql } from '../src/platform/clickhouse/literal.ts';
@@ -21,7 +24,7 @@ declare module 'vitest' {
 
 const TEST_TOPIC_PREFIX = /^test-[0-9a-f]{8}$/;
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const base = loadConfig();
   const runId = randomBytes(4).toString('hex');
   // TEST_RUN_NAME gives a run its own databases and leaves other runs' topics alone,
@@ -56,9 +59,24 @@ export default async function setup(project: TestProject): Promise<void> {
   await ch.close();
   await migrateClickHouse(config, log);
 
-  if (!runName) await removeEarlierTestTopics(config.KAFKA_BROKERS, config.SCHEMA_REGISTRY_URL);
+  const services: SharedServices = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
+  // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind.
+  if (!runName) await deleteOwned(services, (name) => TEST_TOPIC_PREFIX.test(name.split('.')[0] ?? ''));
 
   project.provide('testEnv', testEnv);
+
+  return async () => {
+    const owned = underPrefix(config.TOPIC_PREFIX);
+    await deleteOwned(services, owned);
+    // The broker forgets deleted topics a moment after it confirms the delete.
+    let left: string[] = [];
+    for (const end = Date.now() + 30_000; ; ) {
+      left = await ownedLeftovers(services, owned);
+      if (left.length === 0 || Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (left.length > 0) throw new Error(`test run ${config.TOPIC_PREFIX} could not delete from the shared stack: ${left.join(', ')}`);
+  };
 }
 
 async function requireStack(config: ReturnType<typeof loadConfig>): Promise<void> {
@@ -74,25 +92,5 @@ async function requireStack(config: ReturnType<typeof loadConfig>): Promise<void
   const down = results.filter((r) => !r.ok);
   if (down.length > 0) {
     throw new Error(`the local stack is not up (${down.map((d) => `${d.name}: ${d.error}`).join('; ')}); start it with: bash infra/local/stack.sh start`);
-  }
-}
-
-/** Deletes topics, consumer groups and registry subjects of earlier test runs, so they do not pile up. */
-async function removeEarlierTestTopics(brokers: string, registryUrl: string): Promise<void> {
-  const kafka = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const old = (await admin.listTopics()).filter((t) => TEST_TOPIC_PREFIX.test(t.split('.')[0] ?? ''));
-    if (old.length > 0) await admin.deleteTopics({ topics: old, timeout: 30_000 }).catch(() => {});
-    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => TEST_TOPIC_PREFIX.test(g.split('.')[0] ?? ''));
-    if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
-  } finally {
-    await admin.disconnect();
-  }
-  const subjects = (await (await fetch(`${registryUrl}/subjects`)).json()) as string[];
-  for (const subject of subjects.filter((s) => TEST_TOPIC_PREFIX.test(s.split('.')[0] ?? ''))) {
-    await fetch(`${registryUrl}/subjects/${encodeURIComponent(subject)}`, { method: 'DELETE' });
-    await fetch(`${registryUrl}/subjects/${encodeURIComponent(subject)}?permanent=true`, { method: 'DELETE' });
   }
 }

@@ -1,9 +1,30 @@
 // The configuration of this test run (its own databases and topic prefix), as set up by test/global-setup.ts.
-import { inject } from 'vitest';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, inject } from 'vitest';
 import { loadServiceConfig, type ServiceConfig } from '../../src/service.ts';
 
+const TEST_DIR = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The run's settings, with a topic prefix of this test file's own under the run's
+ * (`test-1a2b3c4d.links-analytics`): files that run side by side then share no
+ * topic, consumer group or registry subject, and the run's teardown still finds
+ * them all by the run's prefix. Processes a test starts get the same settings.
+ */
 export function testEnv(): Record<string, string> {
-  return { ...(process.env as Record<string, string>), ...inject('testEnv') };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...inject('testEnv') };
+  const file = expect.getState().testPath;
+  if (file) env.TOPIC_PREFIX = `${env.TOPIC_PREFIX}.${fileSlug(file)}`;
+  return env;
+}
+
+/** test/integration/links/analytics.test.ts → links-analytics; test/unit/platform/config.test.ts → unit-platform-config. */
+function fileSlug(file: string): string {
+  return relative(TEST_DIR, file)
+    .replace(/^integration\//, '')
+    .replace(/\.test\.ts$/, '')
+    .replace(/[^A-Za-z0-9-]+/g, '-');
 }
 
 export function testConfig(overrides: Record<string, string> = {}): ServiceConfig {

@@ -1,6 +1,7 @@
-// An ingress for tests: the real server (buildIngress) on the real stack,
-// listening on a loopback port, with helpers to make workspaces and keys
-// through the admin API and to call the API over real HTTP.
+// An ingress for tests: the real server (buildIngress, as src/main.ts composes
+// it) on the real stack, listening on a loopback port, with helpers to call it
+// over real HTTP from many client IPs. Product helpers (a links workspace and
+// key, say) live under test/support/<product>/.
 import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';

@@ -12,12 +12,33 @@ function topicConfig(def: TopicDefinition): { name: string; value: string }[] {
   return entries;
 }
 
+/**
+ * For a moment after creating a topic, a busy broker answers metadata requests for it with
+ * UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE; kafkajs's own waitForLeaders gives up on
+ * the first, failing a start that would have succeeded a few milliseconds later.
+ */
+const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; ; ) {
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics });
+      if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      const { type, originalError } = err as { type?: string; originalError?: { type?: string } };
+      if (!NOT_YET.has(type ?? originalError?.type ?? '')) throw err;
+    }
+    if (Date.now() > end) throw new Error(`new topics still without a leader after ${timeoutMs} ms: ${topics.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function ensureTopics(admin: Admin, prefix: string, defs: readonly TopicDefinition[], log: Logger): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = defs.filter((d) => !existing.has(prefixed(prefix, d.name)));
   if (missing.length > 0) {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false, // waited for below
       topics: missing.map((d) => ({
         topic: prefixed(prefix, d.name),
         numPartitions: d.partitions,
@@ -25,6 +46,7 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
         configEntries: topicConfig(d),
       })),
     });
+    await waitForLeaders(admin, missing.map((d) => prefixed(prefix, d.name)));
     log.info({ topics: missing.map((d) => prefixed(prefix, d.name)) }, 'topics created');
   }
   const present = defs.filter((d) => existing.has(prefixed(prefix, d.name)));

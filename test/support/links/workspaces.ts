@@ -1,4 +1,4 @@
-// Link-product test helpers: workspaces and their API keys, made through the admin API as an operator would.
+// Workspaces and API keys of the link product, made through its admin API (/admin/v1) as an operator would.
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, call } from '../ingress.ts';
 

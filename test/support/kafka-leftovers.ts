@@ -1,0 +1,75 @@
+// The Kafka topics, consumer groups and schema-registry subjects that a test or
+// benchmark run makes under its topic prefix: deleted when the run ends, and
+// listed to prove that nothing was left in the shared broker and registry.
+import { Kafka, logLevel } from 'kafkajs';
+
+export interface SharedServices {
+  /** Comma-separated broker list, as KAFKA_BROKERS. */
+  brokers: string;
+  /** The registry's Confluent-compatible API, as SCHEMA_REGISTRY_URL (Apicurio: …/apis/ccompat/v7). */
+  registryUrl: string;
+}
+
+/** Picks the names (topic, group or subject) a run owns. */
+export type Owned = (name: string) => boolean;
+
+/** Everything named `<prefix>` or `<prefix>.…`: topics, groups and `<topic>-value` subjects of that prefix. */
+export const underPrefix =
+  (prefix: string): Owned =>
+  (name) =>
+    name === prefix || name.startsWith(`${prefix}.`);
+
+/** A group that still has members (one of a process killed moments ago) cannot be deleted until its session ends. */
+const GROUP_RETRY_MS = 45_000;
+
+/** Deletes the owned topics and consumer groups, then the owned subjects: soft, then permanently. */
+export async function deleteOwned(services: SharedServices, owned: Owned): Promise<void> {
+  const admin = new Kafka({ brokers: services.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter(owned);
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    const end = Date.now() + GROUP_RETRY_MS;
+    for (;;) {
+      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(owned);
+      if (groups.length === 0) break;
+      try {
+        await admin.deleteGroups(groups);
+        break;
+      } catch {
+        if (Date.now() > end) break; // left for ownedLeftovers to report
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  // The registry deletes a subject permanently only once it is soft-deleted; `?deleted=true` also lists
+  // subjects a stopped run left soft-deleted, for which the first DELETE is a harmless 404.
+  for (const subject of (await subjects(services.registryUrl, true)).filter(owned)) {
+    const url = `${services.registryUrl}/subjects/${encodeURIComponent(subject)}`;
+    await fetch(url, { method: 'DELETE' });
+    await fetch(`${url}?permanent=true`, { method: 'DELETE' });
+  }
+}
+
+/** What is still there of the owned: topics, groups, and subjects (soft-deleted ones too), each named with its kind. */
+export async function ownedLeftovers(services: SharedServices, owned: Owned): Promise<string[]> {
+  const admin = new Kafka({ brokers: services.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter(owned).map((t) => `topic ${t}`);
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(owned).map((g) => `consumer group ${g}`);
+    const registered = (await subjects(services.registryUrl, true)).filter(owned).map((s) => `registry subject ${s}`);
+    return [...topics, ...groups, ...registered];
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The registry's subjects; with `deleted`, soft-deleted ones too. */
+async function subjects(registryUrl: string, deleted: boolean): Promise<string[]> {
+  const res = await fetch(`${registryUrl}/subjects${deleted ? '?deleted=true' : ''}`);
+  if (!res.ok) throw new Error(`registry: GET /subjects answered ${res.status}`);
+  return (await res.json()) as string[];
+}

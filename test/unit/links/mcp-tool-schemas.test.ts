@@ -4,6 +4,7 @@
 // same error codes and details.
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
+import { inlineRefs } from '../../../src/platform/http/components.ts';
 import { compileBodyValidator } from '../../../src/platform/http/validation.ts';
 import { toolCatalog } from '../../../src/platform/mcp/tool-catalog.ts';
 import { callTool } from '../../../src/platform/mcp/tool-call.ts';
@@ -15,7 +16,8 @@ import { FunnelQuery, TrackBody } from '../../../src/links/conversions/conversio
 // The tools are only listed and called with bad arguments here, so their stores are never reached.
 const catalog = toolCatalog(linkMcpTools({ links: {} as never, campaigns: {} as never, pg: {} as never, clickhouse: {} as never, conversions: {} as never, funnels: {} as never }));
 const advertised = (name: string) => catalog.listing.find((t) => t.name === name)!;
-const json = (schema: unknown) => JSON.parse(JSON.stringify(schema));
+// As MCP clients get a schema: plain JSON, named schemas written out in place (no $id, no $ref).
+const json = (schema: unknown) => inlineRefs(JSON.parse(JSON.stringify(schema)));
 const ctx = { tenantId: 'ws', requestId: 'req-1', log: pino({ level: 'silent' }) };
 
 /** The REST-shaped error of a tool call that must fail. */

@@ -17,7 +17,7 @@ import { FunnelQuery, TrackBody } from '../../../src/links/conversions/conversio
 const catalog = toolCatalog(linkMcpTools({ links: {} as never, campaigns: {} as never, pg: {} as never, clickhouse: {} as never, conversions: {} as never, funnels: {} as never }));
 const advertised = (name: string) => catalog.listing.find((t) => t.name === name)!;
 // As MCP clients get a schema: plain JSON, named schemas written out in place (no $id, no $ref).
-const json = (schema: unknown) => inlineRefs(JSON.parse(JSON.stringify(schema)));
+const json = (schema: unknown): any => inlineRefs(JSON.parse(JSON.stringify(schema)));
 const ctx = { tenantId: 'ws', requestId: 'req-1', log: pino({ level: 'silent' }) };
 
 /** The REST-shaped error of a tool call that must fail. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { Type } from '@sinclair/typebox';
 import { ConfigError, loadConfig } from '../../../src/platform/config.ts';
+import { loadServiceConfig } from '../../../src/service.ts';
 
 describe('configuration', () => {
   it('has defaults that match the local stack', () => {
@@ -28,5 +30,27 @@ describe('configuration', () => {
       expect(message).toContain('DATABASE_URL');
       expect(message).toContain('LOG_LEVEL');
     }
+  });
+});
+
+describe('configuration of the platform and its products', () => {
+  const product = { product: 'probe', schema: Type.Object({ PROBE_LIMIT: Type.Integer({ minimum: 1, default: 5 }) }), check: (c: { PROBE_LIMIT: number; NODE_ENV: string }) => (c.NODE_ENV === 'production' && c.PROBE_LIMIT === 5 ? ['PROBE_LIMIT must be set in production'] : []) };
+
+  it('reads a product\'s settings with the same conversion and defaults, and names its bad variables next to the platform\'s', () => {
+    expect(loadConfig({ PROBE_LIMIT: '7' }, [product]).PROBE_LIMIT).toBe(7);
+    expect(loadConfig({}, [product]).PROBE_LIMIT).toBe(5);
+    expect(() => loadConfig({ PROBE_LIMIT: '0', HTTP_PORT: 'eighty' }, [product])).toThrow(/PROBE_LIMIT[\s\S]*HTTP_PORT|HTTP_PORT[\s\S]*PROBE_LIMIT/);
+    expect(() => loadConfig({ NODE_ENV: 'production' }, [product])).toThrow(ConfigError);
+  });
+
+  it('refuses a setting two declare', () => {
+    const clash = { product: 'clash', schema: Type.Object({ HTTP_PORT: Type.Integer({ default: 1 }) }) };
+    expect(() => loadConfig({}, [clash])).toThrow(/HTTP_PORT of clash is already declared/);
+  });
+
+  it('combines the link product\'s settings into the service configuration, and names a bad one', () => {
+    expect(loadServiceConfig({}).REDIRECTS_PER_MINUTE_PER_IP).toBe(60);
+    expect(() => loadServiceConfig({ CLICK_ID_SECRET: 'short' })).toThrow(/CLICK_ID_SECRET/);
+    expect(() => loadServiceConfig({ NODE_ENV: 'production' })).toThrow(/CLICK_ID_SECRET must be set in production/);
   });
 });

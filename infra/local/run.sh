@@ -33,6 +33,9 @@ case "$mode" in
   test)
     mkdir -p .stack
     status=0
+    # Types first: vitest strips them, so a type error in a test or a product would otherwise pass.
+    say "type-checking (tsc --noEmit)…"
+    npx tsc -p tsconfig.json --noEmit || status=$?
     npx vitest run --reporter=default --reporter=json --outputFile.json=.stack/test-results.json || status=$?
     # One plain closing line that any CI reads: "N passed, N failed, N skipped".
     node -e '

@@ -19,6 +19,6 @@ export const SERVICE_INFO = {
   title: 'linkmail API',
   version: '1.0.0',
   description:
-    'Dynamic short links with QR codes, scan analytics, conversions and signed scan webhooks; and email broadcasts. Each product has its own keys and tag group. ' +
+    'Dynamic short links with QR codes, scan analytics, conversions and signed scan webhooks. Each product has its own keys and tag group. ' +
     'Errors of the link API share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
 };

@@ -15,11 +15,11 @@ export const ConfigSchema = Type.Object({
   ),
   HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  /** Public base URL of the service, used to build short URLs. */
+  /** Public base URL of the service: the OpenAPI document's server, and the base products build their public URLs on. */
   PUBLIC_BASE_URL: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:3000' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
-  /** Bearer token (16+ characters) for the /admin/v1 endpoints (workspaces, keys); empty disables them. */
+  /** Bearer token (16+ characters) for every product's operator endpoints under /admin/v1; empty disables them. */
   ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),

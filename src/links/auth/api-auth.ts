@@ -5,8 +5,7 @@
 //  3. at most API_RATE_LIMIT_PER_MINUTE requests per workspace per minute, REST and MCP together.
 // Every response carries X-RateLimit-Limit/-Remaining/-Reset of the limit that applied.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AttemptGuard } from '../../platform/http/attempt-guard.ts';
-import { bearerToken } from '../../platform/http/attempt-guard.ts';
+import { bearerToken, type AttemptGuard } from '../../platform/http/attempt-guard.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';

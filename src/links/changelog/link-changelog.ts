@@ -1,10 +1,11 @@
 // Publishes link changes to the compacted links.changelog topic from the
 // transactional outbox. After a request commits, its links are published at
-// once; the platform's outbox relay republishes whatever a crash or a Kafka
-// outage left in the outbox, one link at a time. No database connection is held while Kafka is waited on: the state
-// is read, published, and then checked again: if the link changed meanwhile
-// (another publisher may have sent an older state after ours), it is
-// published again, so the last message of every key is the link's newest state.
+// once; the platform's outbox relay (`outbox`) republishes whatever a crash or
+// a Kafka outage left in the outbox, one link at a time. No database
+// connection is held while Kafka is waited on: the state is read, published,
+// and then checked again: if the link changed meanwhile (another publisher may
+// have sent an older state after ours), it is published again, so the last
+// message of every key is the link's newest state.
 import { bestEffort } from '../../platform/background.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
@@ -71,10 +72,5 @@ export class LinkChangelog {
       [ageMs, limit],
     );
     return rows.map((r) => r.link_id);
-  }
-
-  /** Publishes the links left in the outbox for longer than `ageMs`; never throws. */
-  relayOnce(ageMs = 0): Promise<void> {
-    return this.outbox.relayOnce(ageMs);
   }
 }

@@ -158,9 +158,4 @@ export class Conversions {
     );
     return rows.map((r) => r.record);
   }
-
-  /** Publishes the conversions left unpublished for longer than `ageMs`; never throws. */
-  relayOnce(ageMs = 0): Promise<void> {
-    return this.outbox.relayOnce(ageMs);
-  }
 }

@@ -58,16 +58,20 @@ export function linkMcpTools(deps: Omit<McpApiDeps, 'authenticate' | 'publicBase
 export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
   const tools = linkMcpTools(deps);
   const tags = ['mcp'];
-  await mcpRoute(app, {
-    path: MCP_PATH,
-    tags,
-    operationIds: { post: 'postMcpMessage', get: 'openMcpEventStream', delete: 'endMcpSession' },
-    security: [{ bearerAuth: [] }],
-    about: `Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). See ${DISCOVERY_PATH} for the tools.`,
-    authenticate: deps.authenticate,
-    tenantOf: (request) => request.linksAuth.workspaceId,
-    server: SERVER_INFO,
-    tools,
+  await app.register(async (scope) => {
+    // The request field `authenticate` sets, declared here as in the links API's own context.
+    scope.decorateRequest('linksAuth', null as never);
+    await mcpRoute(scope, {
+      path: MCP_PATH,
+      tags,
+      operationIds: { post: 'postMcpMessage', get: 'openMcpEventStream', delete: 'endMcpSession' },
+      security: [{ bearerAuth: [] }],
+      about: `Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). See ${DISCOVERY_PATH} for the tools.`,
+      authenticate: deps.authenticate,
+      tenantOf: (request) => request.linksAuth.workspaceId,
+      server: SERVER_INFO,
+      tools,
+    });
   });
   await discoveryRoute(app, {
     path: DISCOVERY_PATH,

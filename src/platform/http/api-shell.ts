@@ -10,8 +10,7 @@
 //   /admin/v1/…    operator routes of every product, behind ADMIN_TOKEN
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { AttemptGuard } from './attempt-guard.ts';
-import { bearerToken } from './attempt-guard.ts';
+import { bearerToken, type AttemptGuard } from './attempt-guard.ts';
 import { ApiError } from './errors.ts';
 import { serveOpenApiDocument } from './openapi.ts';
 import { errorBody, type App } from './server.ts';

@@ -1,8 +1,10 @@
 // The first path segments that a product may not hand out as a root-level
 // identifier (a short link's `/:shortId`): every segment the server has a route
 // for, collected as routes are registered, so a product that adds `/emails` or
-// `/t/...` reserves it without anyone keeping a list; and the few names that
-// browsers, crawlers and people look for at the root of any web host.
+// `/t/...` reserves it without anyone keeping a list; and a few names no
+// route serves today: those browsers, crawlers and people look for at the root
+// of any web host, and those of the service's own documents (openapi, mcp),
+// kept free in case they are ever served at the root.
 const CONVENTIONAL = ['favicon.ico', 'robots.txt', 'sitemap.xml', 'well-known', 'docs', 'static', 'assets', 'openapi', 'mcp'];
 
 export class ReservedPaths {

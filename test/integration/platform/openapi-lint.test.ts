@@ -53,5 +53,5 @@ describe('the OpenAPI document under redocly lint (recommended)', () => {
     }
     const report = problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location.map((l) => l.pointer).join(', ')}: ${p.message}`).join('\n');
     expect(problems.length, `redocly lint found ${problems.length} problem(s):\n${report}`).toBe(0);
-  });
+  }, 150_000); // longer than the child process's own 120 s timeout, so that one reports
 });

@@ -95,5 +95,5 @@ describe('types generated from the OpenAPI document', () => {
       .then(() => ({ ok: true, output: '' }))
       .catch((err: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}` }));
     expect(result.ok, `the typed client does not compile against the generated types:\n${result.output}`).toBe(true);
-  });
+  }, 150_000); // longer than the child process's own 120 s timeout, so that one reports
 });

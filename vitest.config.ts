@@ -20,6 +20,8 @@ const ALONE = [
   'test/integration/platform/worker-shutdown.test.ts',
   // Leaves an outbox row unpublished; any ingress of the run would relay it, to its own file's topic.
   'test/integration/links/links-changelog.test.ts',
+  // Marks conversions unpublished and relays them itself; another file's ingress could relay them first.
+  'test/integration/links/conversions.test.ts',
   // Time-bound: events reach Redis within 5 ms, a count goes stale after 1.1 s.
   'test/integration/platform/buffered-limit.test.ts',
   // Time-bound: a changed link reaches both instances within a second.

@@ -11,6 +11,7 @@ import type { LinksConfig } from './config.ts';
 import { Conversions } from './conversions/conversions.ts';
 import { FunnelQueries } from './conversions/funnel-query.ts';
 import { RenderPool } from './qr/render-pool.ts';
+import { ClickIds } from './scans/click-id.ts';
 import { LinkStore } from './short-links/link-store.ts';
 import type { ReservedShortIds } from './short-links/short-id.ts';
 import { DeliveryLog } from './webhooks/delivery-log.ts';
@@ -33,6 +34,10 @@ export interface LinksServices {
   changelog: LinkChangelog;
   conversions: Conversions;
   funnels: FunnelQueries;
+  /** Signs click IDs at the redirect and checks them when a conversion is tracked. */
+  clickIds: ClickIds;
+  /** The redirect path's settings. */
+  redirects: { journalDir: string; perMinutePerIp: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
   webhookWorker: WebhookWorkerOptions;
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
@@ -52,7 +57,8 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   const shortLinkBase = config.SHORT_LINK_BASE_URL || config.PUBLIC_BASE_URL;
   const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
   const changelog = new LinkChangelog(pg, publisher, log);
-  const conversions = new Conversions(pg, publisher, log, config.CLICK_ID_SECRET);
+  const clickIds = new ClickIds(config.CLICK_ID_SECRET);
+  const conversions = new Conversions(pg, publisher, log, clickIds);
   return {
     config,
     shortLinkBase,
@@ -63,6 +69,8 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     changelog,
     conversions,
     funnels: new FunnelQueries(platform.clickhouse, pg),
+    clickIds,
+    redirects: { journalDir: config.SCAN_JOURNAL_DIR, perMinutePerIp: config.REDIRECTS_PER_MINUTE_PER_IP },
     webhooks: {
       store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
       log: new DeliveryLog(pg),

@@ -13,7 +13,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts';
 import { outboxRelay } from '../../platform/outbox/outbox-relay.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { conversionsTopic } from '../../../topics/conversions.ts';
-import { CLICK_ID_FORMAT, ClickIds } from '../scans/click-id.ts';
+import { CLICK_ID_FORMAT, type ClickIds } from '../scans/click-id.ts';
 import type { ConversionEvent } from './conversion-event.ts';
 import type { ConversionType, TrackInput } from './conversion-schemas.ts';
 
@@ -66,7 +66,6 @@ function revenueOf(input: TrackInput, type: string): { amountMicros: number | nu
 }
 
 export class Conversions {
-  private readonly clickIds: ClickIds;
   /** The conversions not yet published, for the platform to relay. */
   readonly outbox: Outbox;
 
@@ -74,9 +73,8 @@ export class Conversions {
     private readonly pg: Pool,
     private readonly publisher: Publisher,
     private readonly log: Logger,
-    clickIdSecret: string,
+    private readonly clickIds: ClickIds,
   ) {
-    this.clickIds = new ClickIds(clickIdSecret);
     this.outbox = outboxRelay<ConversionEvent>(
       {
         name: 'conversions',

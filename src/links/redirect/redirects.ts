@@ -2,7 +2,6 @@
 // the scan journal (shipped to the `scans` topic by its own thread) and the route.
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
 import { LinkCache } from './link-cache.ts';
@@ -19,16 +18,16 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const { log } = platform;
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
-  const journal = new ScanJournal<RawScan>({ dir: config.SCAN_JOURNAL_DIR, config, log });
+  const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
   await Promise.all([cache.start(), journal.start()]);
   await redirectRoutes(app, {
     cache,
     scanLimits: new ScanLimitGuard(platform.redis, platform.pg),
-    clickIds: new ClickIds(config.CLICK_ID_SECRET),
+    clickIds: links.clickIds,
     redis: platform.redis,
     log,
     record: (event) => journal.append(event),
-    redirectsPerMinute: config.REDIRECTS_PER_MINUTE_PER_IP,
+    redirectsPerMinute: links.redirects.perMinutePerIp,
   });
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {

@@ -6,7 +6,8 @@ import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
-import { assignShortId, NO_RESERVED_SHORT_IDS, type ReservedShortIds } from './short-id.ts';
+import { ReservedPaths } from '../../platform/http/reserved-paths.ts';
+import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
@@ -84,7 +85,8 @@ export class LinkStore {
   constructor(
     private readonly pg: Pool,
     private readonly ownHost = '',
-    private readonly reserved: ReservedShortIds = NO_RESERVED_SHORT_IDS,
+    // Without the server's (a process that serves no HTTP), at least the conventional root names.
+    private readonly reserved: ReservedShortIds = new ReservedPaths(),
   ) {}
 
   /** Runs fn in a transaction. */

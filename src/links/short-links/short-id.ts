@@ -13,9 +13,6 @@ export interface ReservedShortIds {
   has(shortId: string): boolean;
 }
 
-/** For processes that serve no HTTP and create no links (workers). */
-export const NO_RESERVED_SHORT_IDS: ReservedShortIds = { has: () => false };
-
 export function assignShortId(): string {
   let out = '';
   while (out.length < ASSIGNED_LENGTH) {

@@ -63,12 +63,15 @@ export async function registerApiShell(app: App, options: ApiShellOptions): Prom
     }
 
     // The one not-found answer under /api/v1. A request with a product's key is authenticated
-    // by that product first, so it carries the limit headers of the limit that applies.
-    api.setNotFoundHandler(async (request, reply) => {
+    // by that product first, before its body is read, as on the product's own routes: a bad key
+    // gets the product's 401 or 429, a good one the 404 with the headers of the limit that applies.
+    // A request with no product's key gets the 404 alone: it asked for nothing that exists.
+    api.addHook('onRequest', async (request, reply) => {
+      if (!request.is404) return;
       const owner = products.find((p) => p.claims(request));
       if (owner) await owner.authenticate(request, reply);
-      return reply.status(404).send(routeNotFound(request));
     });
+    api.setNotFoundHandler(async (request, reply) => reply.status(404).send(routeNotFound(request)));
 
     serveOpenApiDocument(api, '/openapi');
   }, { prefix: API_PREFIX });

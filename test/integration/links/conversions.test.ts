@@ -8,6 +8,7 @@ import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
 import type { ConversionEvent } from '../../../src/links/conversions/conversion-event.ts';
 import { Conversions } from '../../../src/links/conversions/conversions.ts';
+import { ClickIds } from '../../../src/links/scans/click-id.ts';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
@@ -174,7 +175,7 @@ describe('POST /api/v1/track and the funnel', () => {
   it('stores a conversion published twice (a relay after a crash) once in ClickHouse', async () => {
     // As if every conversion had been left unpublished: the relay publishes all seven again.
     await ingress.platform.pg.query('UPDATE conversions SET published_at = NULL WHERE workspace_id = $1', [workspaceId]);
-    await new Conversions(ingress.platform.pg, ingress.platform.publisher, ingress.platform.log, ingress.platform.config.CLICK_ID_SECRET).outbox.relayOnce(0);
+    await new Conversions(ingress.platform.pg, ingress.platform.publisher, ingress.platform.log, new ClickIds(ingress.platform.config.CLICK_ID_SECRET)).outbox.relayOnce(0);
     // One more after them on the same partition (keyed by workspace): once it is stored, the repeats were handled.
     expect((await api.post('/api/v1/track', { clickId: blog.clickIds[0], event: 'signup' })).status).toBe(201);
     const stored = async () => (await ingress.platform.clickhouse.rows<{ n: string; ids: string }>(sql`SELECT count() AS n, uniqExact(conversion_id) AS ids FROM conversions WHERE workspace_id = ${workspaceId}`))[0]!;

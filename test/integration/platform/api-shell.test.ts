@@ -98,6 +98,15 @@ describe('two products under /api/v1', () => {
     expect(withoutKey.body.error.code).toBe('route_not_found');
   });
 
+  it('checks a product\'s key on an unknown path before reading the body, as on the product\'s routes', async () => {
+    const badKey = await call(url, 'POST', '/api/v1/no-such-thing', { key: 'lk_live_00000000000000000000000000000000', raw: '{not json' });
+    expect(badKey.status).toBe(401);
+    expect(badKey.body.error.code).toBe('invalid_api_key');
+    expect(badKey.headers.get('x-ratelimit-limit')).toBeTruthy();
+    const badProbeKey = await call(url, 'POST', '/api/v1/no-such-thing', { key: 'pk_test_wrong', raw: '{not json' });
+    expect(badProbeKey.status).toBe(401);
+  });
+
   it('documents both products in one OpenAPI document, each with its own tag group and key', async () => {
     const doc = (await call(url, 'GET', '/api/v1/openapi')).body;
     expect(doc.info.title).toBe(SERVICE_INFO.title);

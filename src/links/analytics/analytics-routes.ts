@@ -83,7 +83,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     reply.raw.once('close', () => abort.abort());
     const stream = await exportScans(deps.clickhouse, {
       workspaceId: request.linksAuth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
-      includeBots: q.includeBots ?? true, limit: q.limit ?? 50_000, format,
+      includeBots: q.includeBots ?? false, limit: q.limit ?? 50_000, format,
     }, abort.signal);
     return reply
       .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')

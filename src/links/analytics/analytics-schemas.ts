@@ -13,11 +13,22 @@ export const TimeBucket = Type.Object(
   { $id: 'AnalyticsTimeBucket', title: 'AnalyticsTimeBucket', description: 'Scans in one bucket of the time series, from `start`.' },
 );
 
+/**
+ * The one bot switch of analytics, the export, the funnel and the MCP tools: the same default
+ * everywhere, so their totals agree. Bots are crawlers and link-preview fetchers (scans/crawler.ts).
+ */
+export const IncludeBots = Type.Boolean({
+  default: false,
+  description:
+    'Count scans by crawlers and link-preview fetchers (Googlebot, Slackbot, facebookexternalhit…) too. Default false: they are left out. ' +
+    'Generic HTTP clients (curl, python-requests, Node fetch, axios…) are not bots: their scans always count.',
+});
+
 const range = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive), rounded down to the hour, UTC. Default: 30 days before `to`.' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive), rounded up to the hour, UTC. Default: now.' })),
   interval: Type.Optional(Type.Unsafe<Interval>({ type: 'string', enum: [...INTERVALS], description: 'Time-series bucket. Default: hour up to 2 days, day up to 92 days, else week. At most 1000 buckets.' })),
-  includeBots: Type.Optional(Type.Boolean({ default: false, description: 'Count scans by known bots and link previewers.' })),
+  includeBots: Type.Optional(IncludeBots),
   top: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Entries per ranked group.' })),
 };
 
@@ -74,7 +85,7 @@ export const ExportQuery = Type.Object(
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive). Default: 30 days before `to`.' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive). Default: now.' })),
     linkId: Type.Optional(Uuid()),
-    includeBots: Type.Optional(Type.Boolean({ default: true })),
+    includeBots: Type.Optional(IncludeBots),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50_000, default: 50_000, description: 'Rows, oldest first; at most 50,000.' })),
   },
   { additionalProperties: false },

@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
+import { IncludeBots } from '../analytics/analytics-schemas.ts';
 
 export const TRACK_TYPES = ['conversion', 'click'] as const;
 export type TrackKind = (typeof TRACK_TYPES)[number];
@@ -55,7 +56,7 @@ export const FunnelQuery = Type.Object(
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
     linkId: Type.Optional(Uuid({ description: 'Only this link.' })),
     campaignId: Type.Optional(Uuid({ description: 'Only the links in this campaign now (as in /analytics).' })),
-    includeBots: Type.Optional(Type.Boolean({ default: false })),
+    includeBots: Type.Optional(IncludeBots),
   },
   { additionalProperties: false },
 );

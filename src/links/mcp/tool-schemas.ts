@@ -27,7 +27,7 @@ export const scopeArgs = {
   campaignId: lowerCaseId(WorkspaceAnalyticsQuery.properties.campaignId, 'Only this campaign (an id from list_campaigns).'),
 };
 
-export const includeBots = withDefault(describedFor(WorkspaceAnalyticsQuery.properties.includeBots, 'Count scans by known bots and link previewers too (default false).'));
+export const includeBots = withDefault(describedFor(WorkspaceAnalyticsQuery.properties.includeBots, 'Count scans by crawlers and link-preview fetchers too (default false). Generic HTTP clients such as curl always count.'));
 
 /** An MCP-only `top` (how many entries a list holds): 1 to `max`, `fallback` when left out. */
 export const top = (max: number, fallback: number, description: string) =>

@@ -4,7 +4,6 @@
 // request itself does only what the answer needs. Refusals get a small HTML
 // page (or the JSON error body for clients that ask for JSON).
 import { randomUUID } from 'node:crypto';
-import { isbot } from 'isbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
@@ -102,10 +101,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
       return;
     }
-    // A limited link admits a human scan only while it has scans left (bots do not use them up).
-    // Redis away: let it through; the scan-limit actor still closes the link, a moment later.
+    // A limited link admits a scan only while it has scans left, whatever the User-Agent: every
+    // redirect sends someone to the destination. Redis away: let it through; the scan-limit actor
+    // still closes the link, a moment later.
     const { scanLimit } = link;
-    if (scanLimit !== null && !(userAgent && isbot(userAgent))) {
+    if (scanLimit !== null) {
       return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link.id, scanLimit), true).then((admitted) => {
         if (!admitted) return refuse(request, reply, 'scan_limit_reached');
         scanAndRedirect(request, reply, link, target, ip, now);

@@ -1,4 +1,5 @@
-// The scan-limit actor: counts each link's scans (bots excluded) from the
+// The scan-limit actor: counts each link's scans (bots too: every redirect
+// sent someone to the destination, and a User-Agent is the client's to choose) from the
 // `scans` topic and, when a link reaches its scan limit, marks it exhausted and
 // publishes the new state to links.changelog, from which every ingress stops
 // redirecting it. Counting is exactly-once in effect: the counts and the counted
@@ -25,19 +26,18 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
     concurrency: 2,
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
       const exhausted = await withAppliedOffsets(pg, SCAN_LIMIT_GROUP, messages, async (client, fresh) => {
-        const humans = fresh.filter((m) => !m.value.isBot);
-        const firstSeen = humans.length
+        const firstSeen = fresh.length
           ? new Set(
               (
                 await client.query<{ scan_id: string }>(
                   'INSERT INTO counted_scans (scan_id) SELECT unnest($1::uuid[]) ON CONFLICT (scan_id) DO NOTHING RETURNING scan_id',
-                  [[...new Set(humans.map((m) => m.value.scanId))]],
+                  [[...new Set(fresh.map((m) => m.value.scanId))]],
                 )
               ).rows.map((r) => r.scan_id),
             )
           : new Set<string>();
         const perLink = new Map<string, number>();
-        for (const m of humans) {
+        for (const m of fresh) {
           if (!firstSeen.delete(m.value.scanId)) continue; // already counted (a redelivery)
           perLink.set(m.value.linkId, (perLink.get(m.value.linkId) ?? 0) + 1);
         }

@@ -1,10 +1,10 @@
 // What a scan says about its visitor: device, OS and browser from the
-// User-Agent (ua-parser-js), bots (isbot), the referrer, the UTM parameters of
+// User-Agent (ua-parser-js), bots (crawler.ts), the referrer, the UTM parameters of
 // the short-link request, and a daily-salted visitor hash instead of the IP.
 import { createHash } from 'node:crypto';
-import { isbot } from 'isbot';
 import { UAParser } from 'ua-parser-js';
 import { RecentCache } from '../../platform/recent-cache.ts';
+import { isCrawler } from './crawler.ts';
 
 export interface Visitor {
   device: string;
@@ -38,7 +38,7 @@ interface Agent {
 const agents = new RecentCache<Agent>(5000);
 
 function parseAgent(ua: string): Agent {
-  const bot = ua === '' ? false : isbot(ua);
+  const bot = isCrawler(ua);
   const parsed = new UAParser(ua).getResult();
   return { device: bot ? 'bot' : (parsed.device.type ?? 'desktop'), os: clip(parsed.os.name, 50), browser: clip(parsed.browser.name, 50), isBot: bot };
 }

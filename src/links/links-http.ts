@@ -17,6 +17,7 @@ import { qrRoutes } from './qr/qr-routes.ts';
 import { registerRedirects, type Redirects } from './redirect/redirects.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { linkRoutes } from './short-links/link-routes.ts';
+import { lowerCaseIds } from './lower-case-ids.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import type { LinksServices } from './wiring.ts';
 
@@ -57,6 +58,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     authenticate,
     register: async (scope) => {
       scope.decorateRequest('linksAuth', null as never);
+      scope.addHook('preValidation', lowerCaseIds);
       const renderPool = links.renderPool();
       scope.addHook('onClose', () => renderPool.close());
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
@@ -66,7 +68,10 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await webhookRoutes(scope, links.webhooks);
       await qrRoutes(scope, { pool: renderPool, pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });
     },
-    registerAdmin: (admin) => adminRoutes(admin, { workspaces: links.workspaces, keys: links.keys }),
+    registerAdmin: async (admin) => {
+      admin.addHook('preValidation', lowerCaseIds);
+      await adminRoutes(admin, { workspaces: links.workspaces, keys: links.keys });
+    },
   };
 
   return {

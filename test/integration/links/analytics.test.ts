@@ -164,7 +164,7 @@ describe('link analytics', () => {
 
 describe('export', () => {
   it('streams the raw scans as CSV and JSON with the same rows', async () => {
-    const csvRes = await api.get(`/api/v1/analytics/export?format=csv&from=${from}&to=${to}`);
+    const csvRes = await api.get(`/api/v1/analytics/export?format=csv&from=${from}&to=${to}&includeBots=true`);
     expect(csvRes.status).toBe(200);
     expect(csvRes.headers.get('content-type')).toContain('text/csv');
     const lines = (csvRes.body as string).trim().split('\n');

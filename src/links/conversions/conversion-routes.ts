@@ -4,7 +4,7 @@ import { addComponents, ref } from '../../platform/http/components.ts';
 import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { checkStorableRange, MAX_RANGE_DAYS } from '../analytics/time-range.ts';
-import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, TrackBody } from './conversion-schemas.ts';
+import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, idempotencyKey, TrackBody, TrackHeaders } from './conversion-schemas.ts';
 import type { Conversions } from './conversions.ts';
 import type { FunnelQueries } from './funnel-query.ts';
 
@@ -19,17 +19,19 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
       summary: 'Record a conversion or a tracked click for a click ID',
       description:
         'Send the `svc_cid` value the destination received. `type: "click"` records that the visitor landed (once per scan unless you key it yourself); ' +
-        '`type: "conversion"` (default) records a goal, with optional revenue. With `externalId`, a repeat records nothing new and answers 200 with the first record and `duplicate: true`. ' +
+        '`type: "conversion"` (default) records a goal, with optional revenue. With `externalId` or an `Idempotency-Key` header (the header wins), a repeat records nothing new and answers 200 with the first record and `duplicate: true`: send one whenever you may retry. ' +
         'Errors: `click_id_malformed` (400), `click_id_unknown` (404: not issued by this service), `click_id_other_workspace` (403), `unknown_currency`, `currency_required`, `amount_required`, `amount_not_allowed`, `amount_too_precise`, `invalid_metadata_key`, `metadata_too_large` (400).',
       body: ref(TrackBody),
+      headers: TrackHeaders,
       response: {
         201: withRateLimitHeaders(Conversion, 'Recorded.'),
-        200: withRateLimitHeaders(Conversion, 'A repeat of an earlier externalId: nothing new recorded.'),
+        200: withRateLimitHeaders(Conversion, 'A repeat of an earlier externalId or Idempotency-Key: nothing new recorded.'),
         ...errorResponses(...API_BODY_ERRORS, 404),
       },
     },
   }, async (request, reply) => {
-    const conversion = await deps.conversions.track(request.linksAuth.workspaceId, request.body);
+    const externalId = idempotencyKey(request.headers['idempotency-key'], request.body);
+    const conversion = await deps.conversions.track(request.linksAuth.workspaceId, { ...request.body, ...(externalId === undefined ? {} : { externalId }) });
     return reply.status(conversion.duplicate ? 200 : 201).send(conversion);
   });
 

@@ -29,6 +29,26 @@ export const TrackBody = Type.Object(
 );
 export type TrackInput = Static<typeof TrackBody>;
 
+/**
+ * The Idempotency-Key header: externalId's meaning, for clients that retry a request whose answer
+ * they never saw. Printable ASCII (a header value; the IETF httpapi draft's quoted form is unquoted).
+ */
+export const TrackHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 128,
+    pattern: '^[\\x20-\\x7E]+$',
+    description: 'The idempotency key of this conversion, as `externalId` (and winning over it when both are sent): a repeat with the same type, event name and key records nothing new and answers 200 with the first record and `duplicate: true`. 1 to 128 printable ASCII characters; a value in double quotes (`"abc"`) means `abc`.',
+  })),
+});
+
+/** The idempotency key a client sent: the header's (unquoted) when present, else the body's externalId. */
+export function idempotencyKey(header: string | undefined, input: TrackInput): string | undefined {
+  if (header === undefined) return input.externalId;
+  const quoted = header.length >= 2 && header.startsWith('"') && header.endsWith('"');
+  return quoted ? header.slice(1, -1) : header;
+}
+
 export const Conversion = Type.Object(
   {
     object: Type.Literal('conversion'),

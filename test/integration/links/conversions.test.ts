@@ -9,7 +9,7 @@ import { conversionSinkKind } from '../../../src/links/conversions/conversion-si
 import type { ConversionEvent } from '../../../src/links/conversions/conversion-event.ts';
 import { Conversions } from '../../../src/links/conversions/conversions.ts';
 import { ClickIds } from '../../../src/links/scans/click-id.ts';
-import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { scan } from '../../support/links/scans.ts';
@@ -181,5 +181,43 @@ describe('POST /api/v1/track and the funnel', () => {
     const stored = async () => (await ingress.platform.clickhouse.rows<{ n: string; ids: string }>(sql`SELECT count() AS n, uniqExact(conversion_id) AS ids FROM conversions WHERE workspace_id = ${workspaceId}`))[0]!;
     await eventually(async () => (await stored()).ids === '8', 30_000);
     expect(await stored()).toEqual({ n: '8', ids: '8' });
+  });
+});
+
+describe('POST /api/v1/track with an Idempotency-Key header', () => {
+  it('records a retried conversion once, the header winning over externalId', async () => {
+    const ws = await workspaceWithKey(ingress.url);
+    const mine = client(ingress.url, ws.key);
+    const [clickId] = (await linkWithClickIds(mine, 1)).clickIds as [string];
+    const track = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      call(ingress.url, 'POST', '/api/v1/track', { key: ws.key, body, headers });
+    const purchase = { clickId, event: 'purchase', amount: 12.5, currency: 'EUR' };
+
+    // A client retrying a request whose answer it never saw: one conversion.
+    const first = await track(purchase, { 'idempotency-key': 'order-7781-try' });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({ externalId: 'order-7781-try', duplicate: false });
+    const retry = await track(purchase, { 'idempotency-key': 'order-7781-try' });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ id: first.body.id, externalId: 'order-7781-try', duplicate: true });
+    expect(await pgCount(ws.workspaceId)).toBe(1);
+
+    // The header wins over the body's externalId.
+    const both = await track({ ...purchase, externalId: 'body-key' }, { 'idempotency-key': 'order-7781-try' });
+    expect(both.body).toMatchObject({ id: first.body.id, duplicate: true });
+    // The IETF draft's quoted form is the same key.
+    expect((await track(purchase, { 'idempotency-key': '"order-7781-try"' })).body).toMatchObject({ id: first.body.id, duplicate: true });
+    // Without either, every request is a new conversion (as before).
+    expect((await track(purchase)).status).toBe(201);
+    expect((await track(purchase)).status).toBe(201);
+    expect(await pgCount(ws.workspaceId)).toBe(3);
+
+    // The header follows externalId's rules: 1 to 128 characters.
+    for (const bad of ['x'.repeat(129), '']) {
+      const res = await track(purchase, { 'idempotency-key': bad });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+    }
+    expect(await pgCount(ws.workspaceId)).toBe(3);
   });
 });

@@ -10,6 +10,9 @@ export const LinksConfigSchema = Type.Object({
   CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
   /** Redirects per minute per client IP (spec: 60). */
   REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
+  /** Short IDs a redirect found neither in the link cache nor in Postgres are remembered as missing: at most this many, for this long. */
+  REDIRECT_MISS_CACHE_SIZE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
+  REDIRECT_MISS_CACHE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 2000 }),
   /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
   /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */

@@ -37,7 +37,7 @@ export interface LinksServices {
   /** Signs click IDs at the redirect and checks them when a conversion is tracked. */
   clickIds: ClickIds;
   /** The redirect path's settings. */
-  redirects: { journalDir: string; perMinutePerIp: number };
+  redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
   webhookWorker: WebhookWorkerOptions;
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
@@ -70,7 +70,12 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     conversions,
     funnels: new FunnelQueries(platform.clickhouse, pg),
     clickIds,
-    redirects: { journalDir: config.SCAN_JOURNAL_DIR, perMinutePerIp: config.REDIRECTS_PER_MINUTE_PER_IP },
+    redirects: {
+      journalDir: config.SCAN_JOURNAL_DIR,
+      perMinutePerIp: config.REDIRECTS_PER_MINUTE_PER_IP,
+      missCacheSize: config.REDIRECT_MISS_CACHE_SIZE,
+      missCacheMs: config.REDIRECT_MISS_CACHE_MS,
+    },
     webhooks: {
       store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
       log: new DeliveryLog(pg),

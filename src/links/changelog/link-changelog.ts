@@ -6,6 +6,10 @@
 // and then checked again: if the link changed meanwhile (another publisher may
 // have sent an older state after ours), it is published again, so the last
 // message of every key is the link's newest state.
+//
+// The process that publishes also tells its own listeners (the ingress's link
+// cache) first, so a link written through an ingress redirects there with its
+// new state as soon as the write is answered, without waiting for Kafka.
 import { bestEffort } from '../../platform/background.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
@@ -19,6 +23,8 @@ import { toLinkState, type LinkState } from './link-state.ts';
 export class LinkChangelog {
   /** The outbox of link changes, for the platform to relay. */
   readonly outbox: Outbox;
+
+  private readonly localListeners = new Set<(state: LinkState) => void>();
 
   constructor(
     private readonly pg: Pool,
@@ -38,6 +44,12 @@ export class LinkChangelog {
     );
   }
 
+  /** Called with each state this process is about to publish, before Kafka has it. */
+  onLocalChange(listener: (state: LinkState) => void): () => void {
+    this.localListeners.add(listener);
+    return () => this.localListeners.delete(listener);
+  }
+
   /** Publishes the current state of these links and clears their outbox rows. */
   async publish(linkIds: readonly string[]): Promise<void> {
     for (const id of new Set(linkIds)) await this.publishOne(id);
@@ -55,7 +67,11 @@ export class LinkChangelog {
       if (upTo === null || upTo === undefined) return; // nothing pending: already published
       const { rows } = await this.pg.query<LinkRow>('SELECT * FROM links WHERE id = $1', [linkId]);
       const row = rows[0];
-      if (row) await this.publisher.publish<LinkState>(linksChangelogTopic, [{ key: row.short_id, value: toLinkState(row) }]);
+      if (row) {
+        const state = toLinkState(row);
+        for (const listener of this.localListeners) listener(state);
+        await this.publisher.publish<LinkState>(linksChangelogTopic, [{ key: row.short_id, value: state }]);
+      }
       await this.pg.query('DELETE FROM link_changelog_outbox WHERE link_id = $1 AND id <= $2', [linkId, upTo]);
       // Changed while we were publishing? Then a newer state is due (its outbox row says so): go again.
       const after = await this.pg.query<{ version: string }>('SELECT version FROM links WHERE id = $1', [linkId]);

@@ -1,5 +1,6 @@
-// GET /:shortId — the hot path. Answered from the in-memory link cache, never a
-// database; the scan is journaled after the response is sent and reaches Kafka
+// GET /:shortId — the hot path. Answered from the in-memory link cache; only a
+// short ID the cache does not have is read through from Postgres
+// (link-read-through.ts); the scan is journaled after the response is sent and reaches Kafka
 // from there (scan-journal.ts), enriched on the way (scan-enrichment.ts), so the
 // request itself does only what the answer needs. Refusals get a small HTML
 // page (or the JSON error body for clients that ask for JSON).
@@ -21,11 +22,14 @@ import type { RawScan } from '../scans/raw-scan.ts';
 import type { LinkState } from '../changelog/link-state.ts';
 import { platformOf, routeFor, withClickId } from './destination.ts';
 import type { LinkCache } from './link-cache.ts';
+import type { LinkReadThrough } from './link-read-through.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
+  /** Asked only when the cache does not have the short ID. */
+  readThrough: LinkReadThrough;
   scanLimits: ScanLimitGuard;
   clickIds: ClickIds;
   redis: Redis;
@@ -87,10 +91,16 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     else reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
   }
 
-  /** Answers a request the IP limit admitted; a promise only when a scan limit must be asked. */
+  /** Answers a request the IP limit admitted; a promise only on a cache miss or when a scan limit must be asked. */
   function redirect(request: FastifyRequest, reply: FastifyReply, shortId: string, ip: string): void | Promise<void> {
-    const now = Date.now();
     const link = deps.cache.get(shortId);
+    if (link) return answer(request, reply, link, ip);
+    // Not in memory: perhaps created a moment ago on another ingress.
+    return deps.readThrough.find(shortId).then((found) => answer(request, reply, found, ip));
+  }
+
+  function answer(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, ip: string): void | Promise<void> {
+    const now = Date.now();
     const refusal = refusalFor(link, now);
     if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
 

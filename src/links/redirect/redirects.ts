@@ -1,16 +1,21 @@
-// Wires the redirect path: the link cache (from links.changelog), click IDs,
+// Wires the redirect path: the link cache (from links.changelog, this process's
+// own writes, and Postgres for the misses), click IDs,
 // the scan journal (shipped to the `scans` topic by its own thread) and the route.
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
+import { toLinkState, type LinkState } from '../changelog/link-state.ts';
+import type { LinkRow } from '../short-links/link-store.ts';
 import { LinkCache } from './link-cache.ts';
+import { LinkReadThrough } from './link-read-through.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
 import type { LinksServices } from '../wiring.ts';
 
 export interface Redirects {
   cache: LinkCache;
+  readThrough: LinkReadThrough;
   journal: ScanJournal<RawScan>;
 }
 
@@ -20,8 +25,20 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
   const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
   await Promise.all([cache.start(), journal.start()]);
+  // Links written through this ingress are in its cache before the write is answered.
+  const stopLocal = links.changelog.onLocalChange((state) => cache.apply(state));
+  const readThrough = new LinkReadThrough(cache, {
+    read: async (shortId): Promise<LinkState | undefined> => {
+      const { rows } = await platform.pg.query<LinkRow>('SELECT * FROM links WHERE short_id = $1', [shortId]);
+      return rows[0] ? toLinkState(rows[0]) : undefined;
+    },
+    missCacheSize: links.redirects.missCacheSize,
+    missCacheMs: links.redirects.missCacheMs,
+    log,
+  });
   await redirectRoutes(app, {
     cache,
+    readThrough,
     scanLimits: new ScanLimitGuard(platform.redis, platform.pg),
     clickIds: links.clickIds,
     redis: platform.redis,
@@ -31,8 +48,9 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   });
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {
+    stopLocal();
     await journal.stop();
     await cache.stop();
   });
-  return { cache, journal };
+  return { cache, readThrough, journal };
 }

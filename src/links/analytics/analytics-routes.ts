@@ -37,7 +37,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     schema: {
       tags, operationId: 'getLinkAnalytics', summary: 'Scan analytics of one link',
       description: 'The same groups as the workspace analytics, for one link and a range.',
-      params: Type.Object({ id: Type.String({ description: 'Link UUID.' }) }),
+      params: Type.Object({ id: Type.String({ description: 'Link UUID, in any case.' }) }),
       querystring: LinkAnalyticsQuery,
       response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics of the link.'), ...errorResponses(...API_ERRORS, 404) },
     },

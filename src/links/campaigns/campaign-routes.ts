@@ -7,7 +7,7 @@ import type { App } from '../../platform/http/server.ts';
 import { Campaign, CAMPAIGN_COMPONENTS, CampaignList, CreateCampaignBody, ListCampaignsQuery, UpdateCampaignBody } from './campaign-schemas.ts';
 import type { CampaignStore } from './campaign-store.ts';
 
-const IdParams = Type.Object({ id: Type.String({ description: 'Campaign UUID.' }) });
+const IdParams = Type.Object({ id: Type.String({ description: 'Campaign UUID, in any case.' }) });
 
 export async function campaignRoutes(app: App, store: CampaignStore): Promise<void> {
   const tags = ['campaigns'];

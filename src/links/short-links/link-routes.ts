@@ -18,7 +18,7 @@ export interface LinkRoutesDeps {
   onScanLimitChanged: (linkId: string) => Promise<void>;
 }
 
-const IdParams = Type.Object({ id: Type.String({ description: 'Link UUID.' }) });
+const IdParams = Type.Object({ id: Type.String({ description: 'Link UUID, in any case.' }) });
 
 export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> {
   const { store, changelog, baseUrl, onScanLimitChanged } = deps;

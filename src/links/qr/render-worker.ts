@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import bwipjs from 'bwip-js';
 import QRCode from 'qrcode';
-import type { BarcodeTask, QrTask, RenderResult, RenderTask } from './render-task.ts';
+import type { BarcodeTask, QrTask, RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 import { styledQrSvg } from './qr-style.ts';
 import { runAtIdlePriority } from '../../platform/threads/idle-priority.ts';
 
@@ -35,7 +35,21 @@ async function qr(task: QrTask): Promise<RenderResult> {
   return { contentType: 'image/png', body: qrPng(task.text, options) };
 }
 
-async function barcode(task: BarcodeTask): Promise<RenderResult> {
+// bwip-js raises "bwipp.<reason>#<line>: <message>" for input its symbology cannot hold (its GS1
+// linter checks every application identifier); anything else it throws is a bug.
+const BWIPP_REFUSAL = /^bwipp\.\w+#\d+: /;
+
+async function barcode(task: BarcodeTask): Promise<RenderResult | RenderRefusal> {
+  try {
+    return await drawBarcode(task);
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    if (BWIPP_REFUSAL.test(message)) return { refused: message };
+    throw err;
+  }
+}
+
+async function drawBarcode(task: BarcodeTask): Promise<RenderResult> {
   const options = {
     bcid: task.bcid,
     text: task.text,
@@ -56,6 +70,6 @@ async function barcode(task: BarcodeTask): Promise<RenderResult> {
 // Rendering takes only the CPU that the event loop (redirects) and everything else leave free.
 if (!isMainThread) runAtIdlePriority();
 
-export default async function render(task: RenderTask): Promise<RenderResult> {
+export default async function render(task: RenderTask): Promise<RenderResult | RenderRefusal> {
   return task.kind === 'qr' ? qr(task) : barcode(task);
 }

@@ -35,6 +35,14 @@ async function qr(task: QrTask): Promise<RenderResult> {
   return { contentType: 'image/png', body: qrPng(task.text, options) };
 }
 
+/**
+ * bwip-js's SVG has only a viewBox, its natural size in pixels (the PNG's); without width and
+ * height an inline SVG in an inline-block is 0 px wide, so they are set to that size.
+ */
+function withPixelSize(svg: string): string {
+  return svg.replace(/^<svg viewBox="0 0 (\d+) (\d+)"/, '<svg width="$1" height="$2" viewBox="0 0 $1 $2"');
+}
+
 // bwip-js raises "bwipp.<reason>#<line>: <message>" for input its symbology cannot hold (its GS1
 // linter checks every application identifier); anything else it throws is a bug.
 const BWIPP_REFUSAL = /^bwipp\.\w+#\d+: /;
@@ -56,14 +64,15 @@ async function drawBarcode(task: BarcodeTask): Promise<RenderResult> {
     scale: task.scale,
     height: task.height,
     includetext: task.includeText,
-    textxalign: 'center' as const,
+    // No text alignment of ours: bwip-js's default for EAN/UPC is the retail layout (guard bars
+    // extended, digits grouped under the halves, the leading and trailing digits outside).
     // White quiet zone and background: scanners need both.
     paddingwidth: 10,
     paddingheight: 6,
     backgroundcolor: 'FFFFFF',
     ...(task.bcid === 'gs1-128' ? { parsefnc: false } : {}),
   };
-  if (task.format === 'svg') return { contentType: 'image/svg+xml', body: Buffer.from(bwipjs.toSVG(options)) };
+  if (task.format === 'svg') return { contentType: 'image/svg+xml', body: Buffer.from(withPixelSize(bwipjs.toSVG(options))) };
   return { contentType: 'image/png', body: await bwipjs.toBuffer(options) };
 }
 

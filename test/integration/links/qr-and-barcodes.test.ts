@@ -6,7 +6,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { decodeBarcode, decodeQr, pngSize, svgToPng } from '../../support/links/decode.ts';
+import { decodeBarcode, decodeQr, decodeWithZbar, pngSize, svgToPng } from '../../support/links/decode.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
@@ -102,6 +102,52 @@ describe('POST /api/v1/qr', () => {
   it("answers 404 for another workspace's link", async () => {
     const other = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
     expect((await other.post('/api/v1/qr', { shortId, format: 'png' })).status).toBe(404);
+  });
+});
+
+describe('styled QR codes, looked at', () => {
+  // The shapes drawn in the modules' groups (<g fill=…>), the finder eyes being drawn apart.
+  const moduleShapes = (svg: string) => [...svg.matchAll(/<g fill="[^"]+">([\s\S]*?)<\/g>/g)].flatMap(([, group]) => [...group!.matchAll(/<(\w+) /g)].map((m) => m[1]));
+
+  it.each([
+    ['dots', { moduleShape: 'dots' }, 'circle'],
+    ['rounded', { moduleShape: 'rounded' }, 'rect'],
+    ['dots on a circle with a ring', { moduleShape: 'dots', qrShape: 'circle', ringText: 'SCAN ME' }, 'circle'],
+    ['dots over halftone art', { moduleShape: 'dots', halftone: { image: `data:image/png;base64,${PNG.sync.write(new PNG({ width: 8, height: 8 })).toString('base64')}` } }, 'circle'],
+  ])('%s: timing, alignment, format and version modules take the module shape too, and it scans (ZXing, zbar)', async (_what, style, shape) => {
+    const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style });
+    expect(res.status).toBe(200);
+    const svg = res.bytes.toString();
+    const shapes = moduleShapes(svg);
+    expect(shapes.length).toBeGreaterThan(100);
+    expect(new Set(shapes)).toEqual(new Set([shape]));
+    // Rounded modules are all rounded: no plain square among them.
+    if (style.moduleShape === 'rounded') expect(svg.match(/<g fill="[^"]+">[\s\S]*?<\/g>/)![0]).not.toMatch(/<rect (?![^>]*rx=)/);
+    const png = svgToPng(res.bytes, 700);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
+    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
+  });
+
+  it('a star mask reads as a five-pointed star: modules reach far out along five points, not between them', async () => {
+    const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style: { mask: 'star', moduleShape: 'square', fgColor: '#b71c1c' } });
+    expect(res.status).toBe(200);
+    const svg = res.bytes.toString();
+    const side = Number(/viewBox="0 0 ([\d.]+) /.exec(svg)![1]);
+    const centre = side / 2;
+    const modules = [...svg.matchAll(/<rect x="([\d.-]+)" y="([\d.-]+)" width="1\.02"/g)].map(([, x, y]) => ({ x: Number(x) + 0.5 - centre, y: Number(y) + 0.5 - centre }));
+    const reach = Math.max(...modules.map((m) => Math.hypot(m.x, m.y)));
+    // How far out the modules go around a direction (degrees, 0 = up, clockwise).
+    const farthest = (degrees: number) => Math.max(0, ...modules.filter((m) => {
+      const angle = (Math.atan2(m.x, -m.y) * 180) / Math.PI;
+      return Math.abs(((angle - degrees + 540) % 360) - 180) <= 4;
+    }).map((m) => Math.hypot(m.x, m.y)));
+    for (let k = 0; k < 5; k++) {
+      expect(farthest(k * 72), `point ${k}`).toBeGreaterThan(reach * 0.85);
+      expect(farthest(k * 72 + 36), `between points ${k}`).toBeLessThan(reach * 0.6);
+    }
+    const png = svgToPng(res.bytes, 700);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
+    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
   });
 });
 

@@ -29,8 +29,8 @@ export const QrBody = Type.Object(
     style: Type.Optional(
       Type.Object(
         {
-          moduleShape: Type.Optional(StringEnum(['square', 'dots', 'rounded'] as const, { description: 'Shape of the data modules.' })),
-          eyeFrameShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Outer ring of the three finder patterns.' })),
+          moduleShape: Type.Optional(StringEnum(['square', 'dots', 'rounded'] as const, { description: 'Shape of every module but the three finder eyes: data, timing, alignment, format and version modules alike.' })),
+          eyeFrameShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Outer ring of the three finder patterns (circle: a near-circle, which every scanner reads).' })),
           eyeBallShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Centre of the three finder patterns.' })),
           fgColor: Type.Optional(HexColor('Colour of the dark modules.', '#1a237e')),
           bgColor: Type.Optional(HexColor('Background colour.', '#ffffff')),
@@ -59,7 +59,7 @@ export const QrBody = Type.Object(
               { additionalProperties: false, description: 'Halftone art (Pro and Enterprise): the picture under the code, modules reduced to marks at their centres.' },
             ),
           ),
-          mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette filled with decorative modules; outside it the image is transparent.' })),
+          mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette (star: five-pointed, one point up) filled with decorative modules; outside it the image is transparent.' })),
         },
         { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H. Dark colours need a contrast of at least 3:1 against bgColor.' },
       ),

@@ -39,7 +39,7 @@ for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw
 const LONGEST = [
   'test/integration/links/webhooks.test.ts', // ~70 s, mostly waiting out a killed worker's Kafka session
   'test/integration/platform/worker-crash.test.ts', // ~40 s, the same
-  'test/unit/links/qr-style-scannable.test.ts', // ~30 s of one core
+  'test/unit/links/qr-style-scannable.test.ts', // ~45 s of one core (ZXing and zbar decode 504 images)
 ];
 
 class LongestFirst extends BaseSequencer {

@@ -9,6 +9,7 @@ import type { QrTask } from '../src/links/qr/render-task.ts';
 const app = Fastify();
 app.post<{ Body: QrTask }>('/qr', async (request, reply) => {
   const image = await render(request.body);
+  if ('refused' in image) throw new Error(image.refused); // a QR code's text always fits
   return reply.type(image.contentType).send(Buffer.from(image.body));
 });
 const address = await app.listen({ host: '127.0.0.1', port: Number(process.env.HTTP_PORT) });

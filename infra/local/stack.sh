@@ -504,6 +504,8 @@ cmd_start() {
   need_cmd curl curl
   # The tests make a throwaway CA for their HTTPS webhook receivers with the openssl CLI.
   need_cmd openssl openssl
+  # The QR style tests decode every style with zbar too (a second decoder family besides ZXing).
+  need_cmd zbarimg zbar-tools
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

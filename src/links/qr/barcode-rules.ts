@@ -2,11 +2,24 @@
 // with its check digit (verified: a wrong one is refused, naming the expected
 // digit) or without it (computed and added). GS1-128 takes element strings in
 // the usual human form, "(01)09506000134352(17)271231(10)ABC"; the check
-// digits of SSCC (00) and GTIN (01, 02) inside it are verified the same way.
+// digits of SSCC (00) and GTIN (01, 02) inside it are verified the same way;
+// every other GS1 rule (which AIs exist, their lengths, character sets, dates,
+// the other check digits) is bwip-js's GS1 linter's, applied when it renders
+// (its refusals become 400s in barcode-refusal.ts).
 import { ApiError } from '../../platform/http/errors.ts';
 
 export const SYMBOLOGIES = ['upc-a', 'ean-13', 'ean-8', 'itf-14', 'gs1-128', 'code-128'] as const;
 export type Symbology = (typeof SYMBOLOGIES)[number];
+
+/** Names of the symbologies, as messages say them. */
+export const SYMBOLOGY_NAME: Record<Symbology, string> = {
+  'upc-a': 'UPC-A',
+  'ean-13': 'EAN-13',
+  'ean-8': 'EAN-8',
+  'itf-14': 'ITF-14',
+  'gs1-128': 'GS1-128',
+  'code-128': 'Code 128',
+};
 
 /** bwip-js ids of the symbologies. */
 export const BWIP_ID: Record<Symbology, string> = {
@@ -55,14 +68,17 @@ function gs1Elements(data: string): string {
   }
   for (const [, ai, value] of parts) {
     if (!value) throw invalid(`AI (${ai}) has no data.`);
-    if (!/^[\x21-\x7e]+$/.test(value!)) throw invalid(`AI (${ai}) data must be printable ASCII without spaces.`);
+    // The GS1 character sets are within printable ASCII; which set an AI takes is the linter's to check.
+    if (!/^[\x21-\x7e]+$/.test(value!)) throw invalid(`AI (${ai}): a character outside the GS1 character sets (printable ASCII without spaces).`);
     const fixed = GS1_FIXED[ai!];
     if (fixed) {
       if (!/^\d+$/.test(value!) || value!.length !== fixed.length) throw invalid(`${fixed.name} holds exactly ${fixed.length} digits, the check digit included.`);
       withCheckDigit(value!, fixed.length, fixed.name);
     }
   }
-  if (data.length > 90) throw invalid('GS1-128 holds at most 48 data characters.');
+  // The GS1 General Specifications' limit for one GS1-128 symbol: 48 characters of AIs and data.
+  const characters = parts.reduce((sum, [, ai, value]) => sum + ai!.length + value!.length, 0);
+  if (characters > 48) throw invalid(`GS1-128 holds at most 48 characters of AIs and data; got ${characters}.`);
   return data;
 }
 

@@ -8,11 +8,12 @@ import { API_BODY_ERRORS, errorResponses, RATE_LIMIT_HEADERS } from '../../platf
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { BWIP_ID, barcodeText, SYMBOLOGIES } from './barcode-rules.ts';
+import { BWIP_ID, barcodeText, SYMBOLOGIES, SYMBOLOGY_NAME } from './barcode-rules.ts';
+import { barcodeRefusal } from './barcode-refusal.ts';
 import type { RenderPool } from './render-pool.ts';
 import { loadHalftoneImage } from './halftone-image.ts';
 import type { OutboundOptions } from '../../platform/http/outbound.ts';
-import type { RenderResult, RenderTask } from './render-task.ts';
+import type { RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 import { contrast, darkColors, MASK_SHAPES } from './qr-style.ts';
 import { canUseAdvancedQrStyles } from '../workspaces/plans.ts';
 
@@ -28,8 +29,8 @@ export const QrBody = Type.Object(
     style: Type.Optional(
       Type.Object(
         {
-          moduleShape: Type.Optional(StringEnum(['square', 'dots', 'rounded'] as const, { description: 'Shape of the data modules.' })),
-          eyeFrameShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Outer ring of the three finder patterns.' })),
+          moduleShape: Type.Optional(StringEnum(['square', 'dots', 'rounded'] as const, { description: 'Shape of every module but the three finder eyes: data, timing, alignment, format and version modules alike.' })),
+          eyeFrameShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Outer ring of the three finder patterns (circle: a near-circle, which every scanner reads).' })),
           eyeBallShape: Type.Optional(StringEnum(['square', 'rounded', 'circle'] as const, { description: 'Centre of the three finder patterns.' })),
           fgColor: Type.Optional(HexColor('Colour of the dark modules.', '#1a237e')),
           bgColor: Type.Optional(HexColor('Background colour.', '#ffffff')),
@@ -58,7 +59,7 @@ export const QrBody = Type.Object(
               { additionalProperties: false, description: 'Halftone art (Pro and Enterprise): the picture under the code, modules reduced to marks at their centres.' },
             ),
           ),
-          mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette filled with decorative modules; outside it the image is transparent.' })),
+          mask: Type.Optional(StringEnum(MASK_SHAPES, { description: 'Shape mask (Pro and Enterprise): the code inside a silhouette (star: five-pointed, one point up) filled with decorative modules; outside it the image is transparent.' })),
         },
         { additionalProperties: false, description: 'Styled output is SVG only and always uses error correction H. Dark colours need a contrast of at least 3:1 against bgColor.' },
       ),
@@ -98,7 +99,9 @@ const ImageResponse = {
 };
 
 /** Sends a rendered image with caching headers; the same request always renders the same bytes. */
-function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTask, image: RenderResult) {
+function sendImage(request: FastifyRequest, reply: FastifyReply, task: RenderTask, image: RenderResult | RenderRefusal) {
+  // Only barcodes are refused (their data comes from the client); a QR code's short URL always fits.
+  if ('refused' in image) throw new Error(`the renderer refused a ${task.kind}: ${image.refused}`);
   const etag = `"${createHash('sha256').update(JSON.stringify(task)).digest('base64url').slice(0, 27)}"`;
   reply.header('cache-control', 'private, max-age=86400').header('etag', etag);
   if (request.headers['if-none-match'] === etag) return reply.status(304).send();
@@ -154,7 +157,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
   app.post('/barcode', {
     schema: {
       tags: ['qr'], operationId: 'renderBarcode', summary: 'Render a barcode (UPC-A, EAN-13, EAN-8, ITF-14, GS1-128, Code 128)',
-      description: 'Check digits are verified: a wrong one gets 400 invalid_check_digit whose message names the expected digit (e.g. "EAN-13: the check digit should be 7, not 8."); data the symbology cannot hold gets 400 invalid_barcode_data naming the rule.',
+      description: 'Check digits are verified: a wrong one gets 400 invalid_check_digit whose message names the expected digit (e.g. "EAN-13: the check digit should be 7, not 8."); data the symbology cannot hold gets 400 invalid_barcode_data naming the rule. GS1-128 element strings are checked against the GS1 rules for every application identifier (the AI exists; length; numeric or GS1 character set 82; dates, with day 00 only where GS1 allows it; check digits of GTIN, SSCC, GLN and the like: 400 invalid_check_digit); at most 48 characters of AIs and data.',
       body: ref(BarcodeBody),
       response: { ...ImageResponse, ...errorResponses(...API_BODY_ERRORS, 503) },
     },
@@ -169,6 +172,8 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       height: body.height ?? 15,
       includeText: body.includeText ?? true,
     };
-    return sendImage(request, reply, task, await deps.pool.render(task));
+    const image = await deps.pool.render(task);
+    if ('refused' in image) throw barcodeRefusal(SYMBOLOGY_NAME[body.symbology], image.refused);
+    return sendImage(request, reply, task, image);
   });
 }

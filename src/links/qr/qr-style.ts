@@ -31,6 +31,9 @@ export interface QrStyle {
 export const MASK_SHAPES = ['circle', 'heart', 'star', 'hexagon'] as const;
 export type MaskShape = (typeof MASK_SHAPES)[number];
 
+const STAR_SECTOR = (2 * Math.PI) / 5;
+const STAR_INNER = 0.5;
+
 /** Whether a point (in units of the shape's half-width, centred on 0,0, y down) lies inside the silhouette. */
 function insideMask(shape: MaskShape, x: number, y: number): boolean {
   switch (shape) {
@@ -45,12 +48,15 @@ function insideMask(shape: MaskShape, x: number, y: number): boolean {
       return (X * X + Y * Y - 1) ** 3 - X * X * Y ** 3 <= 0;
     }
     case 'star': {
-      const angle = Math.atan2(y, x) + Math.PI / 2;
-      const sector = ((angle % (2 * Math.PI / 5)) + 2 * Math.PI / 5) % (2 * Math.PI / 5) - Math.PI / 5;
+      // A five-pointed star, one point up: outer radius 1, inner 0.5 (a regular star's 0.38 would
+      // leave too little room for the symbol). By symmetry the angle from the nearest point, 0–36°,
+      // decides; inside is the origin's side of the edge from that point to the inner vertex.
       const r = Math.hypot(x, y);
-      // Radius of a five-pointed star's edge at this angle (outer 1, inner 0.5).
-      const edge = 0.5 / Math.cos(Math.PI / 5 - Math.abs(sector) * 0.62);
-      return r <= Math.min(1, edge * 1.25);
+      const fromUp = ((Math.atan2(x, -y) % STAR_SECTOR) + STAR_SECTOR) % STAR_SECTOR;
+      const a = Math.min(fromUp, STAR_SECTOR - fromUp);
+      const [u, v] = [r * Math.sin(a), r * Math.cos(a)];
+      const [qu, qv] = [STAR_INNER * Math.sin(STAR_SECTOR / 2), STAR_INNER * Math.cos(STAR_SECTOR / 2)];
+      return qu * (v - 1) - (qv - 1) * u <= 0;
     }
   }
 }
@@ -100,10 +106,10 @@ function halftoneMark(x: number, y: number, shape: ModuleShape): string {
 
 /** A finder pattern at (x, y): a 7×7 frame one module thick and a 3×3 ball. */
 function eyeSvg(x: number, y: number, frame: EyeShape, ball: EyeShape, fill: string): string {
-  const frameSvg =
-    frame === 'circle'
-      ? `<circle cx="${x + 3.5}" cy="${y + 3.5}" r="3" fill="none" stroke="${fill}" stroke-width="1"/>`
-      : `<path fill-rule="evenodd" fill="${fill}" d="${roundedRectPath(x, y, 7, frame === 'rounded' ? 2 : 0)} ${roundedRectPath(x + 1, y + 1, 5, frame === 'rounded' ? 1.2 : 0)}"/>`;
+  // A "circle" frame is a near-circle: a square with corners rounded to 0.8 of its half side. zbar
+  // fits straight lines to a finder's outer edges and cannot read a true circle (tested).
+  const [outer, inner] = { square: [0, 0], rounded: [2, 1.2], circle: [2.8, 1.8] }[frame];
+  const frameSvg = `<path fill-rule="evenodd" fill="${fill}" d="${roundedRectPath(x, y, 7, outer!)} ${roundedRectPath(x + 1, y + 1, 5, inner!)}"/>`;
   const ballSvg =
     ball === 'circle'
       ? `<circle cx="${x + 3.5}" cy="${y + 3.5}" r="1.5" fill="${fill}"/>`
@@ -135,9 +141,11 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
   const mask: MaskShape | undefined = style.mask ?? (circle ? 'circle' : undefined);
   let radius = circle || style.ringText ? Math.ceil((box / 2) * Math.SQRT2) + 1 : box / 2;
   if (mask && mask !== 'circle') {
-    // Grow the silhouette until the whole symbol with its quiet zone sits inside it.
-    const corners = [[-1, -1], [1, -1], [-1, 1], [1, 1], [0, -1], [0, 1], [-1, 0], [1, 0]] as const;
-    while (!corners.every(([cx, cy]) => insideMask(mask, (cx * box) / 2 / radius, (cy * box) / 2 / radius))) radius += 0.5;
+    // Grow the silhouette until the whole symbol with its quiet zone sits inside it: every point of
+    // the square's edge, every half module (a star's or heart's edge bends inwards between corners).
+    const edge: [number, number][] = [];
+    for (let t = -box / 2; t <= box / 2; t += 0.5) edge.push([t, -box / 2], [t, box / 2], [-box / 2, t], [box / 2, t]);
+    while (!edge.every(([ex, ey]) => insideMask(mask, ex / radius, ey / radius))) radius += 0.5;
     radius = Math.ceil(radius) + 1;
   }
   const ringWidth = style.ringText ? 4 : 0;
@@ -147,7 +155,7 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
 
   const parts: string[] = [];
   // Halftone: every module shows the picture, except a mark at its centre, dark or light, which is
-  // where scanners sample it; function patterns stay whole.
+  // where scanners sample it; function patterns are drawn whole, in the module shape.
   const lightParts: string[] = [];
   if (style.halftone) {
     for (let r = 0; r < n; r++) {
@@ -155,16 +163,16 @@ export function styledQrSvg(text: string, options: { size: number; margin: numbe
         if (inEye(r, c)) continue;
         const x = n2(offset + c);
         const y = n2(offset + r);
-        const mark = qr.modules.isReserved(r, c) ? `<rect x="${x}" y="${y}" width="1.02" height="1.02"/>` : halftoneMark(x, y, moduleShape);
+        const mark = qr.modules.isReserved(r, c) ? moduleSvg(x, y, moduleShape) : halftoneMark(x, y, moduleShape);
         (qr.modules.get(r, c) ? parts : lightParts).push(mark);
       }
     }
   }
   for (let r = 0; r < n && !style.halftone; r++) {
     for (let c = 0; c < n; c++) {
-      // Function patterns (timing, alignment, format and version information) stay square: only data
-      // modules take the style, as scanners find the pattern by those exact shapes.
-      if (qr.modules.get(r, c) && !inEye(r, c)) parts.push(moduleSvg(n2(offset + c), n2(offset + r), qr.modules.isReserved(r, c) ? 'square' : moduleShape));
+      // Every module but the finder eyes takes the shape, timing, alignment, format and version
+      // information included (scanners sample module centres; squares among dots look broken).
+      if (qr.modules.get(r, c) && !inEye(r, c)) parts.push(moduleSvg(n2(offset + c), n2(offset + r), moduleShape));
     }
   }
   if (mask) {

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ApiError } from '../../platform/http/errors.ts';
-import type { RenderResult, RenderTask } from './render-task.ts';
+import type { RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 
 export interface RenderPoolOptions {
   /** Threads; default: the machine's cores. */
@@ -33,9 +33,9 @@ export class RenderPool {
     return this.piscina.threads.length;
   }
 
-  async render(task: RenderTask): Promise<RenderResult> {
+  async render(task: RenderTask): Promise<RenderResult | RenderRefusal> {
     try {
-      return (await this.piscina.run(task)) as RenderResult;
+      return (await this.piscina.run(task)) as RenderResult | RenderRefusal;
     } catch (err) {
       if (/queue is at limit/i.test((err as Error).message)) {
         throw new ApiError(503, 'render_busy', 'The image renderer is busy; retry in a moment.', undefined, { 'retry-after': '1' });

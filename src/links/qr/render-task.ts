@@ -33,3 +33,8 @@ export interface RenderResult {
   contentType: string;
   body: Uint8Array;
 }
+
+/** The renderer's refusal of its input (bwip-js's reason, e.g. a GS1 rule), answered as a 400, not thrown as a bug. */
+export interface RenderRefusal {
+  refused: string;
+}

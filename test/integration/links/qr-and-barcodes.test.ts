@@ -6,7 +6,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { decodeBarcode, decodeQr, pngSize, svgToPng } from '../../support/links/decode.ts';
+import { decodeBarcode, decodeQr, decodeWithZbar, pngSize, svgToPng } from '../../support/links/decode.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
@@ -102,6 +102,52 @@ describe('POST /api/v1/qr', () => {
   it("answers 404 for another workspace's link", async () => {
     const other = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
     expect((await other.post('/api/v1/qr', { shortId, format: 'png' })).status).toBe(404);
+  });
+});
+
+describe('styled QR codes, looked at', () => {
+  // The shapes drawn in the modules' groups (<g fill=…>), the finder eyes being drawn apart.
+  const moduleShapes = (svg: string) => [...svg.matchAll(/<g fill="[^"]+">([\s\S]*?)<\/g>/g)].flatMap(([, group]) => [...group!.matchAll(/<(\w+) /g)].map((m) => m[1]));
+
+  it.each([
+    ['dots', { moduleShape: 'dots' }, 'circle'],
+    ['rounded', { moduleShape: 'rounded' }, 'rect'],
+    ['dots on a circle with a ring', { moduleShape: 'dots', qrShape: 'circle', ringText: 'SCAN ME' }, 'circle'],
+    ['dots over halftone art', { moduleShape: 'dots', halftone: { image: `data:image/png;base64,${PNG.sync.write(new PNG({ width: 8, height: 8 })).toString('base64')}` } }, 'circle'],
+  ])('%s: timing, alignment, format and version modules take the module shape too, and it scans (ZXing, zbar)', async (_what, style, shape) => {
+    const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style });
+    expect(res.status).toBe(200);
+    const svg = res.bytes.toString();
+    const shapes = moduleShapes(svg);
+    expect(shapes.length).toBeGreaterThan(100);
+    expect(new Set(shapes)).toEqual(new Set([shape]));
+    // Rounded modules are all rounded: no plain square among them.
+    if (style.moduleShape === 'rounded') expect(svg.match(/<g fill="[^"]+">[\s\S]*?<\/g>/)![0]).not.toMatch(/<rect (?![^>]*rx=)/);
+    const png = svgToPng(res.bytes, 700);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
+    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
+  });
+
+  it('a star mask reads as a five-pointed star: modules reach far out along five points, not between them', async () => {
+    const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style: { mask: 'star', moduleShape: 'square', fgColor: '#b71c1c' } });
+    expect(res.status).toBe(200);
+    const svg = res.bytes.toString();
+    const side = Number(/viewBox="0 0 ([\d.]+) /.exec(svg)![1]);
+    const centre = side / 2;
+    const modules = [...svg.matchAll(/<rect x="([\d.-]+)" y="([\d.-]+)" width="1\.02"/g)].map(([, x, y]) => ({ x: Number(x) + 0.5 - centre, y: Number(y) + 0.5 - centre }));
+    const reach = Math.max(...modules.map((m) => Math.hypot(m.x, m.y)));
+    // How far out the modules go around a direction (degrees, 0 = up, clockwise).
+    const farthest = (degrees: number) => Math.max(0, ...modules.filter((m) => {
+      const angle = (Math.atan2(m.x, -m.y) * 180) / Math.PI;
+      return Math.abs(((angle - degrees + 540) % 360) - 180) <= 4;
+    }).map((m) => Math.hypot(m.x, m.y)));
+    for (let k = 0; k < 5; k++) {
+      expect(farthest(k * 72), `point ${k}`).toBeGreaterThan(reach * 0.85);
+      expect(farthest(k * 72 + 36), `between points ${k}`).toBeLessThan(reach * 0.6);
+    }
+    const png = svgToPng(res.bytes, 700);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
+    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
   });
 });
 
@@ -211,6 +257,77 @@ describe('POST /api/v1/barcode', () => {
     const gtin = await api.post('/api/v1/barcode', { symbology: 'gs1-128', data: '(01)10012345678901' });
     expect(gtin.body.error.message).toContain('should be 2');
     expect((await api.post('/api/v1/barcode', { symbology: 'qr', data: '1' })).status).toBe(400);
+  });
+});
+
+describe('retail barcodes (EAN-13, UPC-A, EAN-8) in the standard layout', () => {
+  // The bars (stroked vertical lines) and the glyphs of the digits (filled paths) of a bwip-js SVG.
+  function layout(svg: string) {
+    const bars: { x: number; width: number; bottom: number }[] = [];
+    for (const [, width, d] of svg.matchAll(/<path stroke="#000000" stroke-width="([\d.]+)" d="([^"]+)"/g)) {
+      for (const [, x, y1, , y2] of d!.matchAll(/M([\d.]+) ([\d.]+)L([\d.]+) ([\d.]+)/g)) bars.push({ x: Number(x), width: Number(width), bottom: Math.max(Number(y1), Number(y2)) });
+    }
+    const glyphs = [...svg.matchAll(/<path d="([^"]+)" fill="#000000"/g)].map(([, d]) => {
+      const numbers = [...d!.matchAll(/-?[\d.]+/g)].map(Number);
+      const xs = numbers.filter((_, i) => i % 2 === 0);
+      const ys = numbers.filter((_, i) => i % 2 === 1);
+      return { left: Math.min(...xs), right: Math.max(...xs), top: Math.min(...ys) };
+    }).sort((a, b) => a.left - b.left);
+    return { bars, glyphs };
+  }
+
+  // [symbology, data, digits outside the bars on the left, digits left of the centre guard, right of it, outside on the right]
+  const cases: [string, string, number, number, number, number][] = [
+    ['ean-13', '5901234123457', 1, 6, 6, 0],
+    ['upc-a', '036000291452', 1, 5, 5, 1],
+    ['ean-8', '96385074', 0, 4, 4, 0],
+  ];
+
+  it.each(cases)('%s: guard bars extend below the others, the digits are grouped between them, the leading digit outside', async (symbology, data, outLeft, left, right, outRight) => {
+    const res = await image('/api/v1/barcode', { symbology, data, format: 'svg' });
+    expect(res.status).toBe(200);
+    const svg = res.bytes.toString();
+    const { bars, glyphs } = layout(svg);
+    const first = Math.min(...bars.map((b) => b.x - b.width / 2));
+    const last = Math.max(...bars.map((b) => b.x + b.width / 2));
+    const shortest = Math.min(...bars.map((b) => b.bottom));
+    const guards = bars.filter((b) => b.bottom > shortest);
+    // The start and end guards are long, and so is the centre guard.
+    expect(guards.some((b) => b.x - b.width / 2 === first)).toBe(true);
+    expect(guards.some((b) => b.x + b.width / 2 === last)).toBe(true);
+    const centre = guards.filter((b) => b.x > first + (last - first) * 0.3 && b.x < first + (last - first) * 0.7);
+    expect(centre.length).toBe(2);
+    const centreLeft = Math.min(...centre.map((b) => b.x - b.width / 2));
+    const centreRight = Math.max(...centre.map((b) => b.x + b.width / 2));
+
+    // One glyph per digit, below the bars, none under a long bar.
+    expect(glyphs.length).toBe(data.length);
+    for (const g of glyphs) {
+      expect(g.top).toBeGreaterThanOrEqual(shortest);
+      expect(guards.some((b) => g.right > b.x - b.width / 2 && g.left < b.x + b.width / 2), JSON.stringify(g)).toBe(false);
+    }
+    const count = (where: (g: (typeof glyphs)[number]) => boolean) => glyphs.filter(where).length;
+    expect(count((g) => g.right <= first)).toBe(outLeft);
+    expect(count((g) => g.left >= first && g.right <= centreLeft)).toBe(left);
+    expect(count((g) => g.left >= centreRight && g.right <= last)).toBe(right);
+    expect(count((g) => g.left >= last)).toBe(outRight);
+
+    // It still scans, as SVG and as PNG.
+    const decoded = symbology === 'upc-a' ? `0${data}` : data;
+    expect(await decodeBarcode(svgToPng(res.bytes, 800))).toContainEqual({ format: symbology === 'ean-8' ? 'EAN8' : 'EAN13', text: decoded });
+    const png = await image('/api/v1/barcode', { symbology, data, format: 'png' });
+    expect(await decodeBarcode(png.bytes)).toContainEqual({ format: symbology === 'ean-8' ? 'EAN8' : 'EAN13', text: decoded });
+  });
+
+  it.each(['ean-13', 'itf-14', 'gs1-128', 'code-128'])('%s SVG has a width and height (an inline SVG would otherwise be 0 px wide), the PNG size', async (symbology) => {
+    const data = { 'ean-13': '5901234123457', 'itf-14': '10012345678902', 'gs1-128': '(01)10012345678902(10)ABC', 'code-128': 'Hello-123' }[symbology];
+    const svg = (await image('/api/v1/barcode', { symbology, data, format: 'svg', scale: 2 })).bytes.toString();
+    const [, width, height] = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svg) ?? [];
+    const [, vbWidth, vbHeight] = /viewBox="0 0 (\d+) (\d+)"/.exec(svg) ?? [];
+    expect(width).toBeDefined();
+    expect([width, height]).toEqual([vbWidth, vbHeight]);
+    const png = await image('/api/v1/barcode', { symbology, data, format: 'png', scale: 2 });
+    expect(pngSize(png.bytes)).toEqual({ width: Number(width), height: Number(height) });
   });
 });
 

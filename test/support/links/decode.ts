@@ -1,7 +1,12 @@
 // Reads images back the way a scanner would: SVG rasterised with resvg, QR codes
-// decoded with jsQR, barcodes with zxing-wasm (its wasm loaded from the package).
-import { readFileSync } from 'node:fs';
+// decoded with jsQR, barcodes with zxing-wasm (its wasm loaded from the package),
+// and with zbar (Debian's zbar-tools, installed by infra/local/stack.sh), a
+// second decoder family.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
@@ -33,4 +38,32 @@ export async function decodeBarcode(png: Buffer): Promise<{ format: string; text
   }
   const results = await reader.readBarcodes(new Blob([new Uint8Array(png)]), { tryHarder: true });
   return results.map((r) => ({ format: r.format, text: r.text }));
+}
+
+/** The texts zbar reads in each PNG, in order (an empty list where it reads nothing); one zbarimg for all. */
+export function decodeWithZbar(pngs: Buffer[]): string[][] {
+  const dir = mkdtempSync(join(tmpdir(), 'zbar-'));
+  try {
+    const files = pngs.map((png, i) => {
+      const file = join(dir, `${i}.png`);
+      writeFileSync(file, png);
+      return file;
+    });
+    let xml: string;
+    try {
+      xml = execFileSync('zbarimg', ['-q', '--xml', ...files], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+    } catch (err) {
+      // Exit status 4: no symbol in any image.
+      if ((err as { status?: number }).status !== 4) throw err;
+      xml = (err as { stdout: string }).stdout;
+    }
+    // --xml names each image it read something in, and keeps multi-line texts apart.
+    const found = new Map<string, string[]>();
+    for (const [, href, body] of xml.matchAll(/<source href='([^']*)'>([\s\S]*?)<\/source>/g)) {
+      found.set(href!, [...body!.matchAll(/<data><!\[CDATA\[([\s\S]*?)\]\]><\/data>/g)].map((m) => m[1]!));
+    }
+    return files.map((file) => found.get(file) ?? []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

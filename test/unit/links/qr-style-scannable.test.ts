@@ -1,9 +1,9 @@
 // Every combination of QR styles is rasterised and decoded back to the exact
-// text by ZXing (zxing-wasm, the decoder family of most phone scanners):
-// styling must never cost scannability.
+// text by ZXing (zxing-wasm, the decoder family of most phone scanners) and by
+// zbar (zbarimg, another family): styling must never cost scannability.
 import { describe, expect, it } from 'vitest';
 import { MASK_SHAPES, styledQrSvg, type QrStyle } from '../../../src/links/qr/qr-style.ts';
-import { decodeBarcode, svgToPng } from '../../support/links/decode.ts';
+import { decodeBarcode, decodeWithZbar, svgToPng } from '../../support/links/decode.ts';
 
 const TEXT = 'https://go.example.com/spring-menu-2027';
 const modules = ['square', 'dots', 'rounded'] as const;
@@ -29,15 +29,20 @@ for (const mask of MASK_SHAPES)
       for (const ringText of [undefined, 'SCAN ME']) combinations.push({ mask, moduleShape, eyeFrameShape: eye, eyeBallShape: eye, fgColor: '#b71c1c', ...(ringText ? { ringText } : {}) });
 
 describe('styled QR codes', () => {
-  it(`all ${combinations.length} style combinations decode to the exact text`, async () => {
+  it(`all ${combinations.length} style combinations decode to the exact text (ZXing and zbar)`, async () => {
     const failed: string[] = [];
+    const pngs: Buffer[] = [];
     for (const style of combinations) {
-      const svg = styledQrSvg(TEXT, { size: 512, margin: 4, style });
-      const decoded = await decodeBarcode(svgToPng(svg, 600));
-      if (!decoded.some((d) => d.format === 'QRCode' && d.text === TEXT)) failed.push(JSON.stringify(style));
+      const png = svgToPng(styledQrSvg(TEXT, { size: 512, margin: 4, style }), 600);
+      pngs.push(png);
+      const decoded = await decodeBarcode(png);
+      if (!decoded.some((d) => d.format === 'QRCode' && d.text === TEXT)) failed.push(`ZXing ${JSON.stringify(style)}`);
     }
+    decodeWithZbar(pngs).forEach((texts, i) => {
+      if (texts.length !== 1 || texts[0] !== TEXT) failed.push(`zbar ${JSON.stringify(combinations[i])}: ${JSON.stringify(texts)}`);
+    });
     expect(failed).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   it('draws the ring text, the colours and a gradient into the SVG', () => {
     const svg = styledQrSvg(TEXT, { size: 300, margin: 4, style: { qrShape: 'circle', ringText: 'A & <B>', gradient: { type: 'linear', from: '#112233', to: '#445566' } } });

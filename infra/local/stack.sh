@@ -504,6 +504,8 @@ cmd_start() {
   need_cmd curl curl
   # The tests make a throwaway CA for their HTTPS webhook receivers with the openssl CLI.
   need_cmd openssl openssl
+  # The pixel-page browser test drives Debian's chromium (playwright-core downloads no browser).
+  need_cmd chromium chromium
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

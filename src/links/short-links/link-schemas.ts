@@ -94,7 +94,7 @@ export const LINK_SORTS = ['createdAt', 'updatedAt', 'shortId'] as const;
 
 export const ListLinksQuery = Type.Object(
   {
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Search in short ID, destination and tags (case-insensitive substring).' })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Links whose short ID or destination contains it (case-insensitive), or that carry it as a tag (the whole tag, compared lower-cased).' })),
     tag: Type.Optional(Type.Array(Tag, { maxItems: 10, description: 'Only links carrying every given tag (repeat the parameter for several).' })),
     campaignId: Type.Optional(Uuid),
     isActive: Type.Optional(Type.Boolean()),

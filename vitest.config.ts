@@ -26,6 +26,8 @@ const ALONE = [
   'test/integration/platform/buffered-limit.test.ts',
   // Time-bound: a changed link reaches both instances within a second.
   'test/integration/links/redirect.test.ts',
+  // Time-bound: a browser must land on the destination within seconds (and chromium wants both cores).
+  'test/integration/links/pixel-page-browser.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
 ];

@@ -23,10 +23,22 @@ bash infra/local/stack.sh start
 
 case "$mode" in
   serve)
+    # Outside production a newcomer gets a way in: an admin token kept in .stack/local-admin-token
+    # (unless ADMIN_TOKEN is set), and once the ingress answers /readyz, an Enterprise workspace
+    # "local" with an API key kept in .stack/local-api-key, printed with a first curl. Later runs
+    # print the same ones (a new key if the database was reset). src/links/admin/local-access.ts.
+    bootstrap=
+    if [ "${NODE_ENV:-development}" != production ]; then
+      mkdir -p .stack
+      ADMIN_TOKEN="${ADMIN_TOKEN:-$(npx tsx src/links/admin/local-access-cli.ts admin-token)}"
+      export ADMIN_TOKEN
+      npx tsx src/links/admin/local-access-cli.ts bootstrap &
+      bootstrap=$!
+    fi
     say "starting workers and ingress (Ctrl-C stops both)…"
     npx tsx workers/all.ts &
     workers=$!
-    trap 'kill -TERM $workers 2>/dev/null; wait $workers 2>/dev/null' EXIT
+    trap 'kill -TERM $workers $bootstrap 2>/dev/null; wait $workers 2>/dev/null' EXIT
     # npm start: the ingress with its malloc settings (see README, "QR codes and barcodes").
     npm start
     ;;

@@ -506,6 +506,8 @@ cmd_start() {
   need_cmd openssl openssl
   # The QR style tests decode every style with zbar too (a second decoder family besides ZXing).
   need_cmd zbarimg zbar-tools
+  # The pixel-page browser test drives Debian's chromium (playwright-core downloads no browser).
+  need_cmd chromium chromium
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

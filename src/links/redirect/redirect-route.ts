@@ -24,6 +24,7 @@ import { platformOf, routeFor, withClickId } from './destination.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkReadThrough } from './link-read-through.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
+import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page.ts';
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 
 export interface RedirectDeps {
@@ -142,6 +143,8 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       referrer: request.headers.referer ?? null,
       query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
     };
+    // A browser following a link with pixels gets the page that fires them and then sends it on.
+    if (wantsPixelPage(link, request)) return sendPixelPage(reply, withClickId(target, clickId), link.pixels);
     reply
       // Every scan must reach us: no caching of the redirect by browsers or proxies.
       .header('cache-control', 'private, no-store, max-age=0')
@@ -156,12 +159,12 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       operationId: 'redirect',
       summary: 'Follow a short link (records a scan)',
       description:
-        '302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended. 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
+        '302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended; a browser following a link with `pixels` gets a page that fires them and then redirects (200, below). 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
       params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
       response: REDIRECT_RESPONSES as never,
     },
-    // It never answers 2xx: any answer it does not list is the HTTP server's own.
-    config: documentOnly({ response: OTHER_ANSWERS }),
+    // Any answer it does not list is the HTTP server's own; the pixel page is sent as text, past the serializers.
+    config: documentOnly({ response: { 200: PIXEL_PAGE_RESPONSE, ...OTHER_ANSWERS } }),
     // After the response is on the wire: journal the scan (published to Kafka from there).
     onResponse: (request, _reply, done) => {
       if (request.redirectScan) deps.record(request.redirectScan);

@@ -72,3 +72,8 @@ export function describeVisitor(input: { userAgent: string | undefined; referrer
     visitorId: ua.length <= 512 ? visitorIds.get(`${day}|${input.ip}|${ua}`, () => visitorHash(input.salt, day, input.ip, ua)) : visitorHash(input.salt, day, input.ip, ua),
   };
 }
+
+/** Whether a scan with this User-Agent is a bot's (the scan's own `isBot`, from the same cache). */
+export function isBotUserAgent(userAgent: string | undefined): boolean {
+  return agents.get(userAgent ?? '', parseAgent).isBot;
+}

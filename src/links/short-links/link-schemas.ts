@@ -6,6 +6,7 @@ import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid as UuidType } from '../../platform/http/schema-types.ts';
 import { MAX_URL_LENGTH } from './url-rules.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
+import { PIXEL_ID_FORMATS_TEXT } from './pixel-ids.ts';
 
 export const PIXEL_PROVIDERS = ['meta', 'google', 'tiktok', 'linkedin', 'x', 'pinterest', 'snapchat', 'reddit'] as const;
 
@@ -18,9 +19,15 @@ export const Tags = Type.Array(Tag, { maxItems: 20, description: 'Up to 20 tags;
 export const Pixel = Type.Object(
   {
     provider: StringEnum(PIXEL_PROVIDERS),
-    pixelId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' }),
+    pixelId: Type.String({
+      minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$',
+      description: `The provider's pixel or tag ID, of its documented form (else 400 invalid_pixel_id): ${PIXEL_ID_FORMATS_TEXT}.`,
+    }),
   },
-  { additionalProperties: false, description: 'A retargeting pixel fired on the redirect page.' },
+  {
+    additionalProperties: false,
+    description: 'A retargeting pixel. A link with pixels answers a browser with a small page that fires each pixel\'s page view and sends the visitor on within a second; crawlers and link-preview bots still get the plain 302.',
+  },
 );
 export const Pixels = Type.Array(Pixel, { maxItems: 10 });
 
@@ -87,7 +94,7 @@ export const LINK_SORTS = ['createdAt', 'updatedAt', 'shortId'] as const;
 
 export const ListLinksQuery = Type.Object(
   {
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Search in short ID, destination and tags (case-insensitive substring).' })),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Links whose short ID or destination contains it (case-insensitive), or that carry it as a tag (the whole tag, compared lower-cased).' })),
     tag: Type.Optional(Type.Array(Tag, { maxItems: 10, description: 'Only links carrying every given tag (repeat the parameter for several).' })),
     campaignId: Type.Optional(Uuid),
     isActive: Type.Optional(Type.Boolean()),

@@ -9,6 +9,7 @@ import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } f
 import { ReservedPaths } from '../../platform/http/reserved-paths.ts';
 import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
+import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
 export interface LinkRow {
@@ -56,7 +57,9 @@ const normalizeTags = (tags: readonly string[]): string[] => [...new Set(tags.ma
 const normalizePixels = (pixels: readonly { provider: string; pixelId: string }[]) =>
   [...new Map(pixels.map((p) => [`${p.provider}\u0000${p.pixelId}`, { provider: p.provider, pixelId: p.pixelId }])).values()];
 
-type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>>;
+type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>> & {
+  pixels?: readonly { provider: string; pixelId: string }[];
+};
 
 /**
  * Checks the rules a JSON schema cannot express (throws a 400 naming the field)
@@ -77,6 +80,10 @@ function checkFields<T extends Checked>(input: T, ownHost: string): T {
     }
     out.expiresAt = new Date(input.expiresAt).toISOString();
   }
+  input.pixels?.forEach(({ provider, pixelId }, i) => {
+    const problem = pixelIdProblem(provider, pixelId);
+    if (problem) throw new ApiError(400, 'invalid_pixel_id', `pixels[${i}].pixelId ${problem}.`, [{ path: `/pixels/${i}/pixelId`, message: problem }]);
+  });
   return out as T;
 }
 

@@ -88,7 +88,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 function adminTokenCheck(adminToken: string, guard: AttemptGuard): RequestHook {
   return async (request, reply) => {
     if (!adminToken) throw new ApiError(404, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
-    await guard(
+    await guard.check(
       request,
       reply,
       // Compare digests so the comparison takes the same time whatever the length.

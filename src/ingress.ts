@@ -17,6 +17,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     log: platform.log,
     checks: platform.checks,
     trustProxy,
+    ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH,
     openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi] },
   });
   // One allowance of failed credentials per IP, for every product's keys and the operator token.

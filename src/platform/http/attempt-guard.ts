@@ -1,5 +1,5 @@
 // Guards a credential check against guessing: at most N failed or missing
-// credentials per client IP per minute, then
+// credentials per client IP (an IPv6 client per network, client-ip.ts) per minute, then
 // 429 for that IP. Every product's key check and the operator token use it, so
 // one IP has one allowance.
 //
@@ -14,7 +14,7 @@ import { failOpen } from '../limits/fail-open.ts';
 import { fullAllowance, rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../limits/sliding-window.ts';
 import type { Logger } from '../logger.ts';
 import type { Redis } from '../redis.ts';
-import { clientIp } from './client-ip.ts';
+import { clientLimitKey } from './client-ip.ts';
 import { ApiError } from './errors.ts';
 
 export interface AttemptGuard {
@@ -39,7 +39,7 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
   // Redis away: the limit is not applied (fail open) and the headers show the whole allowance.
   const unmeasured = () => fullAllowance(perMinute, WINDOW_MS);
 
-  const allowance = (request: FastifyRequest) => failOpen(log, NAME, () => failures.peek(clientIp(request)), unmeasured());
+  const allowance = (request: FastifyRequest) => failOpen(log, NAME, () => failures.peek(clientLimitKey(request)), unmeasured());
 
   return {
     allowance,
@@ -49,7 +49,7 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
       if (!before.allowed) throw tooManyFailures(before);
       const found = await verify();
       if (found !== undefined) return found;
-      const failure = await failOpen(log, NAME, () => failures.hit(clientIp(request)), unmeasured());
+      const failure = await failOpen(log, NAME, () => failures.hit(clientLimitKey(request)), unmeasured());
       reply.headers(rateLimitHeaders(failure));
       if (!failure.allowed) throw tooManyFailures(failure);
       throw onFail();

@@ -27,6 +27,8 @@ declare module 'fastify' {
     routeTable: RouteEntry[];
     /** The root path segments the server serves, which root-level identifiers (short IDs) may not take. */
     reservedPaths: ReservedPaths;
+    /** IPV6_LIMIT_PREFIX_LENGTH: the IPv6 network size per-IP limits count as one client (client-ip.ts). */
+    ipv6LimitPrefixLength: number;
   }
 }
 
@@ -39,6 +41,8 @@ export interface ServerOptions {
   trustProxy?: string[] | false;
   /** When given, the OpenAPI document is generated for every route (registered before any route). */
   openapi?: OpenApiInfo;
+  /** The IPv6 network size per-IP limits count as one client (client-ip.ts); default 64. */
+  ipv6LimitPrefixLength?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -136,6 +140,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const reservedPaths = new ReservedPaths();
   app.decorate('routeTable', routeTable);
   app.decorate('reservedPaths', reservedPaths);
+  app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
     reservedPaths.addRoute(route.url);

@@ -154,7 +154,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     const { status, code, message, details } = describeError(error);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // Error level (with the stack) is for bugs. Refusals we give on purpose are expected: a client's
+    // mistake (4xx) at info, a 5xx we raised ourselves (an ApiError such as 503 render_busy) at warn.
+    if (error instanceof ApiError && status >= 500) request.log.warn({ status, code }, message);
+    else if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ status, code }, message);
     if (error instanceof ApiError && error.headers) reply.headers(error.headers);
     return reply.status(status).send(errorBody(request.id, code, message, details));
   });

@@ -8,6 +8,7 @@
 //   /api/v1/<unknown>  404 route_not_found, with the limit headers of the product whose key was sent
 //   /api/v1/openapi    the OpenAPI document of the whole service (public)
 //   /admin/v1/…    operator routes of every product, behind ADMIN_TOKEN
+// Every response here carries X-RateLimit-* (api-limit-headers.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { bearerToken, type AttemptGuard } from './attempt-guard.ts';

@@ -13,14 +13,17 @@ import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
 export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
+  // One allowance of failed credentials per IP, for every product's keys and the operator token;
+  // API responses that checked no credential describe it (api-limit-headers.ts).
+  const guard = createAttemptGuard(platform.redis, platform.log, config.AUTH_ATTEMPTS_PER_MINUTE);
   const app = await buildServer({
     log: platform.log,
     checks: platform.checks,
     trustProxy,
+    ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH,
+    defaultAllowance: guard.allowance,
     openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi] },
   });
-  // One allowance of failed credentials per IP, for every product's keys and the operator token.
-  const guard = createAttemptGuard(platform.redis, platform.log, config.AUTH_ATTEMPTS_PER_MINUTE);
   const links = wireLinks(platform, config, { reservedShortIds: app.reservedPaths });
   const linksSurface = linksHttp(platform, links, guard);
   await registerApiShell(app, { products: [linksSurface.api], adminToken: config.ADMIN_TOKEN, guard });

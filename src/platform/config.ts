@@ -23,6 +23,8 @@ export const ConfigSchema = Type.Object({
   ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
+  /** Per-IP limits count an IPv6 client by its network of this many bits (a host usually has a whole /64); IPv4 per address. */
+  IPV6_LIMIT_PREFIX_LENGTH: Type.Integer({ minimum: 16, maximum: 128, default: 64 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),

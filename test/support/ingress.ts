@@ -36,8 +36,16 @@ export async function startIngress(overrides: Record<string, string> = {}): Prom
   };
 }
 
-/** A client address from the IPv6 documentation range, unique per call, sent as X-Forwarded-For. */
-export const freshIp = (): string => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+const hex16 = () => randomBytes(2).toString('hex');
+
+/**
+ * A client address from the IPv6 documentation range, sent as X-Forwarded-For: each call is in a
+ * /64 of its own (random 3rd and 4th groups), since per-IP limits count an IPv6 client by its /64.
+ */
+export const freshIp = (): string => `2001:db8:${hex16()}:${hex16()}::${hex16()}`;
+
+/** Another address in the same /64 as `ip` (a client rotating through its network). */
+export const sameNetwork = (ip: string): string => `${ip.split('::')[0]}:${hex16()}:${hex16()}:${hex16()}:${hex16()}`;
 
 export interface Response<T = any> {
   status: number;

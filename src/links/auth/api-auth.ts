@@ -1,13 +1,13 @@
 // Authentication and the synchronous limits of the link API and MCP endpoint:
 //  1. at most AUTH_ATTEMPTS_PER_MINUTE failed or missing keys per IP per minute (then 429 for that IP),
-//     through the platform's attempt guard, shared with the operator token;
+//     through the platform's attempt guard, shared with the operator token (only failures count);
 //  2. a valid, unrevoked `Authorization: Bearer <key>` of an Enterprise workspace (else 401 / 403);
 //  3. at most API_RATE_LIMIT_PER_MINUTE requests per workspace per minute, REST and MCP together.
 // Every response carries X-RateLimit-Limit/-Remaining/-Reset of the limit that applied.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, type AttemptGuard } from '../../platform/http/attempt-guard.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../../platform/limits/sliding-window.ts';
+import { fullAllowance, rateLimitHeaders, SlidingWindowLimiter } from '../../platform/limits/sliding-window.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
@@ -36,15 +36,17 @@ export interface ApiAuthOptions {
   apiPerMinute: number;
 }
 
+const WINDOW_MS = 60_000;
+
 /** Whether the request carries a links key (by its prefix), valid or not. */
 export const hasLinksKey = (request: FastifyRequest): boolean => bearerToken(request)?.startsWith(API_KEY_PREFIX) ?? false;
 
 export function createApiAuth(options: ApiAuthOptions) {
-  const workspaceRequests = new SlidingWindowLimiter(options.redis, 'api-workspace', options.apiPerMinute, 60_000);
+  const workspaceRequests = new SlidingWindowLimiter(options.redis, 'api-workspace', options.apiPerMinute, WINDOW_MS);
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
-    const key = await options.guard(
+    const key = await options.guard.check(
       request,
       reply,
       async () => {
@@ -61,9 +63,10 @@ export function createApiAuth(options: ApiAuthOptions) {
       throw new ApiError(403, 'plan_upgrade_required', 'API and MCP access need the Enterprise plan.');
     }
 
-    const decision = await failOpen<LimitDecision | undefined>(options.log, 'api-workspace', () => workspaceRequests.hit(key.workspaceId), undefined);
-    if (decision) reply.headers(rateLimitHeaders(decision));
-    if (decision && !decision.allowed) {
+    // Redis away: let the request through, with headers that show the whole allowance.
+    const decision = await failOpen(options.log, 'api-workspace', () => workspaceRequests.hit(key.workspaceId), fullAllowance(options.apiPerMinute, WINDOW_MS));
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) {
       throw new ApiError(429, 'rate_limited', `More than ${decision.limit} API requests in a minute for this workspace; retry after ${decision.retryAfterSeconds} s.`, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
     }
     request.linksAuth = { workspaceId: key.workspaceId, keyId: key.keyId, plan: key.plan };

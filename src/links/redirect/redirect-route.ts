@@ -16,7 +16,7 @@ import { BufferedSlidingWindow } from '../../platform/limits/buffered-sliding-wi
 import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
-import { clientIp } from '../../platform/http/client-ip.ts';
+import { clientIp, clientLimitKey } from '../../platform/http/client-ip.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import type { LinkState } from '../changelog/link-state.ts';
@@ -173,9 +173,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   }, (request, reply) => {
     // Not async: a redirect admitted here needs no promise at all (this is the hot path).
     const ip = clientIp(request);
+    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
+    const subject = clientLimitKey(request);
     const { shortId } = request.params;
-    if (limiter.admitLocally(ip)) return redirect(request, reply, shortId, ip);
-    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(ip), undefined).then((decision) => {
+    if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, ip);
+    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
       if (decision && !decision.allowed) {
         reply.headers(rateLimitHeaders(decision));
         return refuse(request, reply, 'redirect_rate_limited');

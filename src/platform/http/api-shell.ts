@@ -8,6 +8,7 @@
 //   /api/v1/<unknown>  404 route_not_found, with the limit headers of the product whose key was sent
 //   /api/v1/openapi    the OpenAPI document of the whole service (public)
 //   /admin/v1/…    operator routes of every product, behind ADMIN_TOKEN
+// Every response here carries X-RateLimit-* (api-limit-headers.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { bearerToken, type AttemptGuard } from './attempt-guard.ts';
@@ -88,7 +89,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 function adminTokenCheck(adminToken: string, guard: AttemptGuard): RequestHook {
   return async (request, reply) => {
     if (!adminToken) throw new ApiError(404, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
-    await guard(
+    await guard.check(
       request,
       reply,
       // Compare digests so the comparison takes the same time whatever the length.

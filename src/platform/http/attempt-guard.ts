@@ -1,41 +1,59 @@
 // Guards a credential check against guessing: at most N failed or missing
-// credentials per client IP per minute, then 429 for that IP. Every product's
-// key check and the operator token use it, so one IP has one allowance.
+// credentials per client IP (an IPv6 client per network, client-ip.ts) per minute, then
+// 429 for that IP. Every product's key check and the operator token use it, so
+// one IP has one allowance.
 //
-// Each attempt is recorded in the IP's window *before* the credential is looked
-// up and removed again once it proved valid, so a burst of concurrent guesses
-// cannot slip past the limit while their lookups are in flight.
+// Only failures count. The IP's count is read first without recording (a
+// client over its allowance is refused before any lookup); a failure is then
+// recorded, and only while the window has room for it: concurrent guesses that
+// all passed the first read cannot get more than N failures answered, the rest
+// get 429. Valid credentials are never recorded, so any number of concurrent
+// good requests pass.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { failOpen } from '../limits/fail-open.ts';
-import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../limits/sliding-window.ts';
+import { fullAllowance, rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../limits/sliding-window.ts';
 import type { Logger } from '../logger.ts';
 import type { Redis } from '../redis.ts';
-import { clientIp } from './client-ip.ts';
+import { clientLimitKey } from './client-ip.ts';
 import { ApiError } from './errors.ts';
 
-export type AttemptGuard = <T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError) => Promise<T>;
+export interface AttemptGuard {
+  /**
+   * Refuses with 429 when the client's IP is over its allowance, runs `verify`, and returns what it
+   * found; when it finds nothing, counts the failure and throws `onFail()` (or 429 when the failure
+   * did not fit in the window). Sets the allowance's X-RateLimit-* headers either way.
+   */
+  check<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError): Promise<T>;
+  /** The IP's allowance as it stands, without counting anything (for responses that checked no credential). */
+  allowance(request: FastifyRequest): Promise<LimitDecision>;
+}
 
-const tooManyFailures = () => new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.');
+const WINDOW_MS = 60_000;
+const NAME = 'auth-failures-ip';
 
-/**
- * Records the attempt for the client's IP, refuses with 429 when the IP is over
- * its allowance, runs `verify`, throws `onFail()` when it finds nothing, and
- * forgets the attempt when it succeeds.
- */
+const tooManyFailures = (decision: LimitDecision) =>
+  new ApiError(429, 'auth_rate_limited', 'Too many failed authentication attempts from this address; try again later.', undefined, rateLimitHeaders(decision));
+
 export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number): AttemptGuard {
-  const failures = new SlidingWindowLimiter(redis, 'auth-failures-ip', perMinute, 60_000);
-  return async function guard<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError): Promise<T> {
-    const ip = clientIp(request);
-    const attempt = await failOpen<LimitDecision | undefined>(log, 'auth-failures-ip', () => failures.hit(ip), undefined);
-    if (attempt) reply.headers(rateLimitHeaders(attempt));
-    if (attempt && !attempt.allowed) {
-      reply.header('retry-after', String(attempt.retryAfterSeconds));
-      throw tooManyFailures();
-    }
-    const result = await verify();
-    if (result === undefined) throw onFail();
-    if (attempt?.member) await failures.undo(ip, attempt.member).catch(() => {});
-    return result;
+  const failures = new SlidingWindowLimiter(redis, NAME, perMinute, WINDOW_MS);
+  // Redis away: the limit is not applied (fail open) and the headers show the whole allowance.
+  const unmeasured = () => fullAllowance(perMinute, WINDOW_MS);
+
+  const allowance = (request: FastifyRequest) => failOpen(log, NAME, () => failures.peek(clientLimitKey(request)), unmeasured());
+
+  return {
+    allowance,
+    async check(request, reply, verify, onFail) {
+      const before = await allowance(request);
+      reply.headers(rateLimitHeaders(before));
+      if (!before.allowed) throw tooManyFailures(before);
+      const found = await verify();
+      if (found !== undefined) return found;
+      const failure = await failOpen(log, NAME, () => failures.hit(clientLimitKey(request)), unmeasured());
+      reply.headers(rateLimitHeaders(failure));
+      if (!failure.allowed) throw tooManyFailures(failure);
+      throw onFail();
+    },
   };
 }
 

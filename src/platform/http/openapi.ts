@@ -12,8 +12,11 @@ import { ErrorBody, HttpRefusal } from './errors.ts';
 import { ref } from './components.ts';
 import { requireOperationIds } from './operation-ids.ts';
 
+// On every API response: the workspace's request allowance once a key is accepted, else the client
+// IP's failed-authentication allowance (read without counting); the configured limit, all of it
+// remaining, while the limit store is unreachable.
 export const RATE_LIMIT_HEADERS = {
-  'x-ratelimit-limit': Type.Integer({ description: 'Requests allowed in the window.' }),
+  'x-ratelimit-limit': Type.Integer({ description: 'Requests allowed in the window (the workspace\'s API requests once a key is accepted, else the client IP\'s failed authentications).' }),
   'x-ratelimit-remaining': Type.Integer({ description: 'Requests left in the window.' }),
   'x-ratelimit-reset': Type.Integer({ description: 'Unix time (seconds) when a request slot frees up.' }),
 };
@@ -88,7 +91,7 @@ export function serveOpenApiDocument(app: App, url: string): void {
   app.get(url, {
     schema: { tags: ['ops'], security: [], operationId: 'getOpenApi', summary: 'This OpenAPI 3.1 document (public).' },
     // The document is any JSON object: Fastify must not shape it with a schema.
-    config: documentOnly({ response: { 200: { type: 'object', description: 'The OpenAPI 3.1 document.', additionalProperties: true }, ...CLIENT_REFUSALS } }),
+    config: documentOnly({ response: { 200: { type: 'object', description: 'The OpenAPI 3.1 document.', additionalProperties: true, headers: RATE_LIMIT_HEADERS }, ...CLIENT_REFUSALS } }),
   }, async () => app.swagger());
 }
 

@@ -1,7 +1,7 @@
 // The Fastify server every HTTP process uses: request ids, strict validation,
 // one error body shape, 404 for unknown routes, health and readiness.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from '../logger.ts';
@@ -13,6 +13,7 @@ import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, ty
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
 import { ReservedPaths } from './reserved-paths.ts';
+import { addApiLimitHeaders, setAllowanceHeaders, type DefaultAllowance } from './api-limit-headers.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
 
@@ -27,6 +28,8 @@ declare module 'fastify' {
     routeTable: RouteEntry[];
     /** The root path segments the server serves, which root-level identifiers (short IDs) may not take. */
     reservedPaths: ReservedPaths;
+    /** IPV6_LIMIT_PREFIX_LENGTH: the IPv6 network size per-IP limits count as one client (client-ip.ts). */
+    ipv6LimitPrefixLength: number;
   }
 }
 
@@ -39,6 +42,10 @@ export interface ServerOptions {
   trustProxy?: string[] | false;
   /** When given, the OpenAPI document is generated for every route (registered before any route). */
   openapi?: OpenApiInfo;
+  /** The IPv6 network size per-IP limits count as one client (client-ip.ts); default 64. */
+  ipv6LimitPrefixLength?: number;
+  /** What an API response without limit headers of its own describes (the IP's failed-authentication allowance): see api-limit-headers.ts. */
+  defaultAllowance?: DefaultAllowance;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -102,9 +109,12 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     // Errors raised before routing (a malformed URL) get the same body as every other error.
+    // They pass no route's hooks, so the limit headers are set here.
     frameworkErrors: (error, request, reply) => {
       const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 400;
-      void (reply as FastifyReply).status(status).send(errorBody(String(request.id), error.code === 'FST_ERR_BAD_URL' ? 'bad_url' : 'bad_request', error.code === 'FST_ERR_BAD_URL' ? 'The request URL is malformed.' : error.message));
+      const send = () => void (reply as FastifyReply).status(status).send(errorBody(String(request.id), error.code === 'FST_ERR_BAD_URL' ? 'bad_url' : 'bad_request', error.code === 'FST_ERR_BAD_URL' ? 'The request URL is malformed.' : error.message));
+      if (!options.defaultAllowance) return send();
+      void setAllowanceHeaders(request as FastifyRequest, reply as FastifyReply, options.defaultAllowance).then(send);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -136,10 +146,13 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const reservedPaths = new ReservedPaths();
   app.decorate('routeTable', routeTable);
   app.decorate('reservedPaths', reservedPaths);
+  app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
     reservedPaths.addRoute(route.url);
   });
+
+  if (options.defaultAllowance) addApiLimitHeaders(app, options.defaultAllowance);
 
   // A callback hook, not an async one: it runs on every request, redirects included.
   app.addHook('onRequest', (request, reply, done) => {
@@ -149,7 +162,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     const { status, code, message, details } = describeError(error);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // Error level (with the stack) is for bugs. Refusals we give on purpose are expected: a client's
+    // mistake (4xx) at info, a 5xx we raised ourselves (an ApiError such as 503 render_busy) at warn.
+    if (error instanceof ApiError && status >= 500) request.log.warn({ status, code }, message);
+    else if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ status, code }, message);
     if (error instanceof ApiError && error.headers) reply.headers(error.headers);
     return reply.status(status).send(errorBody(request.id, code, message, details));
   });

@@ -45,8 +45,6 @@ const MAX_BATCH = 256;
 
 export interface LimitDecision {
   allowed: boolean;
-  /** The recorded event (for undo), when one was recorded. */
-  member?: string;
   limit: number;
   remaining: number;
   /** When the oldest counted event leaves the window (epoch ms): a slot frees then. */
@@ -96,11 +94,6 @@ export class SlidingWindowLimiter {
     return this.check(subject, 'peek', limit);
   }
 
-  /** Removes an event recorded by hit (an attempt that turned out not to count, e.g. a successful login). */
-  async undo(subject: string, member: string): Promise<void> {
-    await this.redis.zrem(`limit:${this.name}:${subject}`, member);
-  }
-
   /**
    * Queues the check; the checks gathered during one turn of the event loop go to Redis in one
    * script call (on the hot redirect path this is one round trip for many requests, not one each).
@@ -134,8 +127,7 @@ export class SlidingWindowLimiter {
     const now = reply[reply.length - 1]!;
     checks.forEach((c, i) => {
       const [admitted, count, resetAt] = [reply[3 * i]!, reply[3 * i + 1]!, reply[3 * i + 2]!];
-      const allowed = admitted === 1;
-      c.resolve({ ...limitDecision(allowed, c.limit, count, resetAt, now), ...(allowed && c.mode === 'hit' ? { member: c.member } : {}) });
+      c.resolve(limitDecision(admitted === 1, c.limit, count, resetAt, now));
     });
   }
 }
@@ -148,6 +140,15 @@ export function limitDecision(allowed: boolean, limit: number, count: number, re
     resetAtMs,
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)),
   };
+}
+
+/**
+ * What a limit reports when its store cannot be asked (Redis away, the request let through):
+ * the configured limit, nothing used, a window starting now.
+ */
+export function fullAllowance(limit: number, windowMs: number): LimitDecision {
+  const now = Date.now();
+  return limitDecision(true, limit, 0, now + windowMs, now);
 }
 
 /** The standard headers for a decision: X-RateLimit-Limit, -Remaining, -Reset (epoch seconds), and Retry-After when refused. */

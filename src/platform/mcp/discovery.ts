@@ -4,7 +4,7 @@
 // tools, from the same tool definitions the server lists.
 import { Type, type Static } from '@sinclair/typebox';
 import { addComponents, ref } from '../http/components.ts';
-import { CLIENT_REFUSALS, documentOnly } from '../http/openapi.ts';
+import { CLIENT_REFUSALS, documentOnly, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
 import type { App } from '../http/server.ts';
 import { MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
 import type { McpTool } from './tool.ts';
@@ -77,7 +77,7 @@ export async function discoveryRoute(app: App, deps: { path: string; tags: strin
       operationId: deps.operationId,
       summary: 'MCP discovery document (public)',
       description: 'The MCP endpoint, its protocol version, transport, authentication, limit and tools.',
-      response: { 200: { ...ref(McpDiscovery), description: 'The discovery document.', headers: { 'cache-control': Type.String({ description: 'public, max-age=300' }) } } },
+      response: { 200: { ...ref(McpDiscovery), description: 'The discovery document.', headers: { 'cache-control': Type.String({ description: 'public, max-age=300' }), ...RATE_LIMIT_HEADERS } } },
     },
     config: documentOnly({ response: CLIENT_REFUSALS }),
   }, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(document));

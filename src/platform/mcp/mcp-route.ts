@@ -202,7 +202,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
     const refusal = {
       tags,
       security: [],
-      response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed; `Allow: POST`.', { allow: Type.String({ description: 'POST' }) }) },
+      response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed; `Allow: POST`.', { ...RATE_LIMIT_HEADERS, allow: Type.String({ description: 'POST' }) }) },
     };
     // They never succeed: any other answer is the HTTP server's own.
     const config = documentOnly({ response: OTHER_ANSWERS });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { Ajv } from 'ajv';
+import addFormatsImport from 'ajv-formats';
 import { singleTypeSchema } from '../../../src/platform/mcp/single-type-schema.ts';
 
+const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 const ajv = addFormats(new Ajv({ strict: false }));
 
 /** Every value is accepted by the rewritten schema exactly when by the original. */

@@ -1,10 +1,14 @@
-// Scan analytics from ClickHouse. Without filters, answers come from the hourly
-// rollups (scans_dims, scans_visitors), which stay small however many scans a
-// workspace has; with a link, tag, campaign or country filter they come from
-// the scans table itself. Both are exact for scans (each scan is stored once);
-// unique visitors use HyperLogLog (uniqHLL12: an estimate with about 1.6% standard error).
+// Scan analytics from ClickHouse, always from hourly rollups kept by
+// materialized views on the scans table, so an answer reads rows per hour and
+// value, not per scan: without filters scans_dims and scans_visitors; with a
+// country filter scans_country_*; with a link filter (linkId, or the links a
+// tag or campaign selects), with or without a country, scans_link_*, sorted by
+// link so only those links' rows are read (migrations/clickhouse 002, 004).
+// Counts are exact (each scan is stored once, so the rollups equal counting
+// the scans table); unique visitors use HyperLogLog (uniqHLL12: an estimate with
+// about 1.6% standard error), the same estimate as over the scans themselves.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { inList, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { ident, inList, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
 
@@ -14,20 +18,20 @@ export interface AnalyticsFilter {
   country?: string;
 }
 
-/** Ranked groups: their rollup dimension and their expression on the scans table. */
+/** Ranked groups: their rollup dimension, and whether the empty value is ranked (the referrer's: direct). */
 const DIMENSIONS = {
-  link: { raw: 'short_id', keepEmpty: false },
-  country: { raw: 'country', keepEmpty: false },
-  city: { raw: "if(city = '', '', concat(country, '\\t', city))", keepEmpty: false },
-  device: { raw: 'device', keepEmpty: false },
-  os: { raw: 'os', keepEmpty: false },
-  browser: { raw: 'browser', keepEmpty: false },
-  referrer: { raw: 'referrer_host', keepEmpty: true },
-  utm_source: { raw: 'utm_source', keepEmpty: false },
-  utm_medium: { raw: 'utm_medium', keepEmpty: false },
-  utm_campaign: { raw: 'utm_campaign', keepEmpty: false },
-  utm_term: { raw: 'utm_term', keepEmpty: false },
-  utm_content: { raw: 'utm_content', keepEmpty: false },
+  link: { keepEmpty: false },
+  country: { keepEmpty: false },
+  city: { keepEmpty: false },
+  device: { keepEmpty: false },
+  os: { keepEmpty: false },
+  browser: { keepEmpty: false },
+  referrer: { keepEmpty: true },
+  utm_source: { keepEmpty: false },
+  utm_medium: { keepEmpty: false },
+  utm_campaign: { keepEmpty: false },
+  utm_term: { keepEmpty: false },
+  utm_content: { keepEmpty: false },
 } as const;
 type Dimension = keyof typeof DIMENSIONS;
 
@@ -39,6 +43,23 @@ const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inLi
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
+/** The pair of rollups that answers a filter, and the condition on their rows. */
+interface Rollup {
+  dims: SqlFragment;
+  visitors: SqlFragment;
+  where: SqlFragment;
+}
+
+function rollupFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean): Rollup {
+  const base = rollupWhere(workspaceId, range, includeBots);
+  const country = filter.country ? sql` AND country = ${filter.country}` : sql``;
+  if (filter.linkIds) {
+    return { dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), where: sql`${base} AND link_id IN ${inList(filter.linkIds)}${country}` };
+  }
+  if (filter.country) return { dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), where: sql`${base}${country}` };
+  return { dims: ident('scans_dims'), visitors: ident('scans_visitors'), where: base };
+}
+
 export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: { shortId: string; scans: number }[] };
 
 export class AnalyticsQueries {
@@ -46,41 +67,22 @@ export class AnalyticsQueries {
 
   async summary(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, top: number): Promise<AnalyticsResult> {
     if (filter.linkIds && filter.linkIds.length === 0) return this.empty(range);
-    const useRollup = !filter.linkIds && !filter.country;
-    const where = useRollup
-      ? rollupWhere(workspaceId, range, includeBots)
-      : join(
-          [
-            sql`workspace_id = ${workspaceId} AND ts >= ${range.from} AND ts < ${range.to} AND is_bot IN ${botValues(includeBots)}`,
-            ...(filter.linkIds ? [sql`link_id IN ${inList(filter.linkIds)}`] : []),
-            ...(filter.country ? [sql`country = ${filter.country}`] : []),
-          ],
-          ' AND ',
-        );
+    const { dims, visitors, where } = rollupFor(workspaceId, range, filter, includeBots);
 
     const ranked = (dim: Dimension): Promise<Ranked> => {
-      const { raw, keepEmpty } = DIMENSIONS[dim];
-      const nonEmpty = keepEmpty ? sql`` : sql` AND value != ''`;
-      const query = useRollup
-        ? sql`SELECT value, sum(scans) AS count FROM scans_dims WHERE ${where} AND dim = ${dim}${nonEmpty} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`
-        : sql`SELECT ${new SqlFragment(raw)} AS value, count() AS count FROM scans WHERE ${where}${keepEmpty ? sql`` : sql` AND ${new SqlFragment(raw)} != ''`} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`;
+      const nonEmpty = DIMENSIONS[dim].keepEmpty ? sql`` : sql` AND value != ''`;
+      const query = sql`SELECT value, sum(scans) AS count FROM ${dims} WHERE ${where} AND dim = ${dim}${nonEmpty} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`;
       return this.ch.rows<{ value: string; count: string }>(query).then((rows) => rows.map((r) => ({ value: r.value, count: Number(r.count) })));
     };
 
-    const bucket = bucketSql(useRollup ? 'hour' : 'ts', range.interval);
-    const seriesQuery = useRollup
-      ? sql`SELECT toUnixTimestamp(${bucket}) AS t, sum(scans) AS scans FROM scans_dims WHERE ${where} AND dim = 'total' GROUP BY t`
-      : sql`SELECT toUnixTimestamp(${bucket}) AS t, count() AS scans, uniqHLL12(visitor_id) AS visitors FROM scans WHERE ${where} GROUP BY t`;
-    const visitorsQuery = useRollup
-      ? sql`SELECT toUnixTimestamp(${bucket}) AS t, uniqHLL12Merge(visitors) AS visitors FROM scans_visitors WHERE ${where} GROUP BY t`
-      : undefined;
-    const uniqueQuery = useRollup
-      ? sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM scans_visitors WHERE ${where}`
-      : sql`SELECT uniqHLL12(visitor_id) AS visitors FROM scans WHERE ${where}`;
+    const bucket = bucketSql('hour', range.interval);
+    const seriesQuery = sql`SELECT toUnixTimestamp(${bucket}) AS t, sum(scans) AS scans FROM ${dims} WHERE ${where} AND dim = 'total' GROUP BY t`;
+    const visitorsQuery = sql`SELECT toUnixTimestamp(${bucket}) AS t, uniqHLL12Merge(visitors) AS visitors FROM ${visitors} WHERE ${where} GROUP BY t`;
+    const uniqueQuery = sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM ${visitors} WHERE ${where}`;
 
     const [series, visitorSeries, unique, links, countries, cities, devices, os, browsers, referrers, sources, mediums, campaigns, terms, contents] = await Promise.all([
-      this.ch.rows<{ t: string; scans: string; visitors?: string }>(seriesQuery),
-      visitorsQuery ? this.ch.rows<{ t: string; visitors: string }>(visitorsQuery) : Promise.resolve(undefined),
+      this.ch.rows<{ t: string; scans: string }>(seriesQuery),
+      this.ch.rows<{ t: string; visitors: string }>(visitorsQuery),
       this.ch.rows<{ visitors: string }>(uniqueQuery),
       ranked('link'),
       ranked('country'),
@@ -97,7 +99,7 @@ export class AnalyticsQueries {
     ]);
 
     const scansAt = new Map(series.map((r) => [Number(r.t) * 1000, Number(r.scans)]));
-    const visitorsAt = new Map((visitorSeries ?? series).map((r) => [Number(r.t) * 1000, Number(r.visitors ?? 0)]));
+    const visitorsAt = new Map(visitorSeries.map((r) => [Number(r.t) * 1000, Number(r.visitors)]));
     const timeseries = bucketStarts(range).map((t) => ({ start: new Date(t).toISOString(), scans: scansAt.get(t) ?? 0, uniqueVisitors: visitorsAt.get(t) ?? 0 }));
     return {
       from: range.from.toISOString(),

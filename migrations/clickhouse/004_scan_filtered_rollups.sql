@@ -1,0 +1,124 @@
+-- Hourly rollups for filtered analytics, fed like scans_dims (002) by
+-- materialized views on every insert into scans, so they are exact too:
+-- * scans_country_dims / scans_country_visitors answer a country filter;
+-- * scans_link_dims / scans_link_visitors answer a link filter (linkId, or the
+--   links a tag or campaign selects), with or without a country: they are
+--   sorted by link first, so a query reads only its links' rows.
+-- Same long form and dimensions as scans_dims; empty values, which the queries
+-- never rank (all but 'total' and 'referrer'), are not stored.
+CREATE TABLE IF NOT EXISTS {db}.scans_country_dims (
+  workspace_id String,
+  country      String,
+  dim          String,
+  hour         DateTime,
+  is_bot       UInt8,
+  value        String,
+  scans        UInt64
+) ENGINE = SummingMergeTree(scans)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (workspace_id, country, dim, hour, is_bot, value);
+
+CREATE TABLE IF NOT EXISTS {db}.scans_country_visitors (
+  workspace_id String,
+  country      String,
+  hour         DateTime,
+  is_bot       UInt8,
+  visitors     AggregateFunction(uniqHLL12, String)
+) ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (workspace_id, country, hour, is_bot);
+
+CREATE TABLE IF NOT EXISTS {db}.scans_link_dims (
+  workspace_id String,
+  dim          String,
+  link_id      String,
+  hour         DateTime,
+  country      String,
+  is_bot       UInt8,
+  value        String,
+  scans        UInt64
+) ENGINE = SummingMergeTree(scans)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (workspace_id, dim, link_id, hour, country, is_bot, value);
+
+CREATE TABLE IF NOT EXISTS {db}.scans_link_visitors (
+  workspace_id String,
+  link_id      String,
+  hour         DateTime,
+  country      String,
+  is_bot       UInt8,
+  visitors     AggregateFunction(uniqHLL12, String)
+) ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (workspace_id, link_id, hour, country, is_bot);
+
+-- Backfill. Scans stored before this migration reach the rollups through the
+-- INSERT … SELECT below, later ones through the views. A file cut short is run
+-- again whole (see src/platform/clickhouse/migrate.ts), so it first drops the
+-- views and empties the tables. Exact when no scans are written while it runs:
+-- every process migrates before it starts its workers, so stop the running
+-- scan sinks (scans wait in Kafka) before starting the version that brings it.
+DROP TABLE IF EXISTS {db}.scans_country_dims_mv;
+DROP TABLE IF EXISTS {db}.scans_country_visitors_mv;
+DROP TABLE IF EXISTS {db}.scans_link_dims_mv;
+DROP TABLE IF EXISTS {db}.scans_link_visitors_mv;
+TRUNCATE TABLE {db}.scans_country_dims;
+TRUNCATE TABLE {db}.scans_country_visitors;
+TRUNCATE TABLE {db}.scans_link_dims;
+TRUNCATE TABLE {db}.scans_link_visitors;
+
+INSERT INTO {db}.scans_country_dims
+SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, country, dim, hour, is_bot, value;
+
+INSERT INTO {db}.scans_country_visitors
+SELECT workspace_id, country, toStartOfHour(ts) AS hour, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, country, hour, is_bot;
+
+INSERT INTO {db}.scans_link_dims
+SELECT workspace_id, dim, link_id, toStartOfHour(ts) AS hour, country, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, dim, link_id, hour, country, is_bot, value;
+
+INSERT INTO {db}.scans_link_visitors
+SELECT workspace_id, link_id, toStartOfHour(ts) AS hour, country, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, link_id, hour, country, is_bot;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_country_dims_mv TO {db}.scans_country_dims AS
+SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, country, dim, hour, is_bot, value;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_country_visitors_mv TO {db}.scans_country_visitors AS
+SELECT workspace_id, country, toStartOfHour(ts) AS hour, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, country, hour, is_bot;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_link_dims_mv TO {db}.scans_link_dims AS
+SELECT workspace_id, dim, link_id, toStartOfHour(ts) AS hour, country, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, dim, link_id, hour, country, is_bot, value;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_link_visitors_mv TO {db}.scans_link_visitors AS
+SELECT workspace_id, link_id, toStartOfHour(ts) AS hour, country, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, link_id, hour, country, is_bot;

@@ -125,7 +125,7 @@ try {
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<{ totalScans: number }>;
   };
-  const link = links[7]!.id;
+  const link = links[8]!.id; // a link of human scans (every 20th scan is a bot: links 7, 27, …)
   const scenarios: Record<string, string> = {
     unfiltered: '/api/v1/analytics',
     country: '/api/v1/analytics?country=GB',

@@ -1,9 +1,11 @@
 -- Hourly rollups for filtered analytics, fed like scans_dims (002) by
 -- materialized views on every insert into scans, so they are exact too:
 -- * scans_country_dims / scans_country_visitors answer a country filter;
--- * scans_link_dims / scans_link_visitors answer a link filter (linkId, or the
---   links a tag or campaign selects), with or without a country: they are
---   sorted by link first, so a query reads only its links' rows.
+-- * scans_link_dims_daily / scans_link_visitors_daily (by UTC day, sorted by
+--   link first) answer a link filter (linkId, or the links a tag or campaign
+--   selects), with or without a country, for the whole days of a range;
+--   scans_link_dims / scans_link_visitors (by hour, sorted by time first) for
+--   the hours before the first and after the last whole day, and hourly series.
 -- Same long form and dimensions as scans_dims; empty values, which the queries
 -- never rank (all but 'total' and 'referrer'), are not stored.
 CREATE TABLE IF NOT EXISTS {db}.scans_country_dims (
@@ -39,7 +41,7 @@ CREATE TABLE IF NOT EXISTS {db}.scans_link_dims (
   scans        UInt64
 ) ENGINE = SummingMergeTree(scans)
 PARTITION BY toYYYYMM(hour)
-ORDER BY (workspace_id, dim, link_id, hour, country, is_bot, value);
+ORDER BY (workspace_id, dim, hour, link_id, country, is_bot, value);
 
 CREATE TABLE IF NOT EXISTS {db}.scans_link_visitors (
   workspace_id String,
@@ -50,7 +52,31 @@ CREATE TABLE IF NOT EXISTS {db}.scans_link_visitors (
   visitors     AggregateFunction(uniqHLL12, String)
 ) ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(hour)
-ORDER BY (workspace_id, link_id, hour, country, is_bot);
+ORDER BY (workspace_id, hour, link_id, country, is_bot);
+
+CREATE TABLE IF NOT EXISTS {db}.scans_link_dims_daily (
+  workspace_id String,
+  dim          String,
+  link_id      String,
+  day          DateTime,
+  country      String,
+  is_bot       UInt8,
+  value        String,
+  scans        UInt64
+) ENGINE = SummingMergeTree(scans)
+PARTITION BY toYYYYMM(day)
+ORDER BY (workspace_id, dim, link_id, day, country, is_bot, value);
+
+CREATE TABLE IF NOT EXISTS {db}.scans_link_visitors_daily (
+  workspace_id String,
+  link_id      String,
+  day          DateTime,
+  country      String,
+  is_bot       UInt8,
+  visitors     AggregateFunction(uniqHLL12, String)
+) ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(day)
+ORDER BY (workspace_id, link_id, day, country, is_bot);
 
 -- Backfill. Scans stored before this migration reach the rollups through the
 -- INSERT … SELECT below, later ones through the views. A file cut short is run
@@ -62,10 +88,14 @@ DROP TABLE IF EXISTS {db}.scans_country_dims_mv;
 DROP TABLE IF EXISTS {db}.scans_country_visitors_mv;
 DROP TABLE IF EXISTS {db}.scans_link_dims_mv;
 DROP TABLE IF EXISTS {db}.scans_link_visitors_mv;
+DROP TABLE IF EXISTS {db}.scans_link_dims_daily_mv;
+DROP TABLE IF EXISTS {db}.scans_link_visitors_daily_mv;
 TRUNCATE TABLE {db}.scans_country_dims;
 TRUNCATE TABLE {db}.scans_country_visitors;
 TRUNCATE TABLE {db}.scans_link_dims;
 TRUNCATE TABLE {db}.scans_link_visitors;
+TRUNCATE TABLE {db}.scans_link_dims_daily;
+TRUNCATE TABLE {db}.scans_link_visitors_daily;
 
 INSERT INTO {db}.scans_country_dims
 SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans
@@ -95,6 +125,20 @@ SELECT workspace_id, link_id, toStartOfHour(ts) AS hour, country, is_bot, uniqHL
 FROM {db}.scans
 GROUP BY workspace_id, link_id, hour, country, is_bot;
 
+INSERT INTO {db}.scans_link_dims_daily
+SELECT workspace_id, dim, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, dim, link_id, day, country, is_bot, value;
+
+INSERT INTO {db}.scans_link_visitors_daily
+SELECT workspace_id, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, link_id, day, country, is_bot;
+
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_country_dims_mv TO {db}.scans_country_dims AS
 SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans
 FROM {db}.scans
@@ -122,3 +166,17 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_link_visitors_mv TO {db}.scans
 SELECT workspace_id, link_id, toStartOfHour(ts) AS hour, country, is_bot, uniqHLL12State(visitor_id) AS visitors
 FROM {db}.scans
 GROUP BY workspace_id, link_id, hour, country, is_bot;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_link_dims_daily_mv TO {db}.scans_link_dims_daily AS
+SELECT workspace_id, dim, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, value, count() AS scans
+FROM {db}.scans
+ARRAY JOIN
+  ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
+  ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
+WHERE value != '' OR dim IN ('total', 'referrer')
+GROUP BY workspace_id, dim, link_id, day, country, is_bot, value;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_link_visitors_daily_mv TO {db}.scans_link_visitors_daily AS
+SELECT workspace_id, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, uniqHLL12State(visitor_id) AS visitors
+FROM {db}.scans
+GROUP BY workspace_id, link_id, day, country, is_bot;

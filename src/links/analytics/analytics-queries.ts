@@ -1,14 +1,19 @@
-// Scan analytics from ClickHouse, always from hourly rollups kept by
-// materialized views on the scans table, so an answer reads rows per hour and
-// value, not per scan: without filters scans_dims and scans_visitors; with a
-// country filter scans_country_*; with a link filter (linkId, or the links a
-// tag or campaign selects), with or without a country, scans_link_*, sorted by
-// link so only those links' rows are read (migrations/clickhouse 002, 004).
+// Scan analytics from ClickHouse, always from hourly or daily rollups kept by
+// materialized views on the scans table, so an answer reads rows per hour (or
+// day) and value, not per scan (migrations/clickhouse 002, 004):
+// - without filters: scans_dims, scans_visitors (by hour);
+// - with a country filter: scans_country_* (by hour);
+// - with a link filter (linkId, or the links a tag or campaign selects), with
+//   or without a country: the whole UTC days of the range from
+//   scans_link_*_daily (sorted by link, so only those links' rows are read),
+//   the hours before the first and after the last whole day from scans_link_*
+//   (by hour, sorted by time), and hourly series from scans_link_* alone.
 // Counts are exact (each scan is stored once, so the rollups equal counting
 // the scans table); unique visitors use HyperLogLog (uniqHLL12: an estimate with
-// about 1.6% standard error), the same estimate as over the scans themselves.
+// about 1.6% standard error), merging sketches, which gives the same estimate
+// as over the scans themselves.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { ident, inList, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { ident, inList, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
 
@@ -43,22 +48,51 @@ const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inLi
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
-/** The pair of rollups that answers a filter, and the condition on their rows. */
-interface Rollup {
+/** One rollup pair and the condition on its rows; an answer sums over one or more of them (a union of disjoint time spans). */
+interface Piece {
   dims: SqlFragment;
   visitors: SqlFragment;
+  /** Its time column, for buckets. */
+  time: 'hour' | 'day';
   where: SqlFragment;
 }
 
-function rollupFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean): Rollup {
-  const base = rollupWhere(workspaceId, range, includeBots);
+const DAY = 86_400_000;
+
+/**
+ * The rollups that cover a filter and range. A link filter takes the whole days
+ * from the daily link rollups and the hours around them from the hourly ones;
+ * `hourly` asks for hourly rows throughout (hourly series).
+ */
+function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, hourly: boolean): Piece[] {
+  const bots = sql`is_bot IN ${botValues(includeBots)}`;
   const country = filter.country ? sql` AND country = ${filter.country}` : sql``;
-  if (filter.linkIds) {
-    return { dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), where: sql`${base} AND link_id IN ${inList(filter.linkIds)}${country}` };
+  const span = (column: 'hour' | 'day', from: Date, to: Date) => sql`${ident(column)} >= ${from} AND ${ident(column)} < ${to}`;
+  if (!filter.linkIds) {
+    const where = sql`workspace_id = ${workspaceId} AND ${span('hour', range.from, range.to)} AND ${bots}${country}`;
+    return filter.country
+      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where }]
+      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where }];
   }
-  if (filter.country) return { dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), where: sql`${base}${country}` };
-  return { dims: ident('scans_dims'), visitors: ident('scans_visitors'), where: base };
+  const links = sql`link_id IN ${inList(filter.linkIds)}`;
+  const hours = (from: Date, to: Date): Piece => ({
+    dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), time: 'hour',
+    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`,
+  });
+  const firstDay = Math.ceil(range.from.getTime() / DAY) * DAY;
+  const lastDay = Math.floor(range.to.getTime() / DAY) * DAY;
+  if (hourly || firstDay >= lastDay) return [hours(range.from, range.to)];
+  const pieces: Piece[] = [{
+    dims: ident('scans_link_dims_daily'), visitors: ident('scans_link_visitors_daily'), time: 'day',
+    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`,
+  }];
+  if (range.from.getTime() < firstDay) pieces.push(hours(range.from, new Date(firstDay)));
+  if (lastDay < range.to.getTime()) pieces.push(hours(new Date(lastDay), range.to));
+  return pieces;
 }
+
+/** The rows `select` picks from each piece, as one table to aggregate over. */
+const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => new SqlFragment(`(${pieces.map((p) => select(p).text).join(' UNION ALL ')})`);
 
 export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: { shortId: string; scans: number }[] };
 
@@ -67,18 +101,20 @@ export class AnalyticsQueries {
 
   async summary(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, top: number): Promise<AnalyticsResult> {
     if (filter.linkIds && filter.linkIds.length === 0) return this.empty(range);
-    const { dims, visitors, where } = rollupFor(workspaceId, range, filter, includeBots);
+    const pieces = piecesFor(workspaceId, range, filter, includeBots, false);
+    const seriesPieces = range.interval === 'hour' ? piecesFor(workspaceId, range, filter, includeBots, true) : pieces;
 
     const ranked = (dim: Dimension): Promise<Ranked> => {
       const nonEmpty = DIMENSIONS[dim].keepEmpty ? sql`` : sql` AND value != ''`;
-      const query = sql`SELECT value, sum(scans) AS count FROM ${dims} WHERE ${where} AND dim = ${dim}${nonEmpty} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`;
+      const rows = unionOf(pieces, (p) => sql`SELECT value, scans FROM ${p.dims} WHERE ${p.where} AND dim = ${dim}${nonEmpty}`);
+      const query = sql`SELECT value, sum(scans) AS count FROM ${rows} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`;
       return this.ch.rows<{ value: string; count: string }>(query).then((rows) => rows.map((r) => ({ value: r.value, count: Number(r.count) })));
     };
 
-    const bucket = bucketSql('hour', range.interval);
-    const seriesQuery = sql`SELECT toUnixTimestamp(${bucket}) AS t, sum(scans) AS scans FROM ${dims} WHERE ${where} AND dim = 'total' GROUP BY t`;
-    const visitorsQuery = sql`SELECT toUnixTimestamp(${bucket}) AS t, uniqHLL12Merge(visitors) AS visitors FROM ${visitors} WHERE ${where} GROUP BY t`;
-    const uniqueQuery = sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM ${visitors} WHERE ${where}`;
+    const bucket = (p: Piece) => sql`toUnixTimestamp(${bucketSql(p.time, range.interval)}) AS t`;
+    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = 'total'`)} GROUP BY t`;
+    const visitorsQuery = sql`SELECT t, uniqHLL12Merge(visitors) AS visitors FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`)} GROUP BY t`;
+    const uniqueQuery = sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM ${unionOf(pieces, (p) => sql`SELECT visitors FROM ${p.visitors} WHERE ${p.where}`)}`;
 
     const [series, visitorSeries, unique, links, countries, cities, devices, os, browsers, referrers, sources, mediums, campaigns, terms, contents] = await Promise.all([
       this.ch.rows<{ t: string; scans: string }>(seriesQuery),

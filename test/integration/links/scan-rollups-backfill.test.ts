@@ -32,7 +32,7 @@ function scans(n: number) {
   }));
 }
 
-/** Each filtered rollup against the scans table: scans per link, country, hour and bot flag; devices and cities per link; visitors per link and per country. */
+/** Each filtered rollup against the scans table: scans per link, country, hour and bot flag; devices, cities and browsers; visitors per link, per link and day, and per country. */
 async function expectRollupsMatchScans() {
   // Our own fixed queries, no input in them.
   const same = async (rollup: string, raw: string) => expect(await ch.rows(new SqlFragment(rollup))).toEqual(await ch.rows(new SqlFragment(raw)));
@@ -51,6 +51,14 @@ async function expectRollupsMatchScans() {
   await same(
     `SELECT workspace_id, link_id, toString(uniqHLL12Merge(visitors)) AS v FROM scans_link_visitors GROUP BY workspace_id, link_id ORDER BY workspace_id, link_id`,
     `SELECT workspace_id, link_id, toString(uniqHLL12(visitor_id)) AS v FROM scans GROUP BY workspace_id, link_id ORDER BY workspace_id, link_id`,
+  );
+  await same(
+    `SELECT workspace_id, link_id, country, day, is_bot, value, toString(sum(scans)) AS n FROM scans_link_dims_daily WHERE dim = 'browser' GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+    `SELECT workspace_id, link_id, country, toStartOfDay(ts, 'UTC') AS day, is_bot, browser AS value, toString(count()) AS n FROM scans WHERE browser != '' GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+  );
+  await same(
+    `SELECT workspace_id, link_id, day, toString(uniqHLL12Merge(visitors)) AS v FROM scans_link_visitors_daily GROUP BY workspace_id, link_id, day ORDER BY workspace_id, link_id, day`,
+    `SELECT workspace_id, link_id, toStartOfDay(ts, 'UTC') AS day, toString(uniqHLL12(visitor_id)) AS v FROM scans GROUP BY workspace_id, link_id, day ORDER BY workspace_id, link_id, day`,
   );
   await same(
     `SELECT workspace_id, country, toString(uniqHLL12Merge(visitors)) AS v FROM scans_country_visitors GROUP BY workspace_id, country ORDER BY workspace_id, country`,

@@ -28,9 +28,11 @@ export async function scansStored(clickhouse: ClickHouse, workspaceId: string, n
            (SELECT sum(scans) FROM scans_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS dims,
            (SELECT sum(scans) FROM scans_country_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS country_dims,
            (SELECT sum(scans) FROM scans_link_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_dims,
+           (SELECT sum(scans) FROM scans_link_dims_daily WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_days,
            (SELECT uniqHLL12Merge(visitors) FROM scans_visitors WHERE workspace_id = ${workspaceId}) AS v,
            (SELECT uniqHLL12Merge(visitors) FROM scans_country_visitors WHERE workspace_id = ${workspaceId}) AS country_v,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE workspace_id = ${workspaceId}) AS link_v`);
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE workspace_id = ${workspaceId}) AS link_v,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors_daily WHERE workspace_id = ${workspaceId}) AS link_days_v`);
   const r = row!;
-  return [r.scans, r.dims, r.country_dims, r.link_dims].every((x) => Number(x) === n) && [r.v, r.country_v, r.link_v].every((x) => x === r.visitors);
+  return [r.scans, r.dims, r.country_dims, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.v, r.country_v, r.link_v, r.link_days_v].every((x) => x === r.visitors);
 }

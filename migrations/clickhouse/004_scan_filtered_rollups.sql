@@ -1,4 +1,4 @@
--- Hourly rollups for filtered analytics, fed like scans_dims (002) by
+-- Hourly and daily rollups for filtered analytics, fed like scans_dims (002) by
 -- materialized views on every insert into scans, so they are exact too:
 -- * scans_country_dims / scans_country_visitors answer a country filter;
 -- * scans_link_dims_daily / scans_link_visitors_daily (by UTC day, sorted by
@@ -8,6 +8,21 @@
 --   the hours before the first and after the last whole day, and hourly series.
 -- Same long form and dimensions as scans_dims; empty values, which the queries
 -- never rank (all but 'total' and 'referrer'), are not stored.
+-- A file cut short is run again whole (see src/platform/clickhouse/migrate.ts),
+-- so it starts by dropping whatever it creates.
+DROP TABLE IF EXISTS {db}.scans_country_dims_mv;
+DROP TABLE IF EXISTS {db}.scans_country_visitors_mv;
+DROP TABLE IF EXISTS {db}.scans_link_dims_mv;
+DROP TABLE IF EXISTS {db}.scans_link_visitors_mv;
+DROP TABLE IF EXISTS {db}.scans_link_dims_daily_mv;
+DROP TABLE IF EXISTS {db}.scans_link_visitors_daily_mv;
+DROP TABLE IF EXISTS {db}.scans_country_dims;
+DROP TABLE IF EXISTS {db}.scans_country_visitors;
+DROP TABLE IF EXISTS {db}.scans_link_dims;
+DROP TABLE IF EXISTS {db}.scans_link_visitors;
+DROP TABLE IF EXISTS {db}.scans_link_dims_daily;
+DROP TABLE IF EXISTS {db}.scans_link_visitors_daily;
+
 CREATE TABLE IF NOT EXISTS {db}.scans_country_dims (
   workspace_id String,
   country      String,
@@ -79,24 +94,11 @@ PARTITION BY toYYYYMM(day)
 ORDER BY (workspace_id, link_id, day, country, is_bot);
 
 -- Backfill. Scans stored before this migration reach the rollups through the
--- INSERT … SELECT below, later ones through the views. A file cut short is run
--- again whole (see src/platform/clickhouse/migrate.ts), so it first drops the
--- views and empties the tables. Exact when no scans are written while it runs:
--- every process migrates before it starts its workers, so stop the running
--- scan sinks (scans wait in Kafka) before starting the version that brings it.
-DROP TABLE IF EXISTS {db}.scans_country_dims_mv;
-DROP TABLE IF EXISTS {db}.scans_country_visitors_mv;
-DROP TABLE IF EXISTS {db}.scans_link_dims_mv;
-DROP TABLE IF EXISTS {db}.scans_link_visitors_mv;
-DROP TABLE IF EXISTS {db}.scans_link_dims_daily_mv;
-DROP TABLE IF EXISTS {db}.scans_link_visitors_daily_mv;
-TRUNCATE TABLE {db}.scans_country_dims;
-TRUNCATE TABLE {db}.scans_country_visitors;
-TRUNCATE TABLE {db}.scans_link_dims;
-TRUNCATE TABLE {db}.scans_link_visitors;
-TRUNCATE TABLE {db}.scans_link_dims_daily;
-TRUNCATE TABLE {db}.scans_link_visitors_daily;
-
+-- INSERT … SELECT below, later ones through the views; each GROUP BY spills to
+-- disk past 400 MB, so millions of scans fit the server's memory per query.
+-- Exact when no scans are written while it runs: every process migrates before
+-- it starts its workers, so stop the running scan sinks (scans wait in Kafka)
+-- before starting the version that brings it.
 INSERT INTO {db}.scans_country_dims
 SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans
 FROM {db}.scans
@@ -104,12 +106,14 @@ ARRAY JOIN
   ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
   ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
 WHERE value != '' OR dim IN ('total', 'referrer')
-GROUP BY workspace_id, country, dim, hour, is_bot, value;
+GROUP BY workspace_id, country, dim, hour, is_bot, value
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 INSERT INTO {db}.scans_country_visitors
 SELECT workspace_id, country, toStartOfHour(ts) AS hour, is_bot, uniqHLL12State(visitor_id) AS visitors
 FROM {db}.scans
-GROUP BY workspace_id, country, hour, is_bot;
+GROUP BY workspace_id, country, hour, is_bot
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 INSERT INTO {db}.scans_link_dims
 SELECT workspace_id, dim, link_id, toStartOfHour(ts) AS hour, country, is_bot, value, count() AS scans
@@ -118,12 +122,14 @@ ARRAY JOIN
   ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
   ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
 WHERE value != '' OR dim IN ('total', 'referrer')
-GROUP BY workspace_id, dim, link_id, hour, country, is_bot, value;
+GROUP BY workspace_id, dim, link_id, hour, country, is_bot, value
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 INSERT INTO {db}.scans_link_visitors
 SELECT workspace_id, link_id, toStartOfHour(ts) AS hour, country, is_bot, uniqHLL12State(visitor_id) AS visitors
 FROM {db}.scans
-GROUP BY workspace_id, link_id, hour, country, is_bot;
+GROUP BY workspace_id, link_id, hour, country, is_bot
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 INSERT INTO {db}.scans_link_dims_daily
 SELECT workspace_id, dim, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, value, count() AS scans
@@ -132,12 +138,14 @@ ARRAY JOIN
   ['total', 'link', 'country', 'city', 'device', 'os', 'browser', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] AS dim,
   ['', short_id, country, if(city = '', '', concat(country, '\t', city)), device, os, browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content] AS value
 WHERE value != '' OR dim IN ('total', 'referrer')
-GROUP BY workspace_id, dim, link_id, day, country, is_bot, value;
+GROUP BY workspace_id, dim, link_id, day, country, is_bot, value
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 INSERT INTO {db}.scans_link_visitors_daily
 SELECT workspace_id, link_id, toStartOfDay(ts, 'UTC') AS day, country, is_bot, uniqHLL12State(visitor_id) AS visitors
 FROM {db}.scans
-GROUP BY workspace_id, link_id, day, country, is_bot;
+GROUP BY workspace_id, link_id, day, country, is_bot
+SETTINGS max_bytes_before_external_group_by = 400000000;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.scans_country_dims_mv TO {db}.scans_country_dims AS
 SELECT workspace_id, country, dim, toStartOfHour(ts) AS hour, is_bot, value, count() AS scans

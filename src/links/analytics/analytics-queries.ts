@@ -113,13 +113,14 @@ export class AnalyticsQueries {
 
     const bucket = (p: Piece) => sql`toUnixTimestamp(${bucketSql(p.time, range.interval)}) AS t`;
     const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = 'total'`)} GROUP BY t`;
-    const visitorsQuery = sql`SELECT t, uniqHLL12Merge(visitors) AS visitors FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`)} GROUP BY t`;
-    const uniqueQuery = sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM ${unionOf(pieces, (p) => sql`SELECT visitors FROM ${p.visitors} WHERE ${p.where}`)}`;
+    // Visitors per bucket and in all (bucket -1) in one pass: the sketches are merged into one per bucket once, and those few again for the total.
+    const visitorSketches = unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`);
+    const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
+      FROM (SELECT t, uniqHLL12MergeState(visitors) AS s FROM ${visitorSketches} GROUP BY t) ARRAY JOIN [t, -1] AS b GROUP BY b`;
 
-    const [series, visitorSeries, unique, links, countries, cities, devices, os, browsers, referrers, sources, mediums, campaigns, terms, contents] = await Promise.all([
+    const [series, visitorRows, links, countries, cities, devices, os, browsers, referrers, sources, mediums, campaigns, terms, contents] = await Promise.all([
       this.ch.rows<{ t: string; scans: string }>(seriesQuery),
-      this.ch.rows<{ t: string; visitors: string }>(visitorsQuery),
-      this.ch.rows<{ visitors: string }>(uniqueQuery),
+      this.ch.rows<{ bucket: string; visitors: string }>(visitorsQuery),
       ranked('link'),
       ranked('country'),
       ranked('city'),
@@ -135,14 +136,15 @@ export class AnalyticsQueries {
     ]);
 
     const scansAt = new Map(series.map((r) => [Number(r.t) * 1000, Number(r.scans)]));
-    const visitorsAt = new Map(visitorSeries.map((r) => [Number(r.t) * 1000, Number(r.visitors)]));
+    const visitorsAt = new Map(visitorRows.filter((r) => Number(r.bucket) >= 0).map((r) => [Number(r.bucket) * 1000, Number(r.visitors)]));
+    const allVisitors = visitorRows.find((r) => Number(r.bucket) === -1);
     const timeseries = bucketStarts(range).map((t) => ({ start: new Date(t).toISOString(), scans: scansAt.get(t) ?? 0, uniqueVisitors: visitorsAt.get(t) ?? 0 }));
     return {
       from: range.from.toISOString(),
       to: range.to.toISOString(),
       interval: range.interval,
       totalScans: series.reduce((n, r) => n + Number(r.scans), 0),
-      uniqueVisitors: Number(unique[0]?.visitors ?? 0),
+      uniqueVisitors: Number(allVisitors?.visitors ?? 0),
       timeseries,
       topLinks: links.map((r) => ({ shortId: r.value, scans: r.count })),
       countries: countries.map((r) => ({ country: r.value, count: r.count })),

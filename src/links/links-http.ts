@@ -88,6 +88,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
         funnels: links.funnels,
         publicBaseUrl: config.PUBLIC_BASE_URL,
         apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
+        allowedOrigins: links.config.MCP_ALLOWED_ORIGINS,
       });
       return registerRedirects(app, platform, links);
     },

@@ -1,10 +1,19 @@
-// Scan analytics from ClickHouse. Without filters, answers come from the hourly
-// rollups (scans_dims, scans_visitors), which stay small however many scans a
-// workspace has; with a link, tag, campaign or country filter they come from
-// the scans table itself. Both are exact for scans (each scan is stored once);
-// unique visitors use HyperLogLog (uniqHLL12: an estimate with about 1.6% standard error).
+// Scan analytics from ClickHouse, always from hourly or daily rollups kept by
+// materialized views on the scans table, so an answer reads rows per hour (or
+// day) and value, not per scan (migrations/clickhouse 002, 004):
+// - without filters: scans_dims, scans_visitors (by hour);
+// - with a country filter: scans_country_* (by hour);
+// - with a link filter (linkId, or the links a tag or campaign selects), with
+//   or without a country: the whole UTC days of the range from
+//   scans_link_*_daily (sorted by link, so only those links' rows are read),
+//   the hours before the first and after the last whole day from scans_link_*
+//   (by hour, sorted by time), and hourly series from scans_link_* alone.
+// Counts are exact (each scan is stored once, so the rollups equal counting
+// the scans table); unique visitors use HyperLogLog (uniqHLL12: an estimate with
+// about 1.6% standard error), merging sketches, which gives the same estimate
+// as over the scans themselves.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { inList, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { ident, inList, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
 
@@ -14,20 +23,20 @@ export interface AnalyticsFilter {
   country?: string;
 }
 
-/** Ranked groups: their rollup dimension and their expression on the scans table. */
+/** Ranked groups: their rollup dimension, and whether the empty value is ranked (the referrer's: direct). */
 const DIMENSIONS = {
-  link: { raw: 'short_id', keepEmpty: false },
-  country: { raw: 'country', keepEmpty: false },
-  city: { raw: "if(city = '', '', concat(country, '\\t', city))", keepEmpty: false },
-  device: { raw: 'device', keepEmpty: false },
-  os: { raw: 'os', keepEmpty: false },
-  browser: { raw: 'browser', keepEmpty: false },
-  referrer: { raw: 'referrer_host', keepEmpty: true },
-  utm_source: { raw: 'utm_source', keepEmpty: false },
-  utm_medium: { raw: 'utm_medium', keepEmpty: false },
-  utm_campaign: { raw: 'utm_campaign', keepEmpty: false },
-  utm_term: { raw: 'utm_term', keepEmpty: false },
-  utm_content: { raw: 'utm_content', keepEmpty: false },
+  link: { keepEmpty: false },
+  country: { keepEmpty: false },
+  city: { keepEmpty: false },
+  device: { keepEmpty: false },
+  os: { keepEmpty: false },
+  browser: { keepEmpty: false },
+  referrer: { keepEmpty: true },
+  utm_source: { keepEmpty: false },
+  utm_medium: { keepEmpty: false },
+  utm_campaign: { keepEmpty: false },
+  utm_term: { keepEmpty: false },
+  utm_content: { keepEmpty: false },
 } as const;
 type Dimension = keyof typeof DIMENSIONS;
 
@@ -39,6 +48,52 @@ const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inLi
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
+/** One rollup pair and the condition on its rows; an answer sums over one or more of them (a union of disjoint time spans). */
+interface Piece {
+  dims: SqlFragment;
+  visitors: SqlFragment;
+  /** Its time column, for buckets. */
+  time: 'hour' | 'day';
+  where: SqlFragment;
+}
+
+const DAY = 86_400_000;
+
+/**
+ * The rollups that cover a filter and range. A link filter takes the whole days
+ * from the daily link rollups and the hours around them from the hourly ones;
+ * `hourly` asks for hourly rows throughout (hourly series).
+ */
+function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, hourly: boolean): Piece[] {
+  const bots = sql`is_bot IN ${botValues(includeBots)}`;
+  const country = filter.country ? sql` AND country = ${filter.country}` : sql``;
+  const span = (column: 'hour' | 'day', from: Date, to: Date) => sql`${ident(column)} >= ${from} AND ${ident(column)} < ${to}`;
+  if (!filter.linkIds) {
+    const where = sql`workspace_id = ${workspaceId} AND ${span('hour', range.from, range.to)} AND ${bots}${country}`;
+    return filter.country
+      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where }]
+      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where }];
+  }
+  const links = sql`link_id IN ${inList(filter.linkIds)}`;
+  const hours = (from: Date, to: Date): Piece => ({
+    dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), time: 'hour',
+    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`,
+  });
+  const firstDay = Math.ceil(range.from.getTime() / DAY) * DAY;
+  const lastDay = Math.floor(range.to.getTime() / DAY) * DAY;
+  if (hourly || firstDay >= lastDay) return [hours(range.from, range.to)];
+  const pieces: Piece[] = [{
+    dims: ident('scans_link_dims_daily'), visitors: ident('scans_link_visitors_daily'), time: 'day',
+    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`,
+  }];
+  if (range.from.getTime() < firstDay) pieces.push(hours(range.from, new Date(firstDay)));
+  if (lastDay < range.to.getTime()) pieces.push(hours(new Date(lastDay), range.to));
+  return pieces;
+}
+
+/** The rows `select` picks from each piece, as one table to aggregate over. */
+const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => new SqlFragment(`(${pieces.map((p) => select(p).text).join(' UNION ALL ')})`);
+
 export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: { shortId: string; scans: number }[] };
 
 export class AnalyticsQueries {
@@ -46,65 +101,43 @@ export class AnalyticsQueries {
 
   async summary(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, top: number): Promise<AnalyticsResult> {
     if (filter.linkIds && filter.linkIds.length === 0) return this.empty(range);
-    const useRollup = !filter.linkIds && !filter.country;
-    const where = useRollup
-      ? rollupWhere(workspaceId, range, includeBots)
-      : join(
-          [
-            sql`workspace_id = ${workspaceId} AND ts >= ${range.from} AND ts < ${range.to} AND is_bot IN ${botValues(includeBots)}`,
-            ...(filter.linkIds ? [sql`link_id IN ${inList(filter.linkIds)}`] : []),
-            ...(filter.country ? [sql`country = ${filter.country}`] : []),
-          ],
-          ' AND ',
-        );
+    const pieces = piecesFor(workspaceId, range, filter, includeBots, false);
+    const seriesPieces = range.interval === 'hour' ? piecesFor(workspaceId, range, filter, includeBots, true) : pieces;
 
-    const ranked = (dim: Dimension): Promise<Ranked> => {
-      const { raw, keepEmpty } = DIMENSIONS[dim];
-      const nonEmpty = keepEmpty ? sql`` : sql` AND value != ''`;
-      const query = useRollup
-        ? sql`SELECT value, sum(scans) AS count FROM scans_dims WHERE ${where} AND dim = ${dim}${nonEmpty} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`
-        : sql`SELECT ${new SqlFragment(raw)} AS value, count() AS count FROM scans WHERE ${where}${keepEmpty ? sql`` : sql` AND ${new SqlFragment(raw)} != ''`} GROUP BY value ORDER BY count DESC, value LIMIT ${top}`;
-      return this.ch.rows<{ value: string; count: string }>(query).then((rows) => rows.map((r) => ({ value: r.value, count: Number(r.count) })));
-    };
+    // Every ranked group in one query (its rows read once, the link list parsed once), the top of each dimension by LIMIT … BY.
+    const dimensions = Object.keys(DIMENSIONS) as Dimension[];
+    const keptEmpty = dimensions.filter((d) => DIMENSIONS[d].keepEmpty);
+    const rankedRows = unionOf(pieces, (p) => sql`SELECT dim, value, scans FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(dimensions)} AND (value != '' OR dim IN ${inList(keptEmpty)})`);
+    const rankedQuery = sql`SELECT dim, value, sum(scans) AS count FROM ${rankedRows} GROUP BY dim, value ORDER BY dim, count DESC, value LIMIT ${top} BY dim`;
 
-    const bucket = bucketSql(useRollup ? 'hour' : 'ts', range.interval);
-    const seriesQuery = useRollup
-      ? sql`SELECT toUnixTimestamp(${bucket}) AS t, sum(scans) AS scans FROM scans_dims WHERE ${where} AND dim = 'total' GROUP BY t`
-      : sql`SELECT toUnixTimestamp(${bucket}) AS t, count() AS scans, uniqHLL12(visitor_id) AS visitors FROM scans WHERE ${where} GROUP BY t`;
-    const visitorsQuery = useRollup
-      ? sql`SELECT toUnixTimestamp(${bucket}) AS t, uniqHLL12Merge(visitors) AS visitors FROM scans_visitors WHERE ${where} GROUP BY t`
-      : undefined;
-    const uniqueQuery = useRollup
-      ? sql`SELECT uniqHLL12Merge(visitors) AS visitors FROM scans_visitors WHERE ${where}`
-      : sql`SELECT uniqHLL12(visitor_id) AS visitors FROM scans WHERE ${where}`;
+    const bucket = (p: Piece) => sql`toUnixTimestamp(${bucketSql(p.time, range.interval)}) AS t`;
+    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = 'total'`)} GROUP BY t`;
+    // Visitors per bucket and in all (bucket -1) in one pass: the sketches are merged into one per bucket once, and those few again for the total.
+    const visitorSketches = unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`);
+    const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
+      FROM (SELECT t, uniqHLL12MergeState(visitors) AS s FROM ${visitorSketches} GROUP BY t) ARRAY JOIN [t, -1] AS b GROUP BY b`;
 
-    const [series, visitorSeries, unique, links, countries, cities, devices, os, browsers, referrers, sources, mediums, campaigns, terms, contents] = await Promise.all([
-      this.ch.rows<{ t: string; scans: string; visitors?: string }>(seriesQuery),
-      visitorsQuery ? this.ch.rows<{ t: string; visitors: string }>(visitorsQuery) : Promise.resolve(undefined),
-      this.ch.rows<{ visitors: string }>(uniqueQuery),
-      ranked('link'),
-      ranked('country'),
-      ranked('city'),
-      ranked('device'),
-      ranked('os'),
-      ranked('browser'),
-      ranked('referrer'),
-      ranked('utm_source'),
-      ranked('utm_medium'),
-      ranked('utm_campaign'),
-      ranked('utm_term'),
-      ranked('utm_content'),
+    const [series, visitorRows, rankedAll] = await Promise.all([
+      this.ch.rows<{ t: string; scans: string }>(seriesQuery),
+      this.ch.rows<{ bucket: string; visitors: string }>(visitorsQuery),
+      this.ch.rows<{ dim: Dimension; value: string; count: string }>(rankedQuery),
     ]);
+    const groups = new Map<Dimension, Ranked>(dimensions.map((d) => [d, []]));
+    for (const r of rankedAll) groups.get(r.dim)?.push({ value: r.value, count: Number(r.count) });
+    const ranked = (dim: Dimension): Ranked => groups.get(dim)!;
+    const [links, countries, cities, devices, os, browsers, referrers] = [ranked('link'), ranked('country'), ranked('city'), ranked('device'), ranked('os'), ranked('browser'), ranked('referrer')];
+    const utm = { sources: ranked('utm_source'), mediums: ranked('utm_medium'), campaigns: ranked('utm_campaign'), terms: ranked('utm_term'), contents: ranked('utm_content') };
 
     const scansAt = new Map(series.map((r) => [Number(r.t) * 1000, Number(r.scans)]));
-    const visitorsAt = new Map((visitorSeries ?? series).map((r) => [Number(r.t) * 1000, Number(r.visitors ?? 0)]));
+    const visitorsAt = new Map(visitorRows.filter((r) => Number(r.bucket) >= 0).map((r) => [Number(r.bucket) * 1000, Number(r.visitors)]));
+    const allVisitors = visitorRows.find((r) => Number(r.bucket) === -1);
     const timeseries = bucketStarts(range).map((t) => ({ start: new Date(t).toISOString(), scans: scansAt.get(t) ?? 0, uniqueVisitors: visitorsAt.get(t) ?? 0 }));
     return {
       from: range.from.toISOString(),
       to: range.to.toISOString(),
       interval: range.interval,
       totalScans: series.reduce((n, r) => n + Number(r.scans), 0),
-      uniqueVisitors: Number(unique[0]?.visitors ?? 0),
+      uniqueVisitors: Number(allVisitors?.visitors ?? 0),
       timeseries,
       topLinks: links.map((r) => ({ shortId: r.value, scans: r.count })),
       countries: countries.map((r) => ({ country: r.value, count: r.count })),
@@ -116,7 +149,7 @@ export class AnalyticsQueries {
       os: os.map((r) => ({ os: r.value, count: r.count })),
       browsers: browsers.map((r) => ({ browser: r.value, count: r.count })),
       referrers: referrers.map((r) => ({ referrer: r.value || '(direct)', count: r.count })),
-      utm: { sources, mediums, campaigns, terms, contents },
+      utm,
     };
   }
 

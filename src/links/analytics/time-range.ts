@@ -81,8 +81,8 @@ export function resolveRange(query: { from?: string; to?: string; interval?: Int
 }
 
 /** ClickHouse expression of the bucket start of a DateTime column. */
-export function bucketSql(column: 'hour' | 'ts', interval: Interval): SqlFragment {
-  const col = column === 'hour' ? 'hour' : 'ts';
+export function bucketSql(column: 'hour' | 'day' | 'ts', interval: Interval): SqlFragment {
+  const col = ({ hour: 'hour', day: 'day', ts: 'ts' } as const)[column];
   switch (interval) {
     case 'hour': return new SqlFragment(`toStartOfHour(${col})`);
     case 'day': return new SqlFragment(`toStartOfDay(${col})`);

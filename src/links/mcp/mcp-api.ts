@@ -6,6 +6,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { App } from '../../platform/http/server.ts';
 import { discoveryRoute } from '../../platform/mcp/discovery.ts';
 import type { McpServerInfo } from '../../platform/mcp/mcp-server.ts';
+import { parseOrigins } from '../../platform/mcp/allowed-origins.ts';
 import { mcpRoute } from '../../platform/mcp/mcp-route.ts';
 import type { McpTool } from '../../platform/mcp/tool.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -43,9 +44,11 @@ export interface McpApiDeps {
   funnels: FunnelQueries;
   publicBaseUrl: string;
   apiPerMinute: number;
+  /** MCP_ALLOWED_ORIGINS as configured (comma-separated). */
+  allowedOrigins: string;
 }
 
-export function linkMcpTools(deps: Omit<McpApiDeps, 'authenticate' | 'publicBaseUrl' | 'apiPerMinute'>): McpTool[] {
+export function linkMcpTools(deps: Omit<McpApiDeps, 'authenticate' | 'publicBaseUrl' | 'apiPerMinute' | 'allowedOrigins'>): McpTool[] {
   const queries = new AnalyticsQueries(deps.clickhouse);
   return [
     ...linkTools(deps.links),
@@ -69,6 +72,8 @@ export async function registerMcp(app: App, deps: McpApiDeps): Promise<void> {
       about: `Authenticated and rate-limited like /api/v1 (the same keys and the same per-workspace limit). See ${DISCOVERY_PATH} for the tools.`,
       authenticate: deps.authenticate,
       tenantOf: (request) => request.linksAuth.workspaceId,
+      // Pages of the service's own origin, and those configured.
+      allowedOrigins: [new URL(deps.publicBaseUrl).origin, ...parseOrigins(deps.allowedOrigins).origins],
       server: SERVER_INFO,
       tools,
     });

@@ -41,13 +41,14 @@ export class ClickHouse {
   }
 }
 
-export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE): ClickHouse {
+/** requestTimeoutMs: how long one statement may run (default 30 s; migrations that backfill a table take longer). */
+export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000): ClickHouse {
   const client = createClient({
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
     ...(database ? { database } : {}),
-    request_timeout: 30_000,
+    request_timeout: requestTimeoutMs,
     // 18.16 does not know newer settings; send none by default.
     clickhouse_settings: {},
   });

@@ -15,6 +15,8 @@
 //   unknown methods get -32601 from the SDK.
 // GET (the event-stream request) and DELETE (session end) are refused with 405
 // and `Allow: POST`, before authentication: they do nothing for anyone.
+// Before all of it, a browser Origin the product does not allow is refused with
+// 403 and a JSON-RPC error body (DNS rebinding; allowed-origins.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import secureJson from 'secure-json-parse';
@@ -32,6 +34,7 @@ import { addComponents, ref } from '../http/components.ts';
 import { ErrorBody } from '../http/errors.ts';
 import { errorResponses, OTHER_ANSWERS, documentOnly, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
 import type { App } from '../http/server.ts';
+import { originAllowed } from './allowed-origins.ts';
 import { buildMcpServer, MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
 import { toolCatalog } from './tool-catalog.ts';
 import type { McpTool } from './tool.ts';
@@ -50,6 +53,8 @@ export interface McpRouteDeps {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** The tenant `authenticate` admitted, handed to the tools as ToolContext.tenantId. */
   tenantOf: (request: FastifyRequest) => string;
+  /** Browser origins served (serialised, e.g. https://app.example.com); a request without Origin is always served. */
+  allowedOrigins: readonly string[];
   server: McpServerInfo;
   tools: readonly McpTool[];
 }
@@ -131,6 +136,8 @@ const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS
 export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
   const { path, tags } = deps;
   const catalog = toolCatalog(deps.tools);
+  const allowedOrigins = new Set(deps.allowedOrigins);
+  const originRefusal = { ...ref(JsonRpcResponse), description: 'JSON-RPC error -32000: the request comes from a browser page whose Origin is not allowed.' };
 
   await app.register(async (scope) => {
     addComponents(scope, [JsonRpcMessage, JsonRpcResponse]);
@@ -138,6 +145,16 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
     // parse error rather than the REST invalid_json (only in this scope).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    // Runs before the routes' own onRequest hooks, so a refused page learns nothing about keys and uses no allowance.
+    scope.addHook('onRequest', async (request, reply) => {
+      const origin = request.headers.origin;
+      if (originAllowed(origin, allowedOrigins)) return;
+      return reply
+        .status(403)
+        .type('application/json')
+        .send(JSON.stringify(rpcError(null, JSON_RPC.serverError, `Forbidden: Origin ${String(origin)} is not allowed to use this endpoint.`)));
+    });
 
     scope.post(path, {
       onRequest: deps.authenticate,
@@ -160,6 +177,12 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
           ...errorResponses(401, 403, 413, 415, 429),
         },
       },
+      // Documentation only: the route's 403 serializer stays the REST one, since the Origin refusal is sent as text.
+      config: documentOnly({
+        response: {
+          403: { anyOf: [ref(ErrorBody), ref(JsonRpcResponse)], description: 'The workspace is not on the Enterprise plan (plan_upgrade_required, the REST error body), or the request comes from a browser page whose Origin is not allowed (JSON-RPC error -32000).', headers: RATE_LIMIT_HEADERS },
+        },
+      }),
     }, async (request, reply) => {
       const sendJson = (status: number, body: unknown) => reply.status(status as 200).type('application/json').send(JSON.stringify(body));
       if (!acceptsJson(request.headers.accept)) {
@@ -202,7 +225,10 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
     const refusal = {
       tags,
       security: [],
-      response: { 405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed; `Allow: POST`.', { ...RATE_LIMIT_HEADERS, allow: Type.String({ description: 'POST' }) }) },
+      response: {
+        403: originRefusal as never,
+        405: jsonRpcAnswer('JSON-RPC error -32000: method not allowed; `Allow: POST`.', { ...RATE_LIMIT_HEADERS, allow: Type.String({ description: 'POST' }) }),
+      },
     };
     // They never succeed: any other answer is the HTTP server's own.
     const config = documentOnly({ response: OTHER_ANSWERS });

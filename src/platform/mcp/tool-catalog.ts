@@ -2,9 +2,11 @@
 // its listing (the tools/list entry) with the TypeBox schemas as plain JSON
 // Schema (JSON round trip: TypeBox's symbol keys dropped), references to the
 // REST API's named schemas written out in place, since an MCP client has no
-// components to look them up in.
+// components to look them up in, and type lists written as anyOf branches
+// (single-type-schema.ts), which more clients accept.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { inlineRefs } from '../http/components.ts';
+import { singleTypeSchema } from './single-type-schema.ts';
 import { compileArgumentCheck, type ArgumentCheck } from './tool-arguments.ts';
 import type { McpTool } from './tool.ts';
 
@@ -19,7 +21,7 @@ export interface ToolCatalog {
   get(name: string): CatalogEntry | undefined;
 }
 
-const plainJson = <T>(schema: unknown): T => inlineRefs(JSON.parse(JSON.stringify(schema))) as T;
+const plainJson = <T>(schema: unknown): T => singleTypeSchema(inlineRefs(JSON.parse(JSON.stringify(schema)))) as T;
 
 export function toolCatalog(tools: readonly McpTool[]): ToolCatalog {
   const entries = new Map<string, CatalogEntry>();

@@ -1,17 +1,20 @@
 // Analytics answers checked against counts computed independently from
 // generated scan events, which go through the real pipeline (scans topic →
-// sink worker → ClickHouse and its rollups). Both query paths are covered:
-// the rollups (no filter) and the scans table (link, tag, campaign, country).
+// sink worker → ClickHouse and its rollups). Every rollup is covered: the
+// workspace's (no filter), the country's, the links' (link, tag, campaign,
+// each with or without a country); unique visitors are compared with the same
+// estimate computed over the scans table itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
-import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { inList, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
+import { scansStored } from '../../support/links/scans.ts';
 
 const HOUR = 3_600_000;
 let ingress: TestIngress;
@@ -75,10 +78,7 @@ beforeAll(async () => {
   await ingress.platform.publisher.publish(scansTopic, messages.slice(0, 300));
   const [runtime] = await hostWorkers(ingress.platform, [scanSinkKind(ingress.platform.clickhouse, ingress.platform.pg)]);
   stopSink = () => runtime!.stop();
-  await eventually(async () => {
-    const rows = await ingress.platform.clickhouse.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${ws.workspaceId}`);
-    return Number(rows[0]!.n) === events.length;
-  }, 60_000, 250);
+  await eventually(() => scansStored(ingress.platform.clickhouse, ws.workspaceId, events.length), 60_000, 250);
 }, 120_000);
 
 afterAll(async () => {
@@ -115,6 +115,22 @@ function expectGroups(body: any, subset: ScanEvent[]) {
   expect(Math.abs(body.uniqueVisitors - distinct)).toBeLessThanOrEqual(Math.ceil(distinct * 0.05));
 }
 
+/** Unique visitors, in total and per bucket, equal uniqHLL12 over the subset's rows of the scans table (the rollups merge the same sketches). */
+async function expectVisitorsAsScansTable(body: any, subset: ScanEvent[], interval: 'day' | 'hour') {
+  if (subset.length === 0) {
+    expect(body.uniqueVisitors).toBe(0);
+    return;
+  }
+  const bucket = interval === 'day' ? sql`toStartOfDay(ts, 'UTC')` : sql`toStartOfHour(ts)`;
+  const rows = (time: typeof bucket) => ingress.platform.clickhouse.rows<{ t: string; v: string }>(
+    sql`SELECT toUnixTimestamp(${time}) AS t, uniqHLL12(visitor_id) AS v FROM scans WHERE workspace_id = ${subset[0]!.workspaceId} AND scan_id IN ${inList(subset.map((e) => e.scanId))} GROUP BY t`,
+  );
+  const [total] = await rows(sql`toDateTime(0)`);
+  expect(body.uniqueVisitors).toBe(Number(total!.v));
+  const perBucket = new Map((await rows(bucket)).map((r) => [new Date(Number(r.t) * 1000).toISOString(), Number(r.v)]));
+  for (const p of body.timeseries) expect(p.uniqueVisitors, p.start).toBe(perBucket.get(p.start) ?? 0);
+}
+
 describe('workspace analytics', () => {
   it('matches the generated events without filters (rollups), bots excluded by default', async () => {
     const body = await get(`/api/v1/analytics?from=${from}&to=${to}&interval=day&top=100`);
@@ -135,6 +151,41 @@ describe('workspace analytics', () => {
     const inCampaign = new Set([links[1]!.id, links[2]!.id]);
     expectGroups(await get(`/api/v1/analytics?from=${from}&to=${to}&interval=day&top=100&campaignId=${campaignId}`), humans().filter((e) => inCampaign.has(e.linkId)));
     expect((await get(`/api/v1/analytics?from=${from}&to=${to}&tag=nothing-has-this`)).totalScans).toBe(0);
+  });
+
+  it('matches every filter combination, with and without bots, with unique visitors as the scans table estimates them', async () => {
+    const [l0, l1, l2] = [links[0]!.id, links[1]!.id, links[2]!.id];
+    const tagged = new Set([l0, l2]);
+    const inCampaign = new Set([l1, l2]);
+    const cases: { query: string; keep: (e: ScanEvent) => boolean }[] = [
+      { query: `country=gb&linkId=${l0}`, keep: (e) => e.country === 'GB' && e.linkId === l0 },
+      { query: 'country=US&tag=gen', keep: (e) => e.country === 'US' && tagged.has(e.linkId) },
+      { query: `country=de&campaignId=${campaignId}`, keep: (e) => e.country === 'DE' && inCampaign.has(e.linkId) },
+      { query: `tag=gen&campaignId=${campaignId}`, keep: (e) => e.linkId === l2 },
+      { query: `country=fr&tag=gen&campaignId=${campaignId}&linkId=${l2}`, keep: (e) => e.country === 'FR' && e.linkId === l2 },
+      { query: `linkId=${l1}`, keep: (e) => e.linkId === l1 },
+      { query: 'country=FR', keep: (e) => e.country === 'FR' },
+    ];
+    for (const { query, keep } of cases) {
+      for (const includeBots of [false, true]) {
+        const subset = (includeBots ? events : humans()).filter(keep);
+        const body = await get(`/api/v1/analytics?from=${from}&to=${to}&interval=day&top=100&${query}&includeBots=${includeBots}`);
+        expectGroups(body, subset);
+        await expectVisitorsAsScansTable(body, subset, 'day');
+      }
+    }
+    expect((await get(`/api/v1/analytics?from=${from}&to=${to}&country=GB&tag=nothing-has-this`)).totalScans).toBe(0);
+    expect((await get(`/api/v1/analytics?from=${from}&to=${to}&country=ZZ`)).totalScans).toBe(0);
+  });
+
+  it('gives filtered hourly buckets that match the scans', async () => {
+    const subset = humans().filter((e) => e.country === 'US' && (e.linkId === links[0]!.id || e.linkId === links[2]!.id));
+    const body = await get(`/api/v1/analytics?from=${from}&to=${to}&interval=hour&top=100&tag=gen&country=us`);
+    expect(body.totalScans).toBe(subset.length);
+    expect(body.timeseries).toHaveLength((Date.parse(to) - Date.parse(from)) / HOUR);
+    const hourly = countBy(subset, (e) => new Date(Math.floor(e.timestamp / HOUR) * HOUR).toISOString());
+    for (const p of body.timeseries) expect(p.scans, p.start).toBe(hourly.get(p.start) ?? 0);
+    await expectVisitorsAsScansTable(body, subset, 'hour');
   });
 
   it('gives hourly buckets that add up, with zeros where nothing happened', async () => {
@@ -159,6 +210,10 @@ describe('link analytics', () => {
     const link = links[3]!;
     expectGroups(await get(`/api/v1/links/${link.id}/analytics?from=${from}&to=${to}&interval=day&top=100`), humans().filter((e) => e.linkId === link.id));
     expect((await api.get(`/api/v1/links/00000000-0000-4000-8000-000000000000/analytics`)).status).toBe(404);
+    const inUs = humans().filter((e) => e.linkId === link.id && e.country === 'US');
+    const byCountry = await get(`/api/v1/links/${link.id}/analytics?from=${from}&to=${to}&interval=day&top=100&country=us`);
+    expectGroups(byCountry, inUs);
+    await expectVisitorsAsScansTable(byCountry, inUs, 'day');
   });
 });
 

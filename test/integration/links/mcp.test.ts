@@ -17,7 +17,7 @@ import { conversionSinkKind } from '../../../src/links/conversions/conversion-si
 import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { scan } from '../../support/links/scans.ts';
+import { scan, scansStored } from '../../support/links/scans.ts';
 
 const TOOLS = ['list_links', 'create_link', 'list_campaigns', 'create_campaign', 'get_analytics', 'get_report', 'get_referrers', 'get_funnel', 'track_conversion'];
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
@@ -291,10 +291,7 @@ describe('analytics and conversion tools', () => {
       if (shortId === menu.shortId) clickIds.push(res.clickId!);
       scanHours.add(Math.floor(Date.now() / 3_600_000));
     }
-    await eventually(async () => {
-      const rows = await ingress.platform.clickhouse.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${workspaceId}`);
-      return Number(rows[0]!.n) === visits.length;
-    }, 60_000, 200);
+    await eventually(() => scansStored(ingress.platform.clickhouse, workspaceId, visits.length), 60_000, 200);
   }, 120_000);
   afterAll(() => mcp?.client.close());
 

@@ -1,4 +1,6 @@
 // Scans a short link through the real redirect, as a phone's browser would.
+import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { freshIp } from '../ingress.ts';
 
 export const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
@@ -9,4 +11,28 @@ export async function scan(base: string, path: string, headers: Record<string, s
   const location = res.headers.get('location');
   const clickId = location ? (/[?&]svc_cid=([^#&]+)/.exec(location)?.[1] ?? null) : null;
   return { status: res.status, location, clickId, headers: res.headers, body: await res.text() };
+}
+
+/**
+ * Whether ClickHouse holds exactly `n` scans of the workspace in the scans
+ * table and in every rollup. An insert writes the scans table first and its
+ * materialized views after it, so the rollups that analytics read can lag the
+ * table for the time of an insert; this waits for all of them: each dims
+ * rollup's total, and each visitors rollup's estimate equal to the estimate
+ * over the table (merged sketches equal the sketch of the union).
+ */
+export async function scansStored(clickhouse: ClickHouse, workspaceId: string, n: number): Promise<boolean> {
+  const [row] = await clickhouse.rows<Record<string, string>>(sql`
+    SELECT (SELECT count() FROM scans WHERE workspace_id = ${workspaceId}) AS scans,
+           (SELECT uniqHLL12(visitor_id) FROM scans WHERE workspace_id = ${workspaceId}) AS visitors,
+           (SELECT sum(scans) FROM scans_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS dims,
+           (SELECT sum(scans) FROM scans_country_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS country_dims,
+           (SELECT sum(scans) FROM scans_link_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_dims,
+           (SELECT sum(scans) FROM scans_link_dims_daily WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_days,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_visitors WHERE workspace_id = ${workspaceId}) AS v,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_country_visitors WHERE workspace_id = ${workspaceId}) AS country_v,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE workspace_id = ${workspaceId}) AS link_v,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors_daily WHERE workspace_id = ${workspaceId}) AS link_days_v`);
+  const r = row!;
+  return [r.scans, r.dims, r.country_dims, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.v, r.country_v, r.link_v, r.link_days_v].every((x) => x === r.visitors);
 }

@@ -137,7 +137,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
   const { path, tags } = deps;
   const catalog = toolCatalog(deps.tools);
   const allowedOrigins = new Set(deps.allowedOrigins);
-  const originRefusal = { ...ref(JsonRpcResponse), description: 'JSON-RPC error -32000: the request comes from a browser page whose Origin is not allowed.' };
+  const originRefusal = { ...ref(JsonRpcResponse), description: 'JSON-RPC error -32000: the request comes from a browser page whose Origin is not allowed.', headers: RATE_LIMIT_HEADERS };
 
   await app.register(async (scope) => {
     addComponents(scope, [JsonRpcMessage, JsonRpcResponse]);

@@ -12,9 +12,8 @@ import { AnalyticsQueries } from './analytics-queries.ts';
 import { Analytics, ANALYTICS_COMPONENTS, EXPORT_COLUMNS, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
 import { scanAnalytics, withLinkIds } from './scan-analytics.ts';
 import { exportScans } from './scan-export.ts';
-import { checkStorableRange, resolveRange } from './time-range.ts';
+import { rawRange, resolveRange } from './time-range.ts';
 
-const DAY = 86_400_000;
 
 export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore }): Promise<void> {
   const queries = new AnalyticsQueries(deps.clickhouse);
@@ -70,9 +69,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     },
   }, async (request, reply) => {
     const q = request.query;
-    const to = q.to ? Date.parse(q.to) : Date.now();
-    const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
-    checkStorableRange(from, to);
+    const { from, to } = rawRange(q);
     if (q.linkId) {
       if (!(await deps.links.get(request.linksAuth.workspaceId, q.linkId))) throw notFound('link');
     }

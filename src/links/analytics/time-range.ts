@@ -66,6 +66,17 @@ export function checkStorableRange(from: number, to: number): void {
   if (from >= to) throw new ApiError(400, 'invalid_range', '`from` must be before `to`.', [{ path: '/from', message: 'must be before to' }]);
 }
 
+/**
+ * The range of the export and the funnel, which read scans to the second: as given, or the 30 days
+ * up to the end of the current second, so that a scan recorded a moment ago is in it (ts < to).
+ */
+export function rawRange(query: { from?: string; to?: string }, now = Date.now()): { from: number; to: number } {
+  const to = query.to ? Date.parse(query.to) : Math.floor(now / 1000) * 1000 + 1000;
+  const from = query.from ? Date.parse(query.from) : to - 30 * DAY;
+  checkStorableRange(from, to);
+  return { from, to };
+}
+
 export function resolveRange(query: { from?: string; to?: string; interval?: Interval }, now = Date.now()): TimeRange {
   const to = ceilHour(parse(query.to, 'to', now));
   const from = floorHour(parse(query.from, 'from', to - 30 * DAY));

@@ -3,7 +3,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
-import { checkStorableRange, MAX_RANGE_DAYS } from '../analytics/time-range.ts';
+import { MAX_RANGE_DAYS, rawRange } from '../analytics/time-range.ts';
 import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, idempotencyKey, TrackBody, TrackHeaders } from './conversion-schemas.ts';
 import type { Conversions } from './conversions.ts';
 import type { FunnelQueries } from './funnel-query.ts';
@@ -46,9 +46,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
     },
   }, async (request) => {
     const q = request.query;
-    const to = q.to ? Date.parse(q.to) : Date.now();
-    const from = q.from ? Date.parse(q.from) : to - 30 * DAY;
-    checkStorableRange(from, to);
+    const { from, to } = rawRange(q);
     if (to - from > MAX_RANGE_DAYS * DAY) throw new ApiError(400, 'invalid_range', `The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: '/from', message: 'range too long' }]);
     const scope = await deps.funnels.resolveScope(request.linksAuth.workspaceId, { linkId: q.linkId, campaignId: q.campaignId });
     return deps.funnels.funnel(request.linksAuth.workspaceId, { from, to }, scope, q.includeBots ?? false);

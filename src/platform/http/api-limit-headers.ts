@@ -33,6 +33,9 @@ export function addApiLimitHeaders(app: App, allowance: DefaultAllowance): void 
   // A callback hook: on the redirect path it returns at once, without a promise.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
     if (reply.hasHeader('x-ratelimit-limit') || !isApiResponse(request)) return done(null, payload);
-    void setAllowanceHeaders(request, reply, allowance).then(() => done(null, payload));
+    void setAllowanceHeaders(request, reply, allowance).then(() => {
+      // Fastify may have answered meanwhile on its own (a 503 while the server closes): nothing left to send.
+      if (!reply.raw.headersSent) done(null, payload);
+    });
   });
 }

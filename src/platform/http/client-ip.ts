@@ -6,6 +6,7 @@
 // is usually given a whole /64 and can rotate through 2^64 addresses in it.
 import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
+import { RecentCache } from '../recent-cache.ts';
 
 export const clientIp = (request: FastifyRequest): string => request.ip;
 
@@ -23,5 +24,12 @@ export function limitKey(ip: string, ipv6PrefixLength: number): string {
   return `${network.toString()}/${ipv6PrefixLength}`;
 }
 
+// Parsing an address costs 1.6 µs (IPv4) to 9 µs (IPv6), on every redirect; clients come back, so
+// their subjects are remembered (the prefix length is one per server, but part of the key all the same).
+const recentKeys = new RecentCache<string>(50_000);
+
 /** The per-IP limit subject of a request's client. */
-export const clientLimitKey = (request: FastifyRequest): string => limitKey(request.ip, request.server.ipv6LimitPrefixLength);
+export function clientLimitKey(request: FastifyRequest): string {
+  const prefixLength = request.server.ipv6LimitPrefixLength;
+  return recentKeys.get(`${prefixLength} ${request.ip}`, () => limitKey(request.ip, prefixLength));
+}

@@ -8,6 +8,8 @@ import { buildServer, type App } from './platform/http/server.ts';
 import { startOutboxRelays } from './platform/outbox/start-outbox-relays.ts';
 import { linksHttp, linksOpenApi } from './links/links-http.ts';
 import { wireLinks } from './links/wiring.ts';
+import { mailHttp, mailOpenApi } from './mail/mail-http.ts';
+import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
@@ -22,14 +24,18 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     trustProxy,
     ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH,
     defaultAllowance: guard.allowance,
-    openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi] },
+    openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi, mailOpenApi] },
   });
   const links = wireLinks(platform, config, { reservedShortIds: app.reservedPaths });
   const linksSurface = linksHttp(platform, links, guard);
-  await registerApiShell(app, { products: [linksSurface.api], adminToken: config.ADMIN_TOKEN, guard });
+  const mail = wireMail(platform, config);
+  const mailSurface = mailHttp(platform, mail, guard);
+  await registerApiShell(app, { products: [linksSurface.api, mailSurface.api], adminToken: config.ADMIN_TOKEN, guard });
+  // Mail's root routes first: they reserve their paths (/emails, /events) before short links are checked against them.
+  await mailSurface.registerRoot(app);
   const redirects = await linksSurface.registerRoot(app);
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
-  const relays = startOutboxRelays(links.outboxes);
+  const relays = startOutboxRelays([...links.outboxes, ...mail.outboxes]);
   app.addHook('onClose', () => relays.stop());
   await app.ready();
   return Object.assign(app, { redirects });

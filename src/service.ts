@@ -4,12 +4,13 @@
 import { loadConfig, type Config } from './platform/config.ts';
 import type { TopicDefinition } from './platform/kafka/topic-definition.ts';
 import { linksSettings, type LinksConfig } from './links/config.ts';
+import { mailSettings, type MailConfig } from './mail/config.ts';
 import { linkTopics } from '../topics/links.ts';
 
-export type ServiceConfig = Config & LinksConfig;
+export type ServiceConfig = Config & LinksConfig & MailConfig;
 
 /** Reads and checks the platform's and every product's settings; throws ConfigError naming each bad variable. */
-export const loadServiceConfig = (env: NodeJS.ProcessEnv = process.env): ServiceConfig => loadConfig(env, [linksSettings]);
+export const loadServiceConfig = (env: NodeJS.ProcessEnv = process.env): ServiceConfig => loadConfig(env, [linksSettings, mailSettings] as const);
 
 /** Every product's topics, created and registered at start. */
 export const serviceTopics: readonly TopicDefinition[] = [...linkTopics];
@@ -19,6 +20,7 @@ export const SERVICE_INFO = {
   title: 'linkmail API',
   version: '1.0.0',
   description:
-    'Dynamic short links with QR codes, scan analytics, conversions and signed scan webhooks. Each product has its own keys and tag group. ' +
-    'Errors of the link API share one body: `{ "error": { "code", "message", "requestId", "details"? } }`.',
+    'Two products on one platform, each with its own keys and tag group. Links: dynamic short links with QR codes, scan analytics, conversions and signed scan webhooks. ' +
+    'Mail: sending domains, audience, templates, and single and batch sends in Resend\'s shapes with idempotency keys. ' +
+    'Errors share one object: `{ "error": { "code", "message", "requestId", "details"? } }`; mail errors also carry Resend\'s `statusCode`, `name` (the code) and `message` at the top.',
 };

@@ -74,8 +74,12 @@ function combinedSchema(products: readonly ProductSettings[]): TObject {
 }
 
 /** Reads and validates the platform's settings and the given products'; throws ConfigError listing every bad variable. */
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** The settings of these products, together. */
+export type SettingsOf<P extends readonly ProductSettings<any>[]> = Intersection<{ [K in keyof P]: P[K] extends ProductSettings<infer S> ? Static<S> : never }[number]>;
+
 export function loadConfig(env?: NodeJS.ProcessEnv): Config;
-export function loadConfig<S extends TObject>(env: NodeJS.ProcessEnv, products: readonly ProductSettings<S>[]): Config & Static<S>;
+export function loadConfig<P extends readonly ProductSettings<any>[]>(env: NodeJS.ProcessEnv, products: P): Config & SettingsOf<P>;
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: readonly ProductSettings[] = []): Config {
   const schema = combinedSchema(products);
   const raw: Record<string, unknown> = {};

@@ -33,15 +33,20 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Temporarily unavailable; see Retry-After.',
 };
 
-/** Response schemas for the given error statuses, each the shared error body with the rate-limit headers. */
-export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {};
-  for (const status of statuses) {
-    const headers = status === 429 || status === 503 ? { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) } : RATE_LIMIT_HEADERS;
-    out[status] = { ...ref(ErrorBody), description: STATUS_TEXT[status] ?? 'Error.', headers } as TSchema;
-  }
-  return out;
+/** Response schemas for the given error statuses, each the named error body `body` with the rate-limit headers. */
+export function errorResponsesOf(body: TSchema, statusText: Record<number, string> = STATUS_TEXT): (...statuses: number[]) => Record<number, TSchema> {
+  return (...statuses) => {
+    const out: Record<number, TSchema> = {};
+    for (const status of statuses) {
+      const headers = status === 429 || status === 503 ? { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) } : RATE_LIMIT_HEADERS;
+      out[status] = { ...ref(body), description: statusText[status] ?? STATUS_TEXT[status] ?? 'Error.', headers } as TSchema;
+    }
+    return out;
+  };
 }
+
+/** Response schemas for the given error statuses, each the shared error body with the rate-limit headers. */
+export const errorResponses = errorResponsesOf(ErrorBody);
 
 /** A success response schema with the rate-limit headers; a named schema is referenced, never copied. */
 export function withRateLimitHeaders(schema: TSchema, description: string): TSchema {

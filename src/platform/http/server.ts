@@ -92,6 +92,23 @@ export function errorBody(requestId: string, code: string, message: string, deta
   return { error: { code, message, requestId, ...(details ? { details } : {}) } };
 }
 
+/** Renders an error as a response body; a product may answer in a shape of its own (mail speaks Resend's). */
+export type ErrorRenderer = (requestId: string, code: string, message: string, details: ErrorDetailType[] | undefined, status: number) => unknown;
+
+/** The error handler of a server or of a product's context: logs by severity and answers with `render`'s body. */
+export function errorHandler(render: ErrorRenderer) {
+  return (error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    const { status, code, message, details } = describeError(error);
+    // Error level (with the stack) is for bugs. Refusals we give on purpose are expected: a client's
+    // mistake (4xx) at info, a 5xx we raised ourselves (an ApiError such as 503 render_busy) at warn.
+    if (error instanceof ApiError && status >= 500) request.log.warn({ status, code }, message);
+    else if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ status, code }, message);
+    if (error instanceof ApiError && error.headers) reply.headers(error.headers);
+    return reply.status(status).send(render(request.id, code, message, details, status));
+  };
+}
+
 export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.log,
@@ -160,16 +177,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     done();
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
-    const { status, code, message, details } = describeError(error);
-    // Error level (with the stack) is for bugs. Refusals we give on purpose are expected: a client's
-    // mistake (4xx) at info, a 5xx we raised ourselves (an ApiError such as 503 render_busy) at warn.
-    if (error instanceof ApiError && status >= 500) request.log.warn({ status, code }, message);
-    else if (status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ status, code }, message);
-    if (error instanceof ApiError && error.headers) reply.headers(error.headers);
-    return reply.status(status).send(errorBody(request.id, code, message, details));
-  });
+  app.setErrorHandler(errorHandler(errorBody));
 
   app.setNotFoundHandler((request, reply) => {
     return reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));

@@ -1,0 +1,130 @@
+// Mail API keys: `mk_live_` followed by 32 random base62 characters, shown once
+// at creation and stored only as their SHA-256 hash (looked up by hash, compared
+// in constant time), as the link product's keys. A key has a kind (full, send,
+// test; see auth/permissions.ts), optionally a list of domains it is restricted
+// to, and optionally its own per-second request cap.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Pool } from '../../platform/postgres/pool.ts';
+
+export const MAIL_KEY_PREFIX = 'mk_live_';
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_PATTERN = /^mk_live_[0-9A-Za-z]{32}$/;
+
+export const KEY_KINDS = ['full', 'send', 'test'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+export interface MailKeyInfo {
+  object: 'api_key';
+  id: string;
+  organization_id: string;
+  name: string;
+  kind: KeyKind;
+  /** null: every domain of the organization. */
+  domains: string[] | null;
+  /** null: the platform default per second. */
+  rate_limit: number | null;
+  /** First characters of the key, to tell keys apart; not enough to use it. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** Who a mail request speaks for, as its key allows. */
+export interface MailKeyGrant {
+  keyId: string;
+  organizationId: string;
+  kind: KeyKind;
+  domains: string[] | null;
+  rateLimit: number | null;
+}
+
+export interface NewMailKey {
+  name: string;
+  kind: KeyKind;
+  domains?: string[];
+  rate_limit?: number;
+}
+
+interface Row {
+  id: string;
+  organization_id: string;
+  name: string;
+  kind: KeyKind;
+  domains: string[] | null;
+  rate_limit: number | null;
+  display_prefix: string;
+  key_hash: Buffer;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const toInfo = (r: Row): MailKeyInfo => ({
+  object: 'api_key',
+  id: r.id,
+  organization_id: r.organization_id,
+  name: r.name,
+  kind: r.kind,
+  domains: r.domains,
+  rate_limit: r.rate_limit,
+  prefix: r.display_prefix,
+  created_at: r.created_at.toISOString(),
+  last_used_at: r.last_used_at?.toISOString() ?? null,
+  revoked_at: r.revoked_at?.toISOString() ?? null,
+});
+
+function generateMailKey(): string {
+  // Rejection sampling keeps every character uniformly distributed.
+  let out = '';
+  while (out.length < 32) {
+    for (const byte of randomBytes(48)) if (byte < 248 && out.length < 32) out += ALPHABET[byte % 62];
+  }
+  return MAIL_KEY_PREFIX + out;
+}
+
+const hashKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
+
+export class MailKeys {
+  constructor(private readonly pg: Pool) {}
+
+  /** Issues a key; the returned `key` is the only time the secret exists outside the caller. */
+  async create(organizationId: string, spec: NewMailKey): Promise<{ key: string; info: MailKeyInfo }> {
+    const key = generateMailKey();
+    const domains = spec.domains ? [...new Set(spec.domains.map((d) => d.toLowerCase()))] : null;
+    const { rows } = await this.pg.query<Row>(
+      `INSERT INTO mail_api_keys (organization_id, name, kind, domains, rate_limit, display_prefix, key_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [organizationId, spec.name, spec.kind, domains, spec.rate_limit ?? null, key.slice(0, MAIL_KEY_PREFIX.length + 4), hashKey(key)],
+    );
+    return { key, info: toInfo(rows[0]!) };
+  }
+
+  async list(organizationId: string): Promise<MailKeyInfo[]> {
+    const { rows } = await this.pg.query<Row>('SELECT * FROM mail_api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC', [organizationId]);
+    return rows.map(toInfo);
+  }
+
+  /** Revokes a key of the organization; undefined when there is no such key. */
+  async revoke(organizationId: string, keyId: string): Promise<MailKeyInfo | undefined> {
+    const { rows } = await this.pg.query<Row>(
+      'UPDATE mail_api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE organization_id = $1 AND id = $2 RETURNING *',
+      [organizationId, keyId],
+    );
+    return rows[0] && toInfo(rows[0]);
+  }
+
+  /** What a valid, unrevoked key grants, or undefined. */
+  async authenticate(key: string): Promise<MailKeyGrant | undefined> {
+    if (!KEY_PATTERN.test(key)) return undefined;
+    const hash = hashKey(key);
+    const { rows } = await this.pg.query<Row>('SELECT * FROM mail_api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hash]);
+    const row = rows[0];
+    if (!row || !timingSafeEqual(row.key_hash, hash)) return undefined;
+    // last_used_at at minute precision: one write per key per minute at most.
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
+      void this.pg.query('UPDATE mail_api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch(() => {});
+    }
+    return { keyId: row.id, organizationId: row.organization_id, kind: row.kind, domains: row.domains, rateLimit: row.rate_limit };
+  }
+}

@@ -1,0 +1,39 @@
+// What each kind of mail key may do: deny by default. Every mail route declares
+// the access it needs (route config `mailAccess`); a route that declares none is
+// refused at start-up, so no route is reachable by accident.
+//
+//   access      what it covers                                         full send test
+//   manage      domains, contacts, topics, segments, templates,         ✓
+//               suppressions, automations (create, change, delete, read)
+//   send        POST /emails, POST /emails/batch                        ✓    ✓
+//   events      POST /events                                            ✓    ✓
+//   broadcasts  create, read, send, cancel, decide, resend broadcasts   ✓    ✓
+//   reports     GET /api/v1/broadcasts/:id/report                      ✓    ✓    ✓
+//   read_emails GET /emails/:id (a message's state)                     ✓    ✓    ✓
+//
+// A domain-restricted key (its `domains`) additionally uses and sees only those
+// domains: it sends and creates broadcasts only from them, and another domain's
+// resources (the domain itself, its messages, broadcasts and reports) are 404.
+import { ApiError } from '../../platform/http/errors.ts';
+import type { KeyKind, MailKeyGrant } from '../accounts/mail-keys.ts';
+
+export const MAIL_ACCESS = ['manage', 'send', 'events', 'broadcasts', 'reports', 'read_emails'] as const;
+export type MailAccess = (typeof MAIL_ACCESS)[number];
+
+const KIND_ACCESS: Record<KeyKind, ReadonlySet<MailAccess>> = {
+  full: new Set(MAIL_ACCESS),
+  send: new Set(['send', 'events', 'broadcasts', 'reports', 'read_emails']),
+  test: new Set(['reports', 'read_emails']),
+};
+
+export const kindAllows = (kind: KeyKind, access: MailAccess): boolean => KIND_ACCESS[kind].has(access);
+
+/** Refuses with 403 when the key's kind does not allow `access`. */
+export function requireAccess(grant: MailKeyGrant, access: MailAccess): void {
+  if (!kindAllows(grant.kind, access)) {
+    throw new ApiError(403, 'insufficient_permissions', `A ${grant.kind} key cannot do this (it needs ${access} access); use a key of a kind that allows it.`);
+  }
+}
+
+/** Whether the key may use and see the domain `name` (lower-case). */
+export const mayUseDomain = (grant: MailKeyGrant, name: string): boolean => grant.domains === null || grant.domains.includes(name.toLowerCase());

@@ -1,0 +1,21 @@
+// The mail product's settings, checked like the platform's and combined with
+// them by loadConfig.
+import { Type, type Static } from '@sinclair/typebox';
+import type { ProductSettings } from '../platform/config.ts';
+
+export const MailConfigSchema = Type.Object({
+  /** Requests per second per mail API key unless the key has its own cap (spec: 10; blank or 0 means 10). */
+  API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
+  /** Where the sender hands messages over (SMTP relay or the local sink). */
+  SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+});
+
+export type MailConfig = Static<typeof MailConfigSchema>;
+
+/** The platform default per-key request cap: API_RATE_LIMIT_PER_SEC, where 0 (or unset) means the spec's 10. */
+export const defaultRequestsPerSecond = (config: MailConfig): number => config.API_RATE_LIMIT_PER_SEC || 10;
+
+export const mailSettings: ProductSettings<typeof MailConfigSchema> = {
+  product: 'mail',
+  schema: MailConfigSchema,
+};

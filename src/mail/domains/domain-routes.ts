@@ -1,0 +1,101 @@
+// /api/v1/domains: an organization's sending domains (FULL keys; a domain-restricted
+// key sees only its domains). Creating one makes its DKIM key pair and lists the
+// DNS records to publish.
+import { Type } from '@sinclair/typebox';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { mayUseDomain } from '../auth/permissions.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { Hostname, IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { toDomain, type DomainRow, type Domains } from './domains.ts';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import { DOMAIN_STATUSES } from './domains.ts';
+
+const DnsRecordSchema = Type.Object({
+  record: StringEnum(['dkim', 'tracking'] as const, { description: 'What the record is for.' }),
+  type: StringEnum(['TXT', 'CNAME'] as const),
+  name: Type.String(),
+  value: Type.String(),
+});
+
+export const DomainSchema = Type.Object(
+  {
+    object: Type.Literal('domain'),
+    id: Type.String(),
+    name: Type.String(),
+    status: StringEnum(DOMAIN_STATUSES, { description: 'pending until its DNS records are found (or an operator verifies it); a From address must be on a verified domain.' }),
+    tracking_host: Type.Union([Type.String(), Type.Null()], { description: 'Host name for open and click tracking and unsubscribe links; null: no tracking.' }),
+    records: Type.Array(DnsRecordSchema),
+    verified_at: NullableTimestamp(),
+    last_checked_at: NullableTimestamp(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { $id: 'Domain', title: 'Domain' },
+);
+const DomainList = PageOf(ref(DomainSchema), 'DomainList');
+
+export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool }): Promise<void> {
+  const { domains, pg } = deps;
+  const tags = ['domains'];
+  const config = { mailAccess: 'manage' as const };
+  addComponents(app, [DomainSchema, DomainList]);
+
+  const visible = async (request: { mailAuth: { organizationId: string; domains: string[] | null } }, id: string): Promise<DomainRow> => {
+    const row = isUuid(id) ? await domains.get(request.mailAuth.organizationId, id, request.mailAuth.domains) : undefined;
+    if (!row) throw notFound('domain');
+    return row;
+  };
+
+  app.post('/domains', {
+    config,
+    schema: {
+      tags, operationId: 'createDomain', summary: 'Add a sending domain',
+      description: 'Creates its DKIM key pair; publish the returned `records`, then call verify.',
+      body: Type.Object({ name: Hostname(), tracking_host: Type.Optional(Type.Union([Hostname(), Type.Null()])) }, { additionalProperties: false }),
+      response: { 201: withRateLimitHeaders(DomainSchema, 'The new domain, pending.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
+    },
+  }, async (request, reply) => {
+    const name = request.body.name.toLowerCase();
+    if (!mayUseDomain(request.mailAuth, name)) throw new ApiError(403, 'domain_not_allowed', `This key is restricted to other domains than ${name}.`);
+    const row = await domains.create(request.mailAuth.organizationId, name, request.body.tracking_host?.toLowerCase() ?? null);
+    if (!row) throw new ApiError(409, 'domain_exists', `The organization already has the domain ${name}.`);
+    return reply.status(201).send(toDomain(row));
+  });
+
+  app.get('/domains', {
+    config,
+    schema: { tags, operationId: 'listDomains', summary: 'List sending domains', querystring: PageQuery, response: { 200: withRateLimitHeaders(DomainList, 'A page of domains, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
+  }, async (request) => page(pg, { ...domains.listQuery(request.mailAuth.organizationId, request.mailAuth.domains), ...request.query }, toDomain));
+
+  app.get('/domains/:id', {
+    config,
+    schema: { tags, operationId: 'getDomain', summary: 'Get a sending domain', params: IdParams, response: { 200: withRateLimitHeaders(DomainSchema, 'The domain.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => toDomain(await visible(request, request.params.id)));
+
+  app.patch('/domains/:id', {
+    config,
+    schema: {
+      tags, operationId: 'updateDomain', summary: 'Change the tracking host of a domain', params: IdParams,
+      body: Type.Object({ tracking_host: Type.Union([Hostname(), Type.Null()]) }, { additionalProperties: false }),
+      response: { 200: withRateLimitHeaders(DomainSchema, 'The domain.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await visible(request, request.params.id);
+    return toDomain((await domains.setTrackingHost(row.organization_id, row.id, request.body.tracking_host?.toLowerCase() ?? null))!);
+  });
+
+  app.delete('/domains/:id', {
+    config,
+    schema: { tags, operationId: 'deleteDomain', summary: 'Remove a sending domain', params: IdParams, response: { 200: withRateLimitHeaders(DomainSchema, 'The removed domain.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const row = isUuid(request.params.id) ? await domains.delete(request.mailAuth.organizationId, request.params.id, request.mailAuth.domains) : undefined;
+    if (!row) throw notFound('domain');
+    return toDomain(row);
+  });
+}

@@ -1,0 +1,121 @@
+// Sending domains of an organization. Each has its own DKIM key pair; a domain is
+// `verified` once its DNS records are found (or an operator marks it), and only then
+// may a message's From use it.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { newDkimKeys } from './dkim-keys.ts';
+import { dnsRecords, type DnsRecord } from './dns-records.ts';
+
+export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
+export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
+
+export interface Domain {
+  object: 'domain';
+  id: string;
+  name: string;
+  status: DomainStatus;
+  tracking_host: string | null;
+  /** The DNS records to publish for verification and signing. */
+  records: DnsRecord[];
+  verified_at: string | null;
+  last_checked_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DomainRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  tracking_host: string | null;
+  dkim_selector: string;
+  dkim_private_key: string;
+  dkim_public_key: string;
+  status: DomainStatus;
+  verified_at: Date | null;
+  last_checked_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toDomain = (r: DomainRow): Domain => ({
+  object: 'domain',
+  id: r.id,
+  name: r.name,
+  status: r.status,
+  tracking_host: r.tracking_host,
+  records: dnsRecords(r),
+  verified_at: r.verified_at?.toISOString() ?? null,
+  last_checked_at: r.last_checked_at?.toISOString() ?? null,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+/** Which domains a request may see: null for all of the organization's, else these names. */
+export type DomainScope = string[] | null;
+
+export class Domains {
+  constructor(private readonly pg: Pool) {}
+
+  /** Adds a domain with a new DKIM key pair; undefined when the organization already has it. */
+  async create(organizationId: string, name: string, trackingHost: string | null): Promise<DomainRow | undefined> {
+    const keys = await newDkimKeys();
+    const { rows } = await this.pg.query<DomainRow>(
+      `INSERT INTO mail_domains (organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
+      [organizationId, name, trackingHost, keys.selector, keys.privateKeyPem, keys.publicKeyBase64],
+    );
+    return rows[0];
+  }
+
+  async get(organizationId: string, id: string, scope: DomainScope): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>(
+      'SELECT * FROM mail_domains WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR name = ANY($3))',
+      [organizationId, id, scope],
+    );
+    return rows[0];
+  }
+
+  /** The organization's domain of this name if it is verified (a From address must be on one). */
+  async verifiedByName(organizationId: string, name: string): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>("SELECT * FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [organizationId, name.toLowerCase()]);
+    return rows[0];
+  }
+
+  /** The list query of the organization's visible domains, for pagination.ts. */
+  listQuery(organizationId: string, scope: DomainScope): { select: string; params: unknown[] } {
+    return { select: 'SELECT * FROM mail_domains WHERE organization_id = $1 AND ($2::text[] IS NULL OR name = ANY($2))', params: [organizationId, scope] };
+  }
+
+  async setTrackingHost(organizationId: string, id: string, trackingHost: string | null): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>(
+      'UPDATE mail_domains SET tracking_host = $3, updated_at = now() WHERE organization_id = $1 AND id = $2 RETURNING *',
+      [organizationId, id, trackingHost],
+    );
+    return rows[0];
+  }
+
+  /** Records the outcome of a DNS check. */
+  async setStatus(id: string, status: DomainStatus): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>(
+      `UPDATE mail_domains SET status = $2, last_checked_at = now(), updated_at = now(),
+              verified_at = CASE WHEN $2 = 'verified' THEN coalesce(verified_at, now()) ELSE NULL END
+        WHERE id = $1 RETURNING *`,
+      [id, status],
+    );
+    return rows[0];
+  }
+
+  /** Any organization's domain, for operators. */
+  async getAny(id: string): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>('SELECT * FROM mail_domains WHERE id = $1', [id]);
+    return rows[0];
+  }
+
+  async delete(organizationId: string, id: string, scope: DomainScope): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>(
+      'DELETE FROM mail_domains WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR name = ANY($3)) RETURNING *',
+      [organizationId, id, scope],
+    );
+    return rows[0];
+  }
+}

@@ -1,0 +1,82 @@
+// The mail product's HTTP surface: its part of /api/v1 (behind mail API keys, by
+// kind, and the per-key request limit), its operator routes under /admin/v1, and
+// its root routes in Resend's shapes (/emails, /emails/batch, /events), so the
+// Resend SDK pointed at this service works unchanged. Every mail route declares
+// the access it needs (auth/permissions.ts); mail errors are Resend-shaped
+// (http/mail-errors.ts).
+import type { ApiProduct } from '../platform/http/api-shell.ts';
+import type { AttemptGuard } from '../platform/http/attempt-guard.ts';
+import { addComponents } from '../platform/http/components.ts';
+import type { OpenApiProduct } from '../platform/http/openapi.ts';
+import type { App } from '../platform/http/server.ts';
+import type { Platform } from '../platform/platform.ts';
+import { mailAdminRoutes } from './accounts/admin-routes.ts';
+import { createMailAuth, hasMailKey, requireDeclaredAccess } from './auth/mail-auth.ts';
+import { createKeyRequestLimit } from './auth/key-request-limit.ts';
+import { domainRoutes } from './domains/domain-routes.ts';
+import { MailError, mailErrorHandler } from './http/mail-errors.ts';
+import type { MailServices } from './wiring.ts';
+
+export const MAIL_SECURITY_SCHEME = 'mailKey';
+
+/** The mail product's tags (one group in the OpenAPI document) and its key's security scheme. */
+export const mailOpenApi: OpenApiProduct = {
+  name: 'Mail',
+  tags: [
+    { name: 'emails', description: 'Single and batch sends in Resend\'s shapes, with idempotency keys.' },
+    { name: 'domains', description: 'Sending domains, their DKIM keys and DNS records.' },
+    { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
+  ],
+  securitySchemes: {
+    [MAIL_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'Mail API key (mk_live_…) of kind full, send or test.' },
+  },
+};
+
+export interface MailHttp {
+  api: ApiProduct;
+  /** Registers the root routes (/emails, /events); call after the API shell. */
+  registerRoot: (app: App) => Promise<void>;
+}
+
+export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptGuard): MailHttp {
+  const { pg, redis, log } = platform;
+  const limit = createKeyRequestLimit(redis, log, mail.config);
+  const authenticate = createMailAuth({ keys: mail.keys, guard, limitRequests: limit.limit });
+
+  /** What every mail context shares: the request field, Resend-shaped errors, declared access. */
+  const mailContext = (scope: App) => {
+    scope.decorateRequest('mailAuth', null as never);
+    scope.decorateRequest('mailBatchReservation', null);
+    scope.addHook('onResponse', limit.refundUnsettled);
+    scope.setErrorHandler(mailErrorHandler);
+    scope.addHook('onRoute', requireDeclaredAccess);
+    addComponents(scope, [MailError]);
+  };
+
+  const api: ApiProduct = {
+    name: 'mail',
+    securityScheme: MAIL_SECURITY_SCHEME,
+    claims: hasMailKey,
+    authenticate,
+    register: async (scope) => {
+      mailContext(scope);
+      await domainRoutes(scope, { domains: mail.domains, pg });
+    },
+    registerAdmin: async (admin) => {
+      await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });
+    },
+  };
+
+  return {
+    api,
+    registerRoot: async (app) => {
+      await app.register(async (root) => {
+        mailContext(root);
+        root.addHook('onRoute', (route) => {
+          if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
+        });
+        root.addHook('onRequest', authenticate);
+      });
+    },
+  };
+}

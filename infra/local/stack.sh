@@ -508,6 +508,8 @@ cmd_start() {
   need_cmd zbarimg zbar-tools
   # The pixel-page browser test drives Debian's chromium (playwright-core downloads no browser).
   need_cmd chromium chromium
+  # Benchmarks load the service with wrk (Debian's 4.1).
+  need_cmd wrk wrk
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

@@ -1,0 +1,57 @@
+// wrk (Debian's 4.1) as the load generator: one run bounded in time (-d) and in
+// count (the Lua script stops each thread after its share of requests), its
+// figures parsed from wrk's report.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { LoadResult } from './lib.ts';
+
+const run = promisify(execFile);
+
+export interface WrkOptions {
+  connections: number;
+  seconds: number;
+  threads?: number;
+  /** Stops after about this many requests (each thread stops after its share). */
+  maxRequests: number;
+  /** Lua defining `request()` (and anything it needs); the count limit is added around it. */
+  script: string;
+}
+
+const LIMIT = (perThread: number) => `
+local __sent = 0
+local __request = request
+request = function()
+  __sent = __sent + 1
+  return __request()
+end
+response = function(status, headers, body)
+  if __sent >= ${perThread} then wrk.thread:stop() end
+end
+`;
+
+const toMs = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000, m: 60_000 } as Record<string, number>)[unit]!;
+
+export async function wrk(url: string, options: WrkOptions): Promise<LoadResult> {
+  const threads = options.threads ?? 1;
+  const dir = mkdtempSync(join(tmpdir(), 'wrk-'));
+  const file = join(dir, 'script.lua');
+  writeFileSync(file, `${options.script}\n${LIMIT(Math.ceil(options.maxRequests / threads))}`);
+  const { stdout } = await run('wrk', ['-t', String(threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '-s', file, url], { timeout: (options.seconds + 30) * 1000 });
+  const percentile = (p: string) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(stdout);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const max = /Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/.exec(stdout);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
+  const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  return {
+    requestsPerSecond: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0)),
+    latencyMs: { p50: percentile('50'), p90: percentile('90'), p99: percentile('99'), max: max ? toMs(max[1]!, max[2]!) : NaN },
+    requests,
+    non2xx3xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
+    errors: errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+  };
+}

@@ -6,6 +6,7 @@ import type { TopicDefinition } from './platform/kafka/topic-definition.ts';
 import { linksSettings, type LinksConfig } from './links/config.ts';
 import { mailSettings, type MailConfig } from './mail/config.ts';
 import { linkTopics } from '../topics/links.ts';
+import { mailTopics } from '../topics/mail.ts';
 
 export type ServiceConfig = Config & LinksConfig & MailConfig;
 
@@ -13,7 +14,7 @@ export type ServiceConfig = Config & LinksConfig & MailConfig;
 export const loadServiceConfig = (env: NodeJS.ProcessEnv = process.env): ServiceConfig => loadConfig(env, [linksSettings, mailSettings] as const);
 
 /** Every product's topics, created and registered at start. */
-export const serviceTopics: readonly TopicDefinition[] = [...linkTopics];
+export const serviceTopics: readonly TopicDefinition[] = [...linkTopics, ...mailTopics];
 
 /** The OpenAPI document's title and description: the whole service. */
 export const SERVICE_INFO = {

@@ -8,6 +8,8 @@ export const MailConfigSchema = Type.Object({
   API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   /** Where the sender hands messages over (SMTP relay or the local sink). */
   SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
+  MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });
 
 export type MailConfig = Static<typeof MailConfigSchema>;
@@ -18,4 +20,5 @@ export const defaultRequestsPerSecond = (config: MailConfig): number => config.A
 export const mailSettings: ProductSettings<typeof MailConfigSchema> = {
   product: 'mail',
   schema: MailConfigSchema,
+  check: (config) => (config.MAIL_TEST_CRASH_AFTER_STORE && config.NODE_ENV !== 'test' ? ['MAIL_TEST_CRASH_AFTER_STORE is for tests only (NODE_ENV=test)'] : []),
 };

@@ -14,6 +14,8 @@ import { mailAdminRoutes } from './accounts/admin-routes.ts';
 import { createMailAuth, hasMailKey, requireDeclaredAccess } from './auth/mail-auth.ts';
 import { createKeyRequestLimit } from './auth/key-request-limit.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
+import { emailRoutes } from './emails/email-routes.ts';
+import { suppressionRoutes } from './suppressions/suppression-routes.ts';
 import { MailError, mailErrorHandler } from './http/mail-errors.ts';
 import type { MailServices } from './wiring.ts';
 
@@ -25,6 +27,7 @@ export const mailOpenApi: OpenApiProduct = {
   tags: [
     { name: 'emails', description: 'Single and batch sends in Resend\'s shapes, with idempotency keys.' },
     { name: 'domains', description: 'Sending domains, their DKIM keys and DNS records.' },
+    { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
   ],
   securitySchemes: {
@@ -61,6 +64,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     register: async (scope) => {
       mailContext(scope);
       await domainRoutes(scope, { domains: mail.domains, pg });
+      await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
     },
     registerAdmin: async (admin) => {
       await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });
@@ -76,6 +80,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
           if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
         });
         root.addHook('onRequest', authenticate);
+        await emailRoutes(root, { pg, messages: mail.messages, queue: mail.queue, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE });
       });
     },
   };

@@ -6,23 +6,34 @@ import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
 import { Domains } from './domains/domains.ts';
+import { MessageQueue } from './emails/message-queue.ts';
+import { Messages } from './emails/messages.ts';
+import { Suppressions } from './suppressions/suppressions.ts';
 
 export interface MailServices {
   config: MailConfig;
   organizations: Organizations;
   keys: MailKeys;
   domains: Domains;
+  suppressions: Suppressions;
+  messages: Messages;
+  /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
+  queue: MessageQueue;
   /** The mail outboxes the ingress relays. */
   outboxes: Outbox[];
 }
 
 export function wireMail(platform: Platform, config: MailConfig): MailServices {
   const { pg } = platform;
+  const queue = new MessageQueue(pg, platform.publisher, platform.log);
   return {
     config,
     organizations: new Organizations(pg),
     keys: new MailKeys(pg),
     domains: new Domains(pg),
-    outboxes: [],
+    suppressions: new Suppressions(pg),
+    messages: new Messages(pg),
+    queue,
+    outboxes: [queue.outbox],
   };
 }

@@ -39,3 +39,6 @@ export async function verifiedDomain(baseUrl: string, fullKey: string, name = fr
 
 /** Admin request options, for tests that call /admin/v1 themselves. */
 export const adminOptions = admin;
+
+/** Waits for the next second (Redis runs on this machine's clock): a key may send one batch per second. */
+export const nextSecond = (): Promise<void> => new Promise((r) => setTimeout(r, 1005 - (Date.now() % 1000)));

@@ -1,0 +1,48 @@
+// The body of POST /emails and of each item of POST /emails/batch, in Resend's
+// snake_case shape (what the `resend` SDK sends), checked by schema; the rules
+// a schema cannot say are in prepare-message.ts.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const MAX_RECIPIENTS = 50;
+export const MAX_PART_BYTES = 2 * 1024 * 1024;
+
+const Addresses = (description: string) =>
+  Type.Union([Type.String({ maxLength: 512 }), Type.Array(Type.String({ maxLength: 512 }), { maxItems: MAX_RECIPIENTS })], { description });
+const TagPart = Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9_-]+$' });
+
+export const Attachment = Type.Object(
+  {
+    content: Type.Optional(Type.String({ description: 'The file, base64-encoded.' })),
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    path: Type.Optional(Type.String({ description: 'Not supported: attachments are sent as content.' })),
+    content_type: Type.Optional(Type.String({ maxLength: 255 })),
+    content_id: Type.Optional(Type.String({ maxLength: 255, description: 'For inline images (cid:).' })),
+  },
+  { additionalProperties: false },
+);
+
+export const EmailFields = {
+  from: Type.String({ minLength: 3, maxLength: 512, description: '`email` or `Name <email>`, on a verified domain of the organization that the key may use.' }),
+  to: Addresses('One address or up to 50; to, cc and bcc together at most 50.'),
+  cc: Type.Optional(Addresses('Carbon copy.')),
+  bcc: Type.Optional(Addresses('Blind carbon copy.')),
+  reply_to: Type.Optional(Addresses('Reply-To addresses.')),
+  subject: Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\r\\n]*$', description: '1 to 998 characters, no line breaks.' }),
+  html: Type.Optional(Type.String({ description: 'At most 2 MB (UTF-8).' })),
+  text: Type.Optional(Type.String({ description: 'At most 2 MB (UTF-8). At least one of html and text.' })),
+  headers: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128, pattern: '^[!-9;-~]+$' }), Type.String({ maxLength: 998, pattern: '^[^\\r\\n]*$' }), { maxProperties: 50, description: 'Extra headers; those the service sets itself (From, To, Subject, Message-ID, List-Unsubscribe…) are refused.' })),
+  tags: Type.Optional(Type.Array(Type.Object({ name: TagPart, value: TagPart }, { additionalProperties: false }), { maxItems: 50, description: 'Resend\'s tags: ASCII letters, digits, _ and -.' })),
+  scheduled_at: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with an offset; the sender holds the message until then.' })),
+  topic_id: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()], { description: 'A topic the message is about; stored and published with it.' })),
+  template: Type.Optional(Type.Unknown({ description: 'Not supported on /emails yet: answered 422 template_not_supported.' })),
+  idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Used when no Idempotency-Key header is sent (the header wins); in a batch, each item\'s own key.' })),
+};
+
+export const SendEmailBody = Type.Object(
+  { ...EmailFields, attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20, description: 'At most 20 files, 40 MB in all (decoded).' })) },
+  { additionalProperties: false, $id: 'SendEmail', title: 'SendEmail' },
+);
+/** A batch item: the same fields without attachments (as Resend's batch). */
+export const BatchEmailItem = Type.Object(EmailFields, { additionalProperties: false, $id: 'BatchEmail', title: 'BatchEmail' });
+
+export type SendEmailInput = Static<typeof SendEmailBody>;

@@ -1,0 +1,216 @@
+// POST /emails, POST /emails/batch and GET /emails/:id, in Resend's shapes (the
+// `resend` SDK is a client). A message is stored with its idempotency key, then
+// published to mail.messages (message-queue.ts); the answer is 200 even when the
+// publication waits for the relay. Rules: README "Sending".
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { MailKeyGrant } from '../accounts/mail-keys.ts';
+import { mayUseDomain } from '../auth/permissions.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import { BatchEmailItem, SendEmailBody } from './email-request.ts';
+import type { MessageQueue } from './message-queue.ts';
+import { type MessageRow, type Messages, type Stored } from './messages.ts';
+import { prepareMessage, type PreparedMessage } from './prepare-message.ts';
+
+export const MAX_BATCH = 100;
+/** Bodies up to this size: 40 MB of attachments in base64, and the parts. */
+export const SEND_BODY_LIMIT = 60 * 1024 * 1024;
+export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
+
+const Created = Type.Object({ id: Type.String() }, { $id: 'EmailId', title: 'EmailId' });
+const BatchCreated = Type.Object(
+  {
+    data: Type.Array(ref(Created), { description: 'One id per accepted item, in order.' }),
+    errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), message: Type.String(), code: Type.String() }), { description: 'Permissive mode only: the refused items.' })),
+  },
+  { $id: 'EmailBatchResult', title: 'EmailBatchResult' },
+);
+const EmailObject = Type.Object(
+  {
+    object: Type.Literal('email'),
+    id: Type.String(),
+    from: Type.String(),
+    to: Type.Array(Type.String()),
+    cc: Type.Array(Type.String()),
+    bcc: Type.Array(Type.String()),
+    reply_to: Type.Array(Type.String()),
+    subject: Type.String(),
+    html: Type.Union([Type.String(), Type.Null()]),
+    text: Type.Union([Type.String(), Type.Null()]),
+    headers: Type.Record(Type.String(), Type.String()),
+    tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+    topic_id: Type.Union([Type.String(), Type.Null()]),
+    last_event: StringEnum(['queued', 'scheduled', 'suppressed'] as const, { description: 'queued: waiting for the sender; scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent.' }),
+    suppressed: Type.Array(Type.String(), { description: 'Recipients left out because they are on the suppression list.' }),
+    recipient_count: Type.Integer({ description: 'Recipients it goes to; each counts as one email for the daily allowances.' }),
+    attachments: Type.Array(Type.Object({ filename: Type.String(), content_type: Type.Union([Type.String(), Type.Null()]), content_id: Type.Union([Type.String(), Type.Null()]), size: Type.Integer() })),
+    idempotency_key: Type.Union([Type.String(), Type.Null()]),
+    scheduled_at: NullableTimestamp(),
+    created_at: Timestamp(),
+  },
+  { $id: 'Email', title: 'Email' },
+);
+
+const REPLAY_HEADER = { 'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat of an idempotency key: the id is the original message\'s, nothing new was sent.' }) };
+
+const toEmail = (r: MessageRow) => ({
+  object: 'email' as const,
+  id: r.id,
+  from: r.from_address,
+  to: r.to_addresses,
+  cc: r.cc_addresses,
+  bcc: r.bcc_addresses,
+  reply_to: r.reply_to,
+  subject: r.subject,
+  html: r.html,
+  text: r.text_body,
+  headers: r.headers,
+  tags: r.tags,
+  topic_id: r.topic_id,
+  last_event: r.status,
+  suppressed: r.suppressed,
+  recipient_count: r.recipient_count,
+  attachments: r.attachments,
+  idempotency_key: r.idempotency_key,
+  scheduled_at: r.scheduled_at?.toISOString() ?? null,
+  created_at: r.created_at.toISOString(),
+});
+
+export interface EmailRouteDeps {
+  pg: Pool;
+  messages: Messages;
+  queue: MessageQueue;
+  /** Spends `used` tokens of the batch's reservation and refunds the rest (key-request-limit.ts). */
+  settleBatch: (request: FastifyRequest, used: number) => Promise<void>;
+  /** Test hook: the process dies right after storing a message, before publishing it. */
+  crashAfterStore: boolean;
+}
+
+/** The Idempotency-Key header, checked like the body's key. */
+function headerKey(request: FastifyRequest): string | undefined {
+  const value = request.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length < 1 || value.length > 256 || !/^[\x20-\x7e]+$/.test(value)) {
+    throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key is 1 to 256 printable ASCII characters.', [{ path: '/headers/idempotency-key', message: 'invalid' }]);
+  }
+  return value;
+}
+
+export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
+  const { pg, messages, queue } = deps;
+  const tags = ['emails'];
+  addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject]);
+
+  /** Refuses From domains the key may not use or the organization has not verified; returns the suppressed recipients of these messages. */
+  async function checkSenders(grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<{ suppressed: Set<string>; refused: Map<string, ApiError> }> {
+    const refused = new Map<string, ApiError>();
+    for (const { message, at } of items) {
+      if (!mayUseDomain(grant, message.from.domain)) refused.set(at, new ApiError(403, 'domain_not_allowed', `This key may not send from ${message.from.domain}.`, [{ path: `${at}/from`, message: 'domain not allowed for this key' }]));
+    }
+    const domains = [...new Set(items.map((i) => i.message.from.domain))];
+    const recipients = [...new Set(items.flatMap((i) => i.message.recipientKeys))];
+    const { rows } = await pg.query<{ verified: string[]; suppressed: string[] }>(
+      `SELECT ARRAY(SELECT name FROM mail_domains WHERE organization_id = $1 AND name = ANY($2) AND status = 'verified') AS verified,
+              ARRAY(SELECT email FROM mail_suppressions WHERE organization_id = $1 AND email = ANY($3)) AS suppressed`,
+      [grant.organizationId, domains, recipients],
+    );
+    const verified = new Set(rows[0]!.verified);
+    for (const { message, at } of items) {
+      if (!refused.has(at) && !verified.has(message.from.domain)) {
+        refused.set(at, new ApiError(422, 'from_domain_not_verified', `${message.from.domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: `${at}/from`, message: 'domain not verified' }]));
+      }
+    }
+    return { suppressed: new Set(rows[0]!.suppressed), refused };
+  }
+
+  const crashIfAsked = () => {
+    if (deps.crashAfterStore) process.kill(process.pid, 'SIGKILL');
+  };
+
+  app.post('/emails', {
+    config: { mailAccess: 'send' },
+    bodyLimit: SEND_BODY_LIMIT,
+    schema: {
+      tags, operationId: 'sendEmail', summary: 'Send an email',
+      description: 'Resend\'s request and answer. The message is stored and queued for the sender; 200 even while it waits in the queue. ' +
+        'An `Idempotency-Key` header (or `idempotency_key` in the body; the header wins) makes a repeat return the original id with `Idempotent-Replayed: true` and send nothing; the same key with another request is 409 invalid_idempotent_request.',
+      headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 256 printable ASCII characters, unique per organization.' })) }),
+      body: ref(SendEmailBody),
+      response: { 200: { ...ref(Created), description: 'The message id.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...mailErrorResponses(...MAIL_BODY_ERRORS, 409, 422) },
+    },
+  }, async (request, reply) => {
+    const message = prepareMessage(request.body, headerKey(request));
+    const { suppressed, refused } = await checkSenders(request.mailAuth, [{ message, at: '' }]);
+    const refusal = refused.get('');
+    if (refusal) throw refusal;
+    const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message, suppressed);
+    crashIfAsked();
+    if (stored.unpublished) await queue.publishSoon([stored.id]);
+    if (stored.replayed) reply.header('idempotent-replayed', 'true');
+    return { id: stored.id };
+  });
+
+  app.post('/emails/batch', {
+    config: { mailAccess: 'send', mailBatch: true },
+    bodyLimit: BATCH_BODY_LIMIT,
+    schema: {
+      tags, operationId: 'sendEmailBatch', summary: 'Send up to 100 emails',
+      description: 'Resend\'s batch: a JSON array of up to 100 emails (no attachments), each with its own optional `idempotency_key`; the request\'s Idempotency-Key header is ignored. ' +
+        'Costs one request per message of the key\'s per-second cap (100 reserved before the body is read, the rest refunded). ' +
+        '`x-batch-validation: strict` (default) refuses the whole batch when an item is invalid; `permissive` accepts the valid items and lists the others in `errors`. ' +
+        '`Idempotent-Replayed: true` when every item repeated a key.',
+      headers: Type.Object({ 'x-batch-validation': Type.Optional(StringEnum(['strict', 'permissive'] as const)) }),
+      body: Type.Array(ref(BatchEmailItem), { minItems: 1, maxItems: MAX_BATCH }),
+      response: { 200: { ...ref(BatchCreated), description: 'The ids, in order.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...mailErrorResponses(...MAIL_BODY_ERRORS, 409, 422) },
+    },
+  }, async (request, reply) => {
+    const strict = request.headers['x-batch-validation'] !== 'permissive';
+    const errors: { index: number; message: string; code: string }[] = [];
+    const items: { message: PreparedMessage; at: string; index: number }[] = [];
+    for (const [index, input] of request.body.entries()) {
+      try {
+        items.push({ message: prepareMessage(input, undefined, `/${index}`), at: `/${index}`, index });
+      } catch (err) {
+        if (strict || !(err instanceof ApiError)) throw err;
+        errors.push({ index, message: err.message, code: err.code });
+      }
+    }
+    const { suppressed, refused } = await checkSenders(request.mailAuth, items);
+    if (strict && refused.size > 0) throw refused.values().next().value!;
+    const accepted = items.filter((item) => {
+      const refusal = refused.get(item.at);
+      if (refusal) errors.push({ index: item.index, message: refusal.message, code: refusal.code });
+      return !refusal;
+    });
+    const stored = accepted.length ? await messages.storeBatch(request.mailAuth.organizationId, request.mailAuth.keyId, accepted.map((i) => i.message), suppressed, strict) : [];
+    const ok: Stored[] = [];
+    stored.forEach((result, i) => (result instanceof ApiError ? errors.push({ index: accepted[i]!.index, message: result.message, code: result.code }) : ok.push(result)));
+    // One token per message of the batch, whatever became of it.
+    await deps.settleBatch(request, request.body.length);
+    crashIfAsked();
+    await queue.publishSoon(ok.filter((s) => s.unpublished).map((s) => s.id));
+    if (ok.length > 0 && ok.every((s) => s.replayed)) reply.header('idempotent-replayed', 'true');
+    return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };
+  });
+
+  app.get('/emails/:id', {
+    config: { mailAccess: 'read_emails' },
+    schema: {
+      tags, operationId: 'getEmail', summary: 'Get an email', description: 'Resend\'s email object, with the message\'s state as `last_event`.',
+      params: IdParams,
+      response: { 200: withRateLimitHeaders(EmailObject, 'The message.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = isUuid(request.params.id) ? await messages.get(request.mailAuth.organizationId, request.params.id, request.mailAuth.domains) : undefined;
+    if (!row) throw notFound('email');
+    return toEmail(row);
+  });
+}

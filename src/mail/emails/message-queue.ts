@@ -1,0 +1,139 @@
+// Publishes stored messages to `mail.messages`: the outbox of the messages table.
+// A message is published by the request that stored it (or by a replay of its key,
+// spec Idempotency 4), and whatever a crash or a Kafka outage left unpublished by
+// the relay. Each publication locks its rows (FOR UPDATE SKIP LOCKED) and marks them
+// published in the same transaction, so a request, a replay and the relay never
+// publish one message twice between them; a crash after the send and before the
+// commit publishes it again (at-least-once: the sender dedupes by message_id).
+// Messages of requests arriving together are published in one send.
+import { bestEffort } from '../../platform/background.ts';
+import type { Publisher } from '../../platform/kafka/publisher.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { outboxRelay } from '../../platform/outbox/outbox-relay.ts';
+import type { Outbox } from '../../platform/outbox/outbox.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { mailMessagesTopic } from '../../../topics/mail-messages.ts';
+import type { MessageRow } from './messages.ts';
+
+/** The Avro value of mail.messages (schemas/mail-message.avsc). */
+export interface MailMessageEvent {
+  message_id: string;
+  organization_id: string;
+  kind: string;
+  idempotency_key: string | null;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: Record<string, string>;
+  topic_id: string | null;
+  suppressed: string[];
+  recipient_count: number;
+  attachments: { filename: string; content_type: string | null; content_id: string | null; size: number }[];
+  scheduled_at: number | null;
+  created_at: number;
+}
+
+export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
+  message_id: r.id,
+  organization_id: r.organization_id,
+  kind: r.kind,
+  idempotency_key: r.idempotency_key,
+  from: r.from_address,
+  to: r.to_addresses,
+  cc: r.cc_addresses,
+  bcc: r.bcc_addresses,
+  reply_to: r.reply_to,
+  subject: r.subject,
+  html: r.html,
+  text: r.text_body,
+  headers: r.headers,
+  tags: Object.fromEntries(r.tags.map((t) => [t.name, t.value])),
+  topic_id: r.topic_id,
+  suppressed: r.suppressed,
+  recipient_count: r.recipient_count,
+  attachments: r.attachments,
+  scheduled_at: r.scheduled_at?.getTime() ?? null,
+  created_at: r.created_at.getTime(),
+});
+
+/** How long a request waits for its message's publication before answering anyway (the relay takes over). */
+const PUBLISH_WAIT_MS = 2000;
+
+export class MessageQueue {
+  readonly outbox: Outbox;
+  private pending: string[] = [];
+  private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly pg: Pool,
+    private readonly publisher: Publisher,
+    private readonly log: Logger,
+  ) {
+    this.outbox = outboxRelay<string>(
+      { name: mailMessagesTopic.name, pending: (ageMs, limit) => this.unpublished(ageMs, limit), publish: (ids) => this.publish(ids), idOf: (id) => id, batchSize: 100 },
+      log,
+    );
+  }
+
+  /** Publishes these stored messages soon (with those of other requests of this moment); a failure is logged and left to the relay. */
+  async publishSoon(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const done = new Promise<void>((resolve, reject) => {
+      this.pending.push(...ids);
+      this.waiters.push({ resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+    await bestEffort(done, PUBLISH_WAIT_MS, (err) => this.log.warn({ err }, 'mail message publish failed; the relay will retry'));
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const ids = this.pending;
+    const waiters = this.waiters;
+    this.pending = [];
+    this.waiters = [];
+    this.publish(ids).then(() => waiters.forEach((w) => w.resolve()), (err) => waiters.forEach((w) => w.reject(err)));
+  }
+
+  /** Publishes those of `ids` that are unpublished and not being published by someone else. */
+  private async publish(ids: readonly string[]): Promise<void> {
+    const client = await this.pg.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<MessageRow>(
+        "SELECT * FROM mail_messages WHERE id = ANY($1::uuid[]) AND published_at IS NULL AND status <> 'suppressed' ORDER BY created_at FOR UPDATE SKIP LOCKED",
+        [ids],
+      );
+      if (rows.length > 0) {
+        await this.publisher.publish(mailMessagesTopic, rows.map((r) => ({ key: r.organization_id, value: toMessageEvent(r) })));
+        await client.query('UPDATE mail_messages SET published_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Messages stored more than `ageMs` ago and still unpublished, oldest first. */
+  private async unpublished(ageMs: number, limit: number): Promise<string[]> {
+    const { rows } = await this.pg.query<{ id: string }>(
+      `SELECT id FROM mail_messages WHERE published_at IS NULL AND status <> 'suppressed'
+          AND created_at < now() - make_interval(secs => $1::double precision / 1000) ORDER BY created_at LIMIT $2`,
+      [ageMs, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+}

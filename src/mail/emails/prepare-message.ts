@@ -1,0 +1,119 @@
+// From a validated request body to the message to store: addresses parsed and
+// counted, the From domain checked against the key and the organization's
+// verified domains (by the caller), the parts' sizes and headers checked, and
+// a hash of the request for idempotent replays. Refusals are ApiErrors naming
+// the field; `at` prefixes their paths for batch items ("/3").
+import { createHash } from 'node:crypto';
+import { ApiError } from '../../platform/http/errors.ts';
+import { formatMailbox, parseMailbox, type Mailbox } from '../http/email-address.ts';
+import { MAX_PART_BYTES, MAX_RECIPIENTS, type SendEmailInput } from './email-request.ts';
+
+export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
+
+// Headers the service writes itself (or the sender will): a client's value would be ignored or conflict.
+const OWN_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'sender', 'return-path', 'mime-version', 'content-type',
+  'content-transfer-encoding', 'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post', 'received',
+]);
+
+export interface PreparedAttachment {
+  filename: string;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+}
+
+export interface PreparedMessage {
+  from: Mailbox;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  /** Lower-cased addresses of to, cc and bcc, in order, without repeats. */
+  recipientKeys: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  topic_id: string | null;
+  scheduled_at: Date | null;
+  attachments: PreparedAttachment[];
+  idempotencyKey: string | null;
+  requestHash: Buffer;
+}
+
+const refuse = (status: number, code: string, message: string, path: string) => new ApiError(status, code, message, [{ path, message }]);
+
+function mailboxes(value: string | string[] | undefined, field: string, at: string): Mailbox[] {
+  const list = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  return list.map((entry, i) => {
+    const mailbox = parseMailbox(entry);
+    if (!mailbox) throw refuse(400, 'invalid_recipient', `${field}: "${entry.slice(0, 100)}" is not an email address (use email or Name <email>).`, `${at}/${field}${Array.isArray(value) ? `/${i}` : ''}`);
+    return mailbox;
+  });
+}
+
+/** JSON with sorted keys, so that the same request hashes the same whatever its key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Checks what the schema cannot and returns the message; `headerKey` is the Idempotency-Key header (single sends only). */
+export function prepareMessage(input: SendEmailInput, headerKey: string | undefined, at = ''): PreparedMessage {
+  if (input.template !== undefined) throw refuse(422, 'template_not_supported', 'template is not supported on /emails yet; send subject and html or text.', `${at}/template`);
+  const from = parseMailbox(input.from);
+  if (!from) throw refuse(400, 'invalid_from', 'from must be "email" or "Name <email>".', `${at}/from`);
+  const to = mailboxes(input.to, 'to', at);
+  const cc = mailboxes(input.cc, 'cc', at);
+  const bcc = mailboxes(input.bcc, 'bcc', at);
+  const replyTo = mailboxes(input.reply_to, 'reply_to', at);
+  if (to.length === 0) throw refuse(400, 'missing_recipient', 'to needs at least one address.', `${at}/to`);
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw refuse(400, 'too_many_recipients', `to, cc and bcc hold at most ${MAX_RECIPIENTS} addresses together.`, `${at}/to`);
+  if (input.html === undefined && input.text === undefined) throw refuse(400, 'missing_content', 'Send html, text or both.', `${at}/html`);
+  for (const part of ['html', 'text'] as const) {
+    const value = input[part];
+    if (value !== undefined && Buffer.byteLength(value) > MAX_PART_BYTES) throw refuse(400, 'content_too_large', `${part} is larger than 2 MB.`, `${at}/${part}`);
+  }
+  for (const name of Object.keys(input.headers ?? {})) {
+    if (OWN_HEADERS.has(name.toLowerCase())) throw refuse(400, 'reserved_header', `The ${name} header is set by the service; leave it out of headers.`, `${at}/headers/${name}`);
+  }
+  const attachments = (input as { attachments?: SendEmailInput['attachments'] }).attachments ?? [];
+  let total = 0;
+  const prepared = attachments.map((a, i) => {
+    const path = `${at}/attachments/${i}`;
+    if (a.path !== undefined) throw refuse(422, 'attachment_path_not_supported', 'Attachments are sent as base64 content; the service does not fetch paths.', `${path}/path`);
+    if (a.content === undefined || a.filename === undefined) throw refuse(400, 'invalid_attachment', 'An attachment needs content (base64) and filename.', path);
+    if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(a.content)) throw refuse(400, 'invalid_attachment', 'content is not base64.', `${path}/content`);
+    const content = Buffer.from(a.content, 'base64');
+    total += content.length;
+    if (total > MAX_ATTACHMENT_BYTES) throw refuse(400, 'attachments_too_large', 'Attachments hold at most 40 MB in all (decoded).', path);
+    return { filename: a.filename, content_type: a.content_type ?? null, content_id: a.content_id ?? null, content };
+  });
+  const recipientKeys = [...new Set([...to, ...cc, ...bcc].map((m) => m.key))];
+  const scheduledAt = input.scheduled_at ? new Date(input.scheduled_at) : null;
+  const { idempotency_key: bodyKey, ...request } = input;
+  return {
+    from,
+    to: to.map(formatMailbox),
+    cc: cc.map(formatMailbox),
+    bcc: bcc.map(formatMailbox),
+    reply_to: replyTo.map(formatMailbox),
+    recipientKeys,
+    subject: input.subject,
+    html: input.html ?? null,
+    text: input.text ?? null,
+    headers: input.headers ?? {},
+    tags: input.tags ?? [],
+    topic_id: input.topic_id ?? null,
+    scheduled_at: scheduledAt,
+    attachments: prepared,
+    // The header wins over the body (spec, Idempotency 1).
+    idempotencyKey: headerKey ?? bodyKey ?? null,
+    requestHash: createHash('sha256').update(canonical(request)).digest(),
+  };
+}

@@ -1,0 +1,68 @@
+// /api/v1/suppressions: the organization's suppression list (FULL keys). An address
+// on it gets no message: /emails drops it from a message's recipients.
+import { Type } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { StringEnum } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { parseEmail } from '../http/email-address.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { Timestamp } from '../http/mail-schemas.ts';
+import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { SUPPRESSION_REASONS, toSuppression, type Suppressions } from './suppressions.ts';
+
+const SuppressionSchema = Type.Object(
+  { object: Type.Literal('suppression'), id: Type.String(), email: Type.String({ description: 'Lower-cased.' }), reason: StringEnum(SUPPRESSION_REASONS), created_at: Timestamp() },
+  { $id: 'Suppression', title: 'Suppression' },
+);
+const SuppressionList = PageOf(ref(SuppressionSchema), 'SuppressionList');
+const Params = Type.Object({ idOrEmail: Type.String({ description: 'The suppression\'s id or its email address.' }) });
+
+export async function suppressionRoutes(app: App, deps: { suppressions: Suppressions; pg: Pool }): Promise<void> {
+  const { suppressions, pg } = deps;
+  const tags = ['suppressions'];
+  const config = { mailAccess: 'manage' as const };
+  addComponents(app, [SuppressionSchema, SuppressionList]);
+
+  const existing = async (organizationId: string, idOrEmail: string) => {
+    const row = idOrEmail.includes('@') || isUuid(idOrEmail) ? await suppressions.find(organizationId, idOrEmail) : undefined;
+    if (!row) throw notFound('suppression');
+    return row;
+  };
+
+  app.post('/suppressions', {
+    config,
+    schema: {
+      tags, operationId: 'addSuppression', summary: 'Add an address to the suppression list',
+      description: 'Idempotent: an address already on the list answers 200 with its existing entry (its reason unchanged).',
+      body: Type.Object({ email: Type.String({ maxLength: 254 }), reason: Type.Optional(StringEnum(SUPPRESSION_REASONS, { default: 'manual' })) }, { additionalProperties: false }),
+      response: { 200: withRateLimitHeaders(SuppressionSchema, 'Already on the list.'), 201: withRateLimitHeaders(SuppressionSchema, 'Added.'), ...mailErrorResponses(...MAIL_BODY_ERRORS) },
+    },
+  }, async (request, reply) => {
+    const address = parseEmail(request.body.email.trim());
+    if (!address) throw new ApiError(400, 'invalid_email', 'email is not an email address.', [{ path: '/email', message: 'not an email address' }]);
+    const { row, created } = await suppressions.add(request.mailAuth.organizationId, address.key, request.body.reason ?? 'manual');
+    return reply.status(created ? 201 : 200).send(toSuppression(row));
+  });
+
+  app.get('/suppressions', {
+    config,
+    schema: { tags, operationId: 'listSuppressions', summary: 'List the suppression list', querystring: PageQuery, response: { 200: withRateLimitHeaders(SuppressionList, 'A page, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
+  }, async (request) => page(pg, { ...suppressions.listQuery(request.mailAuth.organizationId), ...request.query }, toSuppression));
+
+  app.get('/suppressions/:idOrEmail', {
+    config,
+    schema: { tags, operationId: 'getSuppression', summary: 'Get a suppression by id or address', params: Params, response: { 200: withRateLimitHeaders(SuppressionSchema, 'The entry.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => toSuppression(await existing(request.mailAuth.organizationId, request.params.idOrEmail)));
+
+  app.delete('/suppressions/:idOrEmail', {
+    config,
+    schema: { tags, operationId: 'removeSuppression', summary: 'Remove an address from the suppression list', params: Params, response: { 200: withRateLimitHeaders(SuppressionSchema, 'The removed entry.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const row = await existing(request.mailAuth.organizationId, request.params.idOrEmail);
+    return toSuppression((await suppressions.remove(row.organization_id, row.id)) ?? row);
+  });
+}

@@ -1,0 +1,12 @@
+import type { TopicDefinition } from '../src/platform/kafka/topic-definition.ts';
+
+// Messages accepted for sending; the sender consumes them per organization.
+export const mailMessagesTopic: TopicDefinition = {
+  name: 'mail.messages',
+  partitions: 6,
+  key: 'organization_id',
+  cleanupPolicy: 'delete',
+  retentionMs: 7 * 24 * 3600 * 1000,
+  valueSchema: 'mail-message.avsc',
+  description: 'Messages accepted for sending, keyed by organization; at-least-once, deduplicate by message_id.',
+};

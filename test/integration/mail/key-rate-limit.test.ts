@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type Response, type TestIngress } from '../../support/ingress.ts';
 import { testConfig } from '../../support/env.ts';
-import { mailKey, organizationWithKey } from '../../support/mail/organizations.ts';
+import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { loadServiceConfig } from '../../../src/service.ts';
 import { defaultRequestsPerSecond } from '../../../src/mail/config.ts';
 
@@ -86,6 +86,50 @@ describe('requests per key per second', () => {
     expect(answers.filter((r) => r.status === 200)).toHaveLength(2);
     const next = await inOneWindow(() => Promise.all([call(a.url, 'GET', '/api/v1/domains', { key }), call(b.url, 'GET', '/api/v1/domains', { key }), call(b.url, 'GET', '/api/v1/domains', { key })]));
     expect(statuses(next)).toEqual([200, 200, 429]);
+  });
+});
+
+describe('POST /emails/batch: one token per message, 100 reserved before the body is read', () => {
+  const items = (from: string, n: number) => Array.from({ length: n }, (_, i) => ({ from, to: `r${i}@example.com`, subject: 'Hi', text: 'x' }));
+
+  it('a batch of 100 in an empty second passes at the default cap of 10; another batch in that second gets 429', async () => {
+    const { key } = await organizationWithKey(a.url);
+    const from = `news@${(await verifiedDomain(a.url, key)).name}`;
+    const answers = await inOneWindow(async () => {
+      const first = await call(a.url, 'POST', '/emails/batch', { key, body: items(from, 100) });
+      const second = await call(b.url, 'POST', '/emails/batch', { key, body: items(from, 1) });
+      const single = await call(b.url, 'GET', '/api/v1/domains', { key });
+      return [first, second, single];
+    });
+    expect(answers.map((r) => r.status)).toEqual([200, 429, 429]);
+    expect(answers[0]!.body.data).toHaveLength(100);
+    expect(answers[1]!.body.name).toBe('rate_limited');
+    expect(answers[1]!.headers.get('retry-after')).toBe('1');
+  });
+
+  it('unused tokens are refunded: after a batch of 3, seven requests fit in the same second', async () => {
+    const { key } = await organizationWithKey(a.url);
+    const from = `news@${(await verifiedDomain(a.url, key)).name}`;
+    const answers = await inOneWindow(async () => {
+      const batch = await call(a.url, 'POST', '/emails/batch', { key, body: items(from, 3) });
+      const singles = await Promise.all(Array.from({ length: 9 }, (_, i) => call((i % 2 ? a : b).url, 'GET', '/api/v1/domains', { key })));
+      return [batch, ...singles];
+    });
+    expect(answers[0]!.status).toBe(200);
+    expect(answers.slice(1).filter((r) => r.status === 200)).toHaveLength(7);
+  });
+
+  it('a refused batch uses no tokens, and a batch in a second that already has requests is refused at the default cap', async () => {
+    const { key } = await organizationWithKey(a.url);
+    const from = `news@${(await verifiedDomain(a.url, key)).name}`;
+    const answers = await inOneWindow(async () => {
+      const single = await call(a.url, 'GET', '/api/v1/domains', { key });
+      const batch = await call(a.url, 'POST', '/emails/batch', { key, body: items(from, 2) });
+      const singles = await Promise.all(Array.from({ length: 10 }, () => call(b.url, 'GET', '/api/v1/domains', { key })));
+      return [single, batch, ...singles];
+    });
+    expect(answers[1]!.status).toBe(429);
+    expect(answers.slice(2).filter((r) => r.status === 200)).toHaveLength(9);
   });
 });
 

@@ -8,6 +8,8 @@ export const MailConfigSchema = Type.Object({
   API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   /** Where the sender hands messages over (SMTP relay or the local sink). */
   SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  /** The largest contact import body (CSV or NDJSON), in bytes. */
+  MAIL_IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 ** 3, default: 1024 ** 3 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });

@@ -13,6 +13,10 @@ import type { Platform } from '../platform/platform.ts';
 import { mailAdminRoutes } from './accounts/admin-routes.ts';
 import { createMailAuth, hasMailKey, requireDeclaredAccess } from './auth/mail-auth.ts';
 import { createKeyRequestLimit } from './auth/key-request-limit.ts';
+import { contactImportRoute } from './audience/contact-import-route.ts';
+import { contactRoutes } from './audience/contact-routes.ts';
+import { segmentRoutes } from './audience/segment-routes.ts';
+import { topicRoutes } from './audience/topic-routes.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
 import { suppressionRoutes } from './suppressions/suppression-routes.ts';
@@ -27,6 +31,9 @@ export const mailOpenApi: OpenApiProduct = {
   tags: [
     { name: 'emails', description: 'Single and batch sends in Resend\'s shapes, with idempotency keys.' },
     { name: 'domains', description: 'Sending domains, their DKIM keys and DNS records.' },
+    { name: 'contacts', description: 'The audience: contacts and their bulk import.' },
+    { name: 'topics', description: 'What broadcasts are about, and each contact\'s subscription.' },
+    { name: 'segments', description: 'Named filters over contacts.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
   ],
@@ -65,6 +72,10 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       mailContext(scope);
       await domainRoutes(scope, { domains: mail.domains, pg });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
+      await contactRoutes(scope, { contacts: mail.contacts, pg });
+      await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES });
+      await topicRoutes(scope, { topics: mail.topics, contacts: mail.contacts, pg });
+      await segmentRoutes(scope, { pg });
     },
     registerAdmin: async (admin) => {
       await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });

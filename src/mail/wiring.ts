@@ -5,6 +5,8 @@ import type { Platform } from '../platform/platform.ts';
 import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
+import { Contacts } from './audience/contacts.ts';
+import { Topics } from './audience/topics.ts';
 import { Domains } from './domains/domains.ts';
 import { MessageQueue } from './emails/message-queue.ts';
 import { Messages } from './emails/messages.ts';
@@ -16,6 +18,8 @@ export interface MailServices {
   keys: MailKeys;
   domains: Domains;
   suppressions: Suppressions;
+  contacts: Contacts;
+  topics: Topics;
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
   queue: MessageQueue;
@@ -32,6 +36,8 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     keys: new MailKeys(pg),
     domains: new Domains(pg),
     suppressions: new Suppressions(pg),
+    contacts: new Contacts(pg),
+    topics: new Topics(pg),
     messages: new Messages(pg),
     queue,
     outboxes: [queue.outbox],

@@ -1,0 +1,99 @@
+// Contacts of an organization: one per (lower-cased) address.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { ContactStatus, PropertyValue } from './contact-fields.ts';
+
+export interface Contact {
+  object: 'contact';
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  properties: Record<string, PropertyValue>;
+  status: ContactStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  properties: Record<string, PropertyValue>;
+  status: ContactStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toContact = (r: ContactRow): Contact => ({
+  object: 'contact',
+  id: r.id,
+  email: r.email,
+  first_name: r.first_name,
+  last_name: r.last_name,
+  properties: r.properties,
+  status: r.status,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export interface NewContact {
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  properties?: Record<string, PropertyValue>;
+  status?: ContactStatus;
+}
+
+export type ContactChange = Partial<Omit<NewContact, 'email'>> & { email?: string };
+
+export class Contacts {
+  constructor(private readonly pg: Pool) {}
+
+  /** Creates the contact; undefined when the organization already has the address. */
+  async create(organizationId: string, c: NewContact): Promise<ContactRow | undefined> {
+    const { rows } = await this.pg.query<ContactRow>(
+      `INSERT INTO mail_contacts (organization_id, email, first_name, last_name, properties, status)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, email) DO NOTHING RETURNING *`,
+      [organizationId, c.email, c.first_name ?? null, c.last_name ?? null, JSON.stringify(c.properties ?? {}), c.status ?? 'subscribed'],
+    );
+    return rows[0];
+  }
+
+  /** By id or by address. */
+  async find(organizationId: string, idOrEmail: string): Promise<ContactRow | undefined> {
+    const byEmail = idOrEmail.includes('@');
+    const { rows } = await this.pg.query<ContactRow>(`SELECT * FROM mail_contacts WHERE organization_id = $1 AND ${byEmail ? 'email = lower($2)' : 'id = $2::uuid'}`, [organizationId, idOrEmail]);
+    return rows[0];
+  }
+
+  /** Changes the given fields; `properties` replaces the contact's properties. */
+  async update(organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined> {
+    const { rows } = await this.pg.query<ContactRow>(
+      `UPDATE mail_contacts SET
+         email = coalesce($3, email),
+         first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
+         last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
+         properties = coalesce($8::jsonb, properties),
+         status = coalesce($9, status),
+         updated_at = now()
+       WHERE organization_id = $1 AND id = $2 RETURNING *`,
+      [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
+        change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
+    );
+    return rows[0];
+  }
+
+  async delete(organizationId: string, id: string): Promise<ContactRow | undefined> {
+    const { rows } = await this.pg.query<ContactRow>('DELETE FROM mail_contacts WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+    return rows[0];
+  }
+
+  listQuery(organizationId: string, filters: { email?: string; status?: ContactStatus }): { select: string; params: unknown[] } {
+    return {
+      select: 'SELECT * FROM mail_contacts WHERE organization_id = $1 AND ($2::text IS NULL OR email = lower($2)) AND ($3::text IS NULL OR status = $3)',
+      params: [organizationId, filters.email ?? null, filters.status ?? null],
+    };
+  }
+}

@@ -1,0 +1,110 @@
+// /api/v1/segments (FULL keys): named filters over the organization's contacts
+// (segment-filter.ts), and the contacts a segment matches now.
+import { Type } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { Name } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { IdParams, Timestamp } from '../http/mail-schemas.ts';
+import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { ContactSchema } from './contact-routes.ts';
+import { toContact } from './contacts.ts';
+import { compileSegmentFilter, parseSegmentFilter, type SegmentFilter } from './segment-filter.ts';
+
+interface SegmentRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  filter: SegmentFilter;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toSegment = (r: SegmentRow) => ({ object: 'segment' as const, id: r.id, name: r.name, filter: r.filter, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() });
+
+const Filter = Type.Unknown({ description: 'The filter language (README, "Segment filters"): conditions {field, op, value} and groups {all: […]}, {any: […]}, {not: …}.' });
+const SegmentSchema = Type.Object(
+  { object: Type.Literal('segment'), id: Type.String(), name: Type.String(), filter: Filter, created_at: Timestamp(), updated_at: Timestamp() },
+  { $id: 'Segment', title: 'Segment' },
+);
+const SegmentList = PageOf(ref(SegmentSchema), 'SegmentList');
+const SegmentContacts = PageOf(ref(ContactSchema), 'SegmentContactList');
+
+/** The filter, or 400 invalid_filter with every problem by its path in the body. */
+function checkedFilter(filter: unknown): SegmentFilter {
+  const parsed = parseSegmentFilter(filter);
+  if (!parsed.ok) throw new ApiError(400, 'invalid_filter', `The filter is not valid: ${parsed.errors[0]!.path || '/'} ${parsed.errors[0]!.message}.`, parsed.errors.map((e) => ({ path: `/filter${e.path}`, message: e.message })));
+  return parsed.filter;
+}
+
+export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void> {
+  const { pg } = deps;
+  const tags = ['segments'];
+  const config = { mailAccess: 'manage' as const };
+  addComponents(app, [SegmentSchema, SegmentList, SegmentContacts]);
+
+  const segmentOf = async (organizationId: string, id: string) => {
+    const { rows } = isUuid(id) ? await pg.query<SegmentRow>('SELECT * FROM mail_segments WHERE organization_id = $1 AND id = $2', [organizationId, id]) : { rows: [] };
+    if (!rows[0]) throw notFound('segment');
+    return rows[0];
+  };
+
+  app.post('/segments', {
+    config,
+    schema: {
+      tags, operationId: 'createSegment', summary: 'Create a segment',
+      body: Type.Object({ name: Name(120), filter: Filter }, { additionalProperties: false, required: ['name', 'filter'] }),
+      response: { 201: withRateLimitHeaders(SegmentSchema, 'The new segment.'), ...mailErrorResponses(...MAIL_BODY_ERRORS) },
+    },
+  }, async (request, reply) => {
+    const filter = checkedFilter(request.body.filter);
+    const { rows } = await pg.query<SegmentRow>('INSERT INTO mail_segments (organization_id, name, filter) VALUES ($1, $2, $3) RETURNING *', [request.mailAuth.organizationId, request.body.name, JSON.stringify(filter)]);
+    return reply.status(201).send(toSegment(rows[0]!));
+  });
+
+  app.get('/segments', {
+    config,
+    schema: { tags, operationId: 'listSegments', summary: 'List segments', querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentList, 'A page of segments.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
+  }, async (request) => page(pg, { select: 'SELECT * FROM mail_segments WHERE organization_id = $1', params: [request.mailAuth.organizationId], ...request.query }, toSegment));
+
+  app.get('/segments/:id', {
+    config,
+    schema: { tags, operationId: 'getSegment', summary: 'Get a segment', params: IdParams, response: { 200: withRateLimitHeaders(SegmentSchema, 'The segment.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => toSegment(await segmentOf(request.mailAuth.organizationId, request.params.id)));
+
+  app.patch('/segments/:id', {
+    config,
+    schema: {
+      tags, operationId: 'updateSegment', summary: 'Change a segment', params: IdParams,
+      body: Type.Object({ name: Type.Optional(Name(120)), filter: Type.Optional(Filter) }, { additionalProperties: false, minProperties: 1 }),
+      response: { 200: withRateLimitHeaders(SegmentSchema, 'The segment.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
+    const filter = request.body.filter === undefined ? null : JSON.stringify(checkedFilter(request.body.filter));
+    const { rows } = await pg.query<SegmentRow>('UPDATE mail_segments SET name = coalesce($2, name), filter = coalesce($3::jsonb, filter), updated_at = now() WHERE id = $1 RETURNING *', [row.id, request.body.name ?? null, filter]);
+    return toSegment(rows[0]!);
+  });
+
+  app.delete('/segments/:id', {
+    config,
+    schema: { tags, operationId: 'deleteSegment', summary: 'Delete a segment', params: IdParams, response: { 200: withRateLimitHeaders(SegmentSchema, 'The deleted segment.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
+    await pg.query('DELETE FROM mail_segments WHERE id = $1', [row.id]);
+    return toSegment(row);
+  });
+
+  app.get('/segments/:id/contacts', {
+    config,
+    schema: { tags, operationId: 'listSegmentContacts', summary: 'The contacts a segment matches now', params: IdParams, querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentContacts, 'A page of matching contacts, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+  }, async (request) => {
+    const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
+    const { sql, params } = compileSegmentFilter(row.filter, 2);
+    return page(pg, { select: `SELECT c.* FROM mail_contacts c WHERE c.organization_id = $1 AND ${sql}`, params: [row.organization_id, ...params], ...request.query }, toContact);
+  });
+}

@@ -107,6 +107,11 @@ export function compileSegmentFilter(filter: SegmentFilter, firstParamIndex: num
     if ('all' in node) return `(${node.all.map(compile).join(' AND ')})`;
     if ('any' in node) return `(${node.any.map(compile).join(' OR ')})`;
     if ('not' in node) return `(NOT ${compile(node.not)})`;
+    // A condition is true or false, never NULL (a missing name is simply not "in" a list), so NOT inverts it.
+    return `coalesce(${condition(node)}, false)`;
+  };
+
+  const condition = (node: Condition): string => {
     const { field, op, value } = node;
     const property = PROPERTY.exec(field)?.[1];
     if (property !== undefined) {

@@ -20,6 +20,7 @@ import { topicRoutes } from './audience/topic-routes.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
 import { suppressionRoutes } from './suppressions/suppression-routes.ts';
+import { templateRoutes } from './templates/template-routes.ts';
 import { MailError, mailErrorHandler } from './http/mail-errors.ts';
 import type { MailServices } from './wiring.ts';
 
@@ -34,6 +35,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'contacts', description: 'The audience: contacts and their bulk import.' },
     { name: 'topics', description: 'What broadcasts are about, and each contact\'s subscription.' },
     { name: 'segments', description: 'Named filters over contacts.' },
+    { name: 'templates', description: 'Templates with versions and personalisation tags.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
   ],
@@ -76,6 +78,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES });
       await topicRoutes(scope, { topics: mail.topics, contacts: mail.contacts, pg });
       await segmentRoutes(scope, { pg });
+      await templateRoutes(scope, { templates: mail.templates, pg });
     },
     registerAdmin: async (admin) => {
       await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });

@@ -11,6 +11,7 @@ import { Domains } from './domains/domains.ts';
 import { MessageQueue } from './emails/message-queue.ts';
 import { Messages } from './emails/messages.ts';
 import { Suppressions } from './suppressions/suppressions.ts';
+import { Templates } from './templates/templates.ts';
 
 export interface MailServices {
   config: MailConfig;
@@ -20,6 +21,7 @@ export interface MailServices {
   suppressions: Suppressions;
   contacts: Contacts;
   topics: Topics;
+  templates: Templates;
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
   queue: MessageQueue;
@@ -38,6 +40,7 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     suppressions: new Suppressions(pg),
     contacts: new Contacts(pg),
     topics: new Topics(pg),
+    templates: new Templates(pg),
     messages: new Messages(pg),
     queue,
     outboxes: [queue.outbox],

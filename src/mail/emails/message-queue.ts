@@ -1,11 +1,12 @@
 // Publishes stored messages to `mail.messages`: the outbox of the messages table.
 // A message is published by the request that stored it (or by a replay of its key,
 // spec Idempotency 4), and whatever a crash or a Kafka outage left unpublished by
-// the relay. Each publication locks its rows (FOR UPDATE SKIP LOCKED) and marks them
-// published in the same transaction, so a request, a replay and the relay never
-// publish one message twice between them; a crash after the send and before the
-// commit publishes it again (at-least-once: the sender dedupes by message_id).
-// Messages of requests arriving together are published in one send.
+// the relay. A publisher first takes a lease on the unpublished rows (30 s), sends
+// them, then marks them published: a request, a replay and the relay never publish
+// one message at once, no database connection is held across the Kafka send, and the
+// rows of a publisher that died are relayed once its lease has run out. A crash after
+// the send and before the mark publishes a message again (at-least-once: the sender
+// dedupes by message_id). Messages of requests arriving together go in one send.
 import { bestEffort } from '../../platform/background.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -62,6 +63,9 @@ export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
   created_at: r.created_at.getTime(),
 });
 
+/** How long a publisher holds its rows before another may take them (far longer than a send takes). */
+const LEASE_SECONDS = 30;
+
 /** How long a request waits for its message's publication before answering anyway (the relay takes over). */
 const PUBLISH_WAIT_MS = 2000;
 
@@ -107,31 +111,30 @@ export class MessageQueue {
 
   /** Publishes those of `ids` that are unpublished and not being published by someone else. */
   private async publish(ids: readonly string[]): Promise<void> {
-    const client = await this.pg.connect();
+    const { rows } = await this.pg.query<MessageRow>(
+      `UPDATE mail_messages SET publish_lease_until = now() + interval '${LEASE_SECONDS} seconds'
+        WHERE id = ANY($1::uuid[]) AND published_at IS NULL AND status <> 'suppressed' AND (publish_lease_until IS NULL OR publish_lease_until < now())
+        RETURNING *`,
+      [ids],
+    );
+    if (rows.length === 0) return;
+    rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
     try {
-      await client.query('BEGIN');
-      const { rows } = await client.query<MessageRow>(
-        "SELECT * FROM mail_messages WHERE id = ANY($1::uuid[]) AND published_at IS NULL AND status <> 'suppressed' ORDER BY created_at FOR UPDATE SKIP LOCKED",
-        [ids],
-      );
-      if (rows.length > 0) {
-        await this.publisher.publish(mailMessagesTopic, rows.map((r) => ({ key: r.organization_id, value: toMessageEvent(r) })));
-        await client.query('UPDATE mail_messages SET published_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
-      }
-      await client.query('COMMIT');
+      await this.publisher.publish(mailMessagesTopic, rows.map((r) => ({ key: r.organization_id, value: toMessageEvent(r) })));
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      // Give the rows back at once: the relay (or a replay) need not wait for the lease.
+      await this.pg.query('UPDATE mail_messages SET publish_lease_until = NULL WHERE id = ANY($1::uuid[]) AND published_at IS NULL', [rows.map((r) => r.id)]).catch(() => {});
       throw err;
-    } finally {
-      client.release();
     }
+    await this.pg.query('UPDATE mail_messages SET published_at = now(), publish_lease_until = NULL WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
   }
 
   /** Messages stored more than `ageMs` ago and still unpublished, oldest first. */
   private async unpublished(ageMs: number, limit: number): Promise<string[]> {
     const { rows } = await this.pg.query<{ id: string }>(
       `SELECT id FROM mail_messages WHERE published_at IS NULL AND status <> 'suppressed'
-          AND created_at < now() - make_interval(secs => $1::double precision / 1000) ORDER BY created_at LIMIT $2`,
+          AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+          AND (publish_lease_until IS NULL OR publish_lease_until < now()) ORDER BY created_at LIMIT $2`,
       [ageMs, limit],
     );
     return rows.map((r) => r.id);

@@ -35,6 +35,7 @@ export interface MessageRow {
   scheduled_at: Date | null;
   created_at: Date;
   published_at: Date | null;
+  publish_lease_until: Date | null;
 }
 
 /** What storing one message came to. */

@@ -1,0 +1,63 @@
+// Personalisation of a message's subject, HTML and text for one contact:
+//   {{contact.email}} {{contact.first_name}} {{contact.last_name}} {{contact.<property>}}
+//   {{ contact.first_name | "there" }}  (the fallback when the value is missing or empty)
+// Values are HTML-escaped in the HTML part, taken as they are in the text part, and
+// without line breaks in the subject (no header injection). A missing value renders
+// empty. Anything else between {{ and }} is left as it is (and refused at publish,
+// see tagProblems). One pass over the input: time linear in its size.
+export interface RenderContact {
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  properties?: Record<string, string | number | boolean | null>;
+}
+
+export type Part = 'subject' | 'html' | 'text';
+
+// Inside the braces: the name, then optionally | and a double-quoted fallback with \" and \\ escapes.
+const TAG = /^\s*contact\.([A-Za-z0-9_-]{1,64})\s*(?:\|\s*"((?:[^"\\]|\\.){0,500})"\s*)?$/;
+const MAX_TAG = 600;
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+
+function valueOf(contact: RenderContact, name: string): string {
+  const v = name === 'email' ? contact.email : name === 'first_name' ? contact.first_name : name === 'last_name' ? contact.last_name : contact.properties?.[name];
+  return v === null || v === undefined ? '' : String(v);
+}
+
+/** Calls `onTag(inner, start)` for every {{ … }} and joins the text between them with what it returns. */
+function eachTag(source: string, onTag: (inner: string, at: number) => string): string {
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const open = source.indexOf('{{', from);
+    if (open < 0) break;
+    const close = source.indexOf('}}', open + 2);
+    if (close < 0) break;
+    out += source.slice(from, open) + onTag(source.slice(open + 2, close), open);
+    from = close + 2;
+  }
+  return out + source.slice(from);
+}
+
+export function renderPart(source: string, part: Part, contact: RenderContact): string {
+  return eachTag(source, (inner) => {
+    const m = inner.length <= MAX_TAG ? TAG.exec(inner) : null;
+    if (!m) return `{{${inner}}}`;
+    let value = valueOf(contact, m[1]!);
+    if (value === '' && m[2] !== undefined) value = m[2].replace(/\\(.)/g, '$1');
+    if (part === 'html') return escapeHtml(value);
+    if (part === 'subject') return value.replace(/[\r\n]+/g, ' ');
+    return value;
+  });
+}
+
+/** The tags that are not personalisation tags, with their offsets: a template with any is not published. */
+export function tagProblems(source: string): { at: number; tag: string }[] {
+  const problems: { at: number; tag: string }[] = [];
+  eachTag(source, (inner, at) => {
+    if (inner.length > MAX_TAG || !TAG.test(inner)) problems.push({ at, tag: `{{${inner.slice(0, 80)}}}` });
+    return '';
+  });
+  return problems;
+}

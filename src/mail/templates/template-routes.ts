@@ -1,0 +1,186 @@
+// /api/v1/templates (FULL keys): templates with versions. Paths take the
+// template's id or slug. Edits change the draft (the newest version, opened from the
+// last published one when needed); publish makes the draft immutable.
+import { Type } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { Name } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { renderPart, tagProblems } from './render.ts';
+import type { TemplateRow, Templates, VersionRow } from './templates.ts';
+
+const MAX_PART_BYTES = 2 * 1024 * 1024;
+/** Bodies that may hold a subject, html and text of 2 MB each, escaped as JSON. */
+const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
+const Subject = Type.Union([Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\r\\n]*$' }), Type.Null()]);
+const Part = Type.Union([Type.String(), Type.Null()], { description: 'At most 2 MB (UTF-8).' });
+
+const VersionSchema = Type.Object(
+  { object: Type.Literal('template_version'), template_id: Type.String(), version: Type.Integer(), subject: Type.Union([Type.String(), Type.Null()]), html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]), published_at: NullableTimestamp({ description: 'null: the draft.' }), created_at: Timestamp(), updated_at: Timestamp() },
+  { $id: 'TemplateVersion', title: 'TemplateVersion' },
+);
+const TemplateSchema = Type.Object(
+  {
+    object: Type.Literal('template'), id: Type.String(), slug: Type.String(), name: Type.String(),
+    latest_published_version: Type.Union([Type.Integer(), Type.Null()]),
+    draft: Type.Union([ref(VersionSchema), Type.Null()], { description: 'The version edits change, if any.' }),
+    created_at: Timestamp(), updated_at: Timestamp(),
+  },
+  { $id: 'Template', title: 'Template' },
+);
+const TemplateList = PageOf(Type.Object({ object: Type.Literal('template'), id: Type.String(), slug: Type.String(), name: Type.String(), created_at: Timestamp(), updated_at: Timestamp() }), 'TemplateList');
+const VersionList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(VersionSchema)) }, { $id: 'TemplateVersionList', title: 'TemplateVersionList' });
+const Rendered = Type.Object({ object: Type.Literal('rendered_template'), version: Type.Integer(), subject: Type.String(), html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]) }, { $id: 'RenderedTemplate', title: 'RenderedTemplate' });
+const Params = Type.Object({ template: Type.String({ description: 'The template\'s id or slug.' }) });
+
+const toVersion = (v: VersionRow) => ({ object: 'template_version' as const, template_id: v.template_id, version: v.version, subject: v.subject, html: v.html, text: v.text_body, published_at: v.published_at?.toISOString() ?? null, created_at: v.created_at.toISOString(), updated_at: v.updated_at.toISOString() });
+const summary = (t: TemplateRow) => ({ object: 'template' as const, id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString(), updated_at: t.updated_at.toISOString() });
+
+function checkSizes(content: { html?: string | null; text?: string | null }): void {
+  for (const part of ['html', 'text'] as const) {
+    const value = content[part];
+    if (typeof value === 'string' && Buffer.byteLength(value) > MAX_PART_BYTES) throw new ApiError(400, 'content_too_large', `${part} is larger than 2 MB.`, [{ path: `/${part}`, message: 'larger than 2 MB' }]);
+  }
+}
+
+/** What a draft needs to be published: a subject, html or text, and only personalisation tags. */
+function checkPublishable(draft: VersionRow): void {
+  if (!draft.subject) throw new ApiError(422, 'template_incomplete', 'The draft has no subject.', [{ path: '/subject', message: 'missing' }]);
+  if (draft.html === null && draft.text_body === null) throw new ApiError(422, 'template_incomplete', 'The draft has neither html nor text.', [{ path: '/html', message: 'missing' }]);
+  for (const [part, value] of [['subject', draft.subject], ['html', draft.html], ['text', draft.text_body]] as const) {
+    const problem = value ? tagProblems(value)[0] : undefined;
+    if (problem) throw new ApiError(400, 'invalid_template_tag', `${problem.tag} at offset ${problem.at} of ${part} is not a personalisation tag ({{contact.<name>}} or {{contact.<name> | "fallback"}}).`, [{ path: `/${part}`, message: `offset ${problem.at}` }]);
+  }
+}
+
+export async function templateRoutes(app: App, deps: { templates: Templates; pg: Pool }): Promise<void> {
+  const { templates, pg } = deps;
+  const tags = ['templates'];
+  const config = { mailAccess: 'manage' as const };
+  addComponents(app, [VersionSchema, TemplateSchema, TemplateList, VersionList, Rendered]);
+
+  const templateOf = async (organizationId: string, idOrSlug: string) => {
+    const row = await templates.find(organizationId, idOrSlug);
+    if (!row) throw notFound('template');
+    return row;
+  };
+  const full = async (t: TemplateRow) => {
+    const versions = await templates.versions(t.id);
+    const draft = versions.find((v) => !v.published_at) ?? null;
+    return { ...summary(t), latest_published_version: versions.find((v) => v.published_at)?.version ?? null, draft: draft && toVersion(draft) };
+  };
+
+  app.post('/templates', {
+    config,
+    bodyLimit: CONTENT_BODY_LIMIT,
+    schema: {
+      tags, operationId: 'createTemplate', summary: 'Create a template (its draft version 1)',
+      body: Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Name(120), subject: Type.Optional(Subject), html: Type.Optional(Part), text: Type.Optional(Part) }, { additionalProperties: false }),
+      response: { 201: withRateLimitHeaders(TemplateSchema, 'The new template.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
+    },
+  }, async (request, reply) => {
+    checkSizes(request.body);
+    const row = await templates.create(request.mailAuth.organizationId, request.body.slug, request.body.name, request.body);
+    if (!row) throw new ApiError(409, 'template_exists', `The organization already has a template ${request.body.slug}.`);
+    return reply.status(201).send(await full(row));
+  });
+
+  app.get('/templates', {
+    config,
+    schema: { tags, operationId: 'listTemplates', summary: 'List templates', querystring: PageQuery, response: { 200: withRateLimitHeaders(TemplateList, 'A page of templates.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
+  }, async (request) => page(pg, { ...templates.listQuery(request.mailAuth.organizationId), ...request.query }, summary));
+
+  app.get('/templates/:template', {
+    config,
+    schema: { tags, operationId: 'getTemplate', summary: 'Get a template by id or slug', params: Params, response: { 200: withRateLimitHeaders(TemplateSchema, 'The template and its draft.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => full(await templateOf(request.mailAuth.organizationId, request.params.template)));
+
+  app.patch('/templates/:template', {
+    config,
+    bodyLimit: CONTENT_BODY_LIMIT,
+    schema: {
+      tags, operationId: 'updateTemplate', summary: 'Rename a template or edit its draft',
+      description: 'Content edits change the draft; when the newest version is published, a draft n+1 is opened from it first. A published version never changes.',
+      params: Params,
+      body: Type.Object({ name: Type.Optional(Name(120)), subject: Type.Optional(Subject), html: Type.Optional(Part), text: Type.Optional(Part) }, { additionalProperties: false, minProperties: 1 }),
+      response: { 200: withRateLimitHeaders(TemplateSchema, 'The template and its draft.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    checkSizes(request.body);
+    const { name, ...content } = request.body;
+    await templates.update(row, name, content);
+    return full((await templates.find(row.organization_id, row.id))!);
+  });
+
+  app.post('/templates/:template/publish', {
+    config,
+    schema: {
+      tags, operationId: 'publishTemplate', summary: 'Publish the draft: version n becomes immutable',
+      description: 'The draft needs a subject, html or text, and no tag other than the personalisation tags (400 invalid_template_tag names the first). 409 nothing_to_publish when there is no draft.',
+      params: Params,
+      response: { 200: withRateLimitHeaders(VersionSchema, 'The published version.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404, 409, 422) },
+    },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    const published = await templates.publish(row, checkPublishable);
+    if (!published) throw new ApiError(409, 'nothing_to_publish', 'The template has no draft: edit it to open one.');
+    return toVersion(published);
+  });
+
+  app.get('/templates/:template/versions', {
+    config,
+    schema: { tags, operationId: 'listTemplateVersions', summary: 'Every version of a template, newest first', params: Params, response: { 200: withRateLimitHeaders(VersionList, 'The versions.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    return { object: 'list' as const, data: (await templates.versions(row.id)).map(toVersion) };
+  });
+
+  app.get('/templates/:template/versions/:version', {
+    config,
+    schema: { tags, operationId: 'getTemplateVersion', summary: 'One version of a template', params: Type.Object({ template: Type.String(), version: Type.Integer({ minimum: 1, maximum: 1_000_000 }) }), response: { 200: withRateLimitHeaders(VersionSchema, 'The version.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    const version = await templates.version(row.id, request.params.version);
+    if (!version) throw notFound('template version');
+    return toVersion(version);
+  });
+
+  app.post('/templates/:template/render', {
+    config,
+    schema: {
+      tags, operationId: 'renderTemplate', summary: 'Preview a published version for a sample contact',
+      params: Params,
+      body: Type.Object({
+        version: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('latest')])),
+        contact: Type.Object({ email: Type.String({ maxLength: 254 }), first_name: Type.Optional(Type.Union([Type.String(), Type.Null()])), last_name: Type.Optional(Type.Union([Type.String(), Type.Null()])), properties: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))) }, { additionalProperties: false }),
+      }, { additionalProperties: false }),
+      response: { 200: withRateLimitHeaders(Rendered, 'The rendered parts.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 422) },
+    },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    const resolved = await templates.resolve(row.organization_id, { id: row.id, version: request.body.version ?? 'latest' });
+    const contact = request.body.contact;
+    return {
+      object: 'rendered_template' as const,
+      version: resolved.version,
+      subject: renderPart(resolved.subject, 'subject', contact),
+      html: resolved.html === null ? null : renderPart(resolved.html, 'html', contact),
+      text: resolved.text === null ? null : renderPart(resolved.text, 'text', contact),
+    };
+  });
+
+  app.delete('/templates/:template', {
+    config,
+    schema: { tags, operationId: 'deleteTemplate', summary: 'Delete a template and its versions', params: Params, response: { 200: withRateLimitHeaders(TemplateList.properties.data.items, 'The deleted template.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const row = await templateOf(request.mailAuth.organizationId, request.params.template);
+    await templates.delete(row);
+    return summary(row);
+  });
+}

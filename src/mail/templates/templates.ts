@@ -1,0 +1,154 @@
+// Templates with versions. The newest version may be a draft, which edits change;
+// publishing it makes it immutable, and the next edit opens a draft n+1 from it.
+// A reference `{id or slug, version? integer | "latest"}` names a published version.
+import type { PoolClient } from 'pg';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+
+export interface TemplateRow {
+  id: string;
+  organization_id: string;
+  slug: string;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface VersionRow {
+  template_id: string;
+  version: number;
+  subject: string | null;
+  html: string | null;
+  text_body: string | null;
+  published_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Content {
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+}
+
+/** A published version, as a send or a broadcast uses it. */
+export interface ResolvedTemplate {
+  id: string;
+  slug: string;
+  version: number;
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+export interface TemplateRef {
+  id?: string;
+  slug?: string;
+  version?: number | 'latest';
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class Templates {
+  constructor(private readonly pg: Pool) {}
+
+  /** Creates the template with draft version 1; undefined when the slug is taken. */
+  async create(organizationId: string, slug: string, name: string, content: Content): Promise<TemplateRow | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await db.query<TemplateRow>('INSERT INTO mail_templates (organization_id, slug, name) VALUES ($1, $2, $3) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *', [organizationId, slug, name]);
+      if (!rows[0]) return undefined;
+      await db.query('INSERT INTO mail_template_versions (template_id, version, subject, html, text_body) VALUES ($1, 1, $2, $3, $4)', [rows[0].id, content.subject ?? null, content.html ?? null, content.text ?? null]);
+      return rows[0];
+    });
+  }
+
+  /** By id or slug. */
+  async find(organizationId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
+    const { rows } = await this.pg.query<TemplateRow>(`SELECT * FROM mail_templates WHERE organization_id = $1 AND ${UUID.test(idOrSlug) ? 'id = $2::uuid' : 'slug = $2'}`, [organizationId, idOrSlug]);
+    return rows[0];
+  }
+
+  async versions(templateId: string): Promise<VersionRow[]> {
+    const { rows } = await this.pg.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 ORDER BY version DESC', [templateId]);
+    return rows;
+  }
+
+  async version(templateId: string, version: number): Promise<VersionRow | undefined> {
+    const { rows } = await this.pg.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 AND version = $2', [templateId, version]);
+    return rows[0];
+  }
+
+  /** Changes the name, and the draft's content (opening a draft from the newest version if that one is published). */
+  async update(template: TemplateRow, name: string | undefined, content: Content): Promise<void> {
+    await this.transaction(async (db) => {
+      await db.query('UPDATE mail_templates SET name = coalesce($2, name), updated_at = now() WHERE id = $1', [template.id, name ?? null]);
+      if (content.subject === undefined && content.html === undefined && content.text === undefined) return;
+      // The newest version, locked: edits and publications of one template take turns.
+      const { rows } = await db.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 ORDER BY version DESC LIMIT 1 FOR UPDATE', [template.id]);
+      let draft = rows[0]!;
+      if (draft.published_at) {
+        const opened = await db.query<VersionRow>(
+          'INSERT INTO mail_template_versions (template_id, version, subject, html, text_body) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+          [template.id, draft.version + 1, draft.subject, draft.html, draft.text_body],
+        );
+        draft = opened.rows[0]!;
+      }
+      await db.query(
+        `UPDATE mail_template_versions SET subject = CASE WHEN $3 THEN $4 ELSE subject END, html = CASE WHEN $5 THEN $6 ELSE html END,
+                text_body = CASE WHEN $7 THEN $8 ELSE text_body END, updated_at = now() WHERE template_id = $1 AND version = $2`,
+        [template.id, draft.version, content.subject !== undefined, content.subject ?? null, content.html !== undefined, content.html ?? null, content.text !== undefined, content.text ?? null],
+      );
+    });
+  }
+
+  /** Publishes the draft after `check` approves it; undefined when there is no draft. */
+  async publish(template: TemplateRow, check: (draft: VersionRow) => void): Promise<VersionRow | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await db.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 ORDER BY version DESC LIMIT 1 FOR UPDATE', [template.id]);
+      const draft = rows[0];
+      if (!draft || draft.published_at) return undefined;
+      check(draft);
+      const { rows: published } = await db.query<VersionRow>('UPDATE mail_template_versions SET published_at = now() WHERE template_id = $1 AND version = $2 RETURNING *', [template.id, draft.version]);
+      return published[0];
+    });
+  }
+
+  async delete(template: TemplateRow): Promise<void> {
+    await this.pg.query('DELETE FROM mail_templates WHERE id = $1', [template.id]);
+  }
+
+  listQuery(organizationId: string): { select: string; params: unknown[] } {
+    return { select: 'SELECT * FROM mail_templates WHERE organization_id = $1', params: [organizationId] };
+  }
+
+  /** The published version a reference names, or a refusal saying why not. */
+  async resolve(organizationId: string, ref: TemplateRef): Promise<ResolvedTemplate> {
+    const template = ref.id ? (UUID.test(ref.id) ? await this.find(organizationId, ref.id) : undefined) : ref.slug ? await this.find(organizationId, ref.slug) : undefined;
+    if (!template) throw new ApiError(404, 'template_not_found', 'No template of this organization has that id or slug.');
+    const { rows } = await this.pg.query<VersionRow>(
+      ref.version === undefined || ref.version === 'latest'
+        ? 'SELECT * FROM mail_template_versions WHERE template_id = $1 AND published_at IS NOT NULL ORDER BY version DESC LIMIT 1'
+        : 'SELECT * FROM mail_template_versions WHERE template_id = $1 AND version = $2',
+      ref.version === undefined || ref.version === 'latest' ? [template.id] : [template.id, ref.version],
+    );
+    const version = rows[0];
+    if (!version) throw new ApiError(422, 'template_version_not_published', ref.version === undefined || ref.version === 'latest' ? 'The template has no published version yet.' : `The template has no version ${ref.version}.`);
+    if (!version.published_at) throw new ApiError(422, 'template_version_not_published', `Version ${version.version} of the template is a draft; publish it first.`);
+    return { id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body };
+  }
+
+  private async transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pg.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}

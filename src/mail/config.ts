@@ -8,6 +8,8 @@ export const MailConfigSchema = Type.Object({
   API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   /** Where the sender hands messages over (SMTP relay or the local sink). */
   SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  /** DNS servers for domain verification (ip or ip:port, comma-separated); empty: the system resolver. */
+  MAIL_DNS_SERVERS: Type.String({ pattern: '^[0-9a-fA-F.:\\[\\], ]*$', default: '' }),
   /** The largest contact import body (CSV or NDJSON), in bytes. */
   MAIL_IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 ** 3, default: 1024 ** 3 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */

@@ -17,6 +17,7 @@ import { contactImportRoute } from './audience/contact-import-route.ts';
 import { contactRoutes } from './audience/contact-routes.ts';
 import { segmentRoutes } from './audience/segment-routes.ts';
 import { topicRoutes } from './audience/topic-routes.ts';
+import { createResolver } from './domains/dns-check.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
 import { suppressionRoutes } from './suppressions/suppression-routes.ts';
@@ -72,7 +73,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     authenticate,
     register: async (scope) => {
       mailContext(scope);
-      await domainRoutes(scope, { domains: mail.domains, pg });
+      await domainRoutes(scope, { domains: mail.domains, pg, resolver: createResolver(mail.config.MAIL_DNS_SERVERS) });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES });

@@ -13,6 +13,8 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { Hostname, IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { page, PageOf, PageQuery } from '../http/pagination.ts';
 import { toDomain, type DomainRow, type Domains } from './domains.ts';
+import { checkDkim } from './dns-check.ts';
+import type { Resolver } from 'node:dns/promises';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import { DOMAIN_STATUSES } from './domains.ts';
 
@@ -39,12 +41,20 @@ export const DomainSchema = Type.Object(
   { $id: 'Domain', title: 'Domain' },
 );
 const DomainList = PageOf(ref(DomainSchema), 'DomainList');
+const DomainCheck = Type.Object(
+  {
+    domain: ref(DomainSchema),
+    dkim: StringEnum(['verified', 'missing', 'mismatch', 'lookup_failed'] as const, { description: 'lookup_failed leaves the status as it was: DNS could not answer.' }),
+    detail: Type.String(),
+  },
+  { $id: 'DomainCheck', title: 'DomainCheck' },
+);
 
-export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool }): Promise<void> {
-  const { domains, pg } = deps;
+export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool; resolver: Resolver }): Promise<void> {
+  const { domains, pg, resolver } = deps;
   const tags = ['domains'];
   const config = { mailAccess: 'manage' as const };
-  addComponents(app, [DomainSchema, DomainList]);
+  addComponents(app, [DomainSchema, DomainList, DomainCheck]);
 
   const visible = async (request: { mailAuth: { organizationId: string; domains: string[] | null } }, id: string): Promise<DomainRow> => {
     const row = isUuid(id) ? await domains.get(request.mailAuth.organizationId, id, request.mailAuth.domains) : undefined;
@@ -88,6 +98,21 @@ export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool 
   }, async (request) => {
     const row = await visible(request, request.params.id);
     return toDomain((await domains.setTrackingHost(row.organization_id, row.id, request.body.tracking_host?.toLowerCase() ?? null))!);
+  });
+
+  app.post('/domains/:id/verify', {
+    config,
+    schema: {
+      tags, operationId: 'verifyDomain', summary: 'Check the domain\'s DNS records now',
+      description: 'Looks up the DKIM TXT record: verified when it carries this domain\'s key, failed when it is missing or another key; a lookup that fails leaves the status as it was.',
+      params: IdParams,
+      response: { 200: withRateLimitHeaders(DomainCheck, 'The outcome and the domain.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await visible(request, request.params.id);
+    const check = await checkDkim(resolver, row);
+    const after = check.dkim === 'lookup_failed' ? row : (await domains.setStatus(row.id, check.dkim === 'verified' ? 'verified' : 'failed'))!;
+    return { domain: toDomain(after), ...check };
   });
 
   app.delete('/domains/:id', {

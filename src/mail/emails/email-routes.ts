@@ -153,7 +153,12 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     if (refusal) throw refusal;
     const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message, suppressed);
     crashIfAsked();
-    if (stored.unpublished) await queue.publishSoon([stored.id]);
+    // Stored is durable: the answer need not wait for Kafka (the relay publishes what this process
+    // could not). A replay waits, so that what it found unqueued is queued when it answers.
+    if (stored.unpublished) {
+      const publishing = queue.publishSoon([stored.id]);
+      if (stored.replayed) await publishing;
+    }
     if (stored.replayed) reply.header('idempotent-replayed', 'true');
     return { id: stored.id };
   });
@@ -196,7 +201,8 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     // One token per message of the batch, whatever became of it.
     await deps.settleBatch(request, request.body.length);
     crashIfAsked();
-    await queue.publishSoon(ok.filter((s) => s.unpublished).map((s) => s.id));
+    const publishing = queue.publishSoon(ok.filter((s) => s.unpublished).map((s) => s.id));
+    if (ok.some((s) => s.replayed)) await publishing;
     if (ok.length > 0 && ok.every((s) => s.replayed)) reply.header('idempotent-replayed', 'true');
     return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };
   });

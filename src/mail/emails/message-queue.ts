@@ -63,6 +63,8 @@ export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
   created_at: r.created_at.getTime(),
 });
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** How long a publisher holds its rows before another may take them (far longer than a send takes). */
 const LEASE_SECONDS = 30;
 
@@ -111,22 +113,34 @@ export class MessageQueue {
 
   /** Publishes those of `ids` that are unpublished and not being published by someone else. */
   private async publish(ids: readonly string[]): Promise<void> {
-    const { rows } = await this.pg.query<MessageRow>(
+    const rows = await this.mark<MessageRow>(
       `UPDATE mail_messages SET publish_lease_until = now() + interval '${LEASE_SECONDS} seconds'
-        WHERE id = ANY($1::uuid[]) AND published_at IS NULL AND status <> 'suppressed' AND (publish_lease_until IS NULL OR publish_lease_until < now())
+        WHERE id = ANY(%IDS%) AND published_at IS NULL AND status <> 'suppressed' AND (publish_lease_until IS NULL OR publish_lease_until < now())
         RETURNING *`,
-      [ids],
+      ids,
     );
     if (rows.length === 0) return;
     rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+    const taken = rows.map((r) => r.id);
     try {
       await this.publisher.publish(mailMessagesTopic, rows.map((r) => ({ key: r.organization_id, value: toMessageEvent(r) })));
     } catch (err) {
       // Give the rows back at once: the relay (or a replay) need not wait for the lease.
-      await this.pg.query('UPDATE mail_messages SET publish_lease_until = NULL WHERE id = ANY($1::uuid[]) AND published_at IS NULL', [rows.map((r) => r.id)]).catch(() => {});
+      await this.mark('UPDATE mail_messages SET publish_lease_until = NULL WHERE id = ANY(%IDS%) AND published_at IS NULL', taken).catch(() => {});
       throw err;
     }
-    await this.pg.query('UPDATE mail_messages SET published_at = now(), publish_lease_until = NULL WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+    await this.mark('UPDATE mail_messages SET published_at = now(), publish_lease_until = NULL WHERE id = ANY(%IDS%)', taken);
+  }
+
+  /**
+   * Runs an UPDATE of publication state in one round trip, committed without waiting for the disk
+   * (synchronous_commit off): losing it in a crash only publishes a message again, which its
+   * consumers dedupe. The ids are uuids read from or written by this service, checked again here.
+   */
+  private async mark<R extends object = object>(update: string, ids: readonly string[]): Promise<R[]> {
+    for (const id of ids) if (!UUID.test(id)) throw new Error(`not a uuid: ${id}`);
+    const results = (await this.pg.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${update.replace('%IDS%', `'{${ids.join(',')}}'::uuid[]`)}; COMMIT`)) as unknown as { rows: R[] }[];
+    return results[2]!.rows;
   }
 
   /** Messages stored more than `ageMs` ago and still unpublished, oldest first. */

@@ -39,11 +39,12 @@ end
 }
 
 console.log('starting baseline and ingress…');
-const basePort = freePort();
-const baseline = await start('bench/baseline-insert-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
 const ingressPort = freePort();
 const topicPrefix = `bench-emails-${Date.now()}`;
+// The ingress first: it creates and migrates the bench database the baseline writes to.
 const ingress = await start('src/main.ts', { TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(ingressPort), PUBLIC_BASE_URL: `http://127.0.0.1:${ingressPort}` }, 'ingress listening');
+const basePort = freePort();
+const baseline = await start('bench/baseline-insert-server.ts', { HTTP_PORT: String(basePort) }, 'baseline listening');
 try {
   const base = `http://127.0.0.1:${ingressPort}`;
   const org = await post(`${base}/admin/v1/organizations`, { name: 'bench', plan: 'pro' });

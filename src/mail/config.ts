@@ -8,6 +8,8 @@ export const MailConfigSchema = Type.Object({
   API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   /** Where the sender hands messages over (SMTP relay or the local sink). */
   SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  /** How long an ingress may answer from what it read about a key or an organization's verified domains (0: read on every request); a revocation or a domain change made elsewhere applies after at most this long. */
+  MAIL_LOOKUP_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   /** DNS servers for domain verification (ip or ip:port, comma-separated); empty: the system resolver. */
   MAIL_DNS_SERVERS: Type.String({ pattern: '^[0-9a-fA-F.:\\[\\], ]*$', default: '' }),
   /** The largest contact import body (CSV or NDJSON), in bytes. */

@@ -35,8 +35,8 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
   return {
     config,
     organizations: new Organizations(pg),
-    keys: new MailKeys(pg),
-    domains: new Domains(pg),
+    keys: new MailKeys(pg, config.MAIL_LOOKUP_CACHE_MS),
+    domains: new Domains(pg, config.MAIL_LOOKUP_CACHE_MS),
     suppressions: new Suppressions(pg),
     contacts: new Contacts(pg),
     topics: new Topics(pg),

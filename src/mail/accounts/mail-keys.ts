@@ -5,6 +5,7 @@
 // to, and optionally its own per-second request cap.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { ShortLivedCache } from '../../platform/short-lived-cache.ts';
 
 export const MAIL_KEY_PREFIX = 'mk_live_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -86,7 +87,12 @@ function generateMailKey(): string {
 const hashKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 export class MailKeys {
-  constructor(private readonly pg: Pool) {}
+  /** What a key hash granted a moment ago: a revocation reaches other processes within `cacheMs`, this one at once. */
+  private readonly recent: ShortLivedCache<MailKeyGrant | undefined>;
+
+  constructor(private readonly pg: Pool, cacheMs = 0) {
+    this.recent = new ShortLivedCache(cacheMs, 100_000);
+  }
 
   /** Issues a key; the returned `key` is the only time the secret exists outside the caller. */
   async create(organizationId: string, spec: NewMailKey): Promise<{ key: string; info: MailKeyInfo }> {
@@ -111,6 +117,7 @@ export class MailKeys {
       'UPDATE mail_api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE organization_id = $1 AND id = $2 RETURNING *',
       [organizationId, keyId],
     );
+    if (rows[0]) this.recent.delete(rows[0].key_hash.toString('hex'));
     return rows[0] && toInfo(rows[0]);
   }
 
@@ -118,6 +125,10 @@ export class MailKeys {
   async authenticate(key: string): Promise<MailKeyGrant | undefined> {
     if (!KEY_PATTERN.test(key)) return undefined;
     const hash = hashKey(key);
+    return this.recent.get(hash.toString('hex'), () => this.lookup(hash));
+  }
+
+  private async lookup(hash: Buffer): Promise<MailKeyGrant | undefined> {
     const { rows } = await this.pg.query<Row>('SELECT * FROM mail_api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hash]);
     const row = rows[0];
     if (!row || !timingSafeEqual(row.key_hash, hash)) return undefined;

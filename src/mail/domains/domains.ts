@@ -2,6 +2,7 @@
 // `verified` once its DNS records are found (or an operator marks it), and only then
 // may a message's From use it.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { ShortLivedCache } from '../../platform/short-lived-cache.ts';
 import { newDkimKeys } from './dkim-keys.ts';
 import { dnsRecords, type DnsRecord } from './dns-records.ts';
 
@@ -54,7 +55,20 @@ export const toDomain = (r: DomainRow): Domain => ({
 export type DomainScope = string[] | null;
 
 export class Domains {
-  constructor(private readonly pg: Pool) {}
+  /** The verified domain names of an organization a moment ago (a From address is checked against them on every send). */
+  private readonly verified: ShortLivedCache<ReadonlySet<string>>;
+
+  constructor(private readonly pg: Pool, cacheMs = 0) {
+    this.verified = new ShortLivedCache(cacheMs, 100_000);
+  }
+
+  /** The names of the organization's verified domains; a change reaches other processes within the cache time, this one at once. */
+  verifiedNames(organizationId: string): Promise<ReadonlySet<string>> {
+    return this.verified.get(organizationId, async () => {
+      const { rows } = await this.pg.query<{ name: string }>("SELECT name FROM mail_domains WHERE organization_id = $1 AND status = 'verified'", [organizationId]);
+      return new Set(rows.map((r) => r.name));
+    });
+  }
 
   /** Adds a domain with a new DKIM key pair; undefined when the organization already has it. */
   async create(organizationId: string, name: string, trackingHost: string | null): Promise<DomainRow | undefined> {
@@ -72,12 +86,6 @@ export class Domains {
       'SELECT * FROM mail_domains WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR name = ANY($3))',
       [organizationId, id, scope],
     );
-    return rows[0];
-  }
-
-  /** The organization's domain of this name if it is verified (a From address must be on one). */
-  async verifiedByName(organizationId: string, name: string): Promise<DomainRow | undefined> {
-    const { rows } = await this.pg.query<DomainRow>("SELECT * FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [organizationId, name.toLowerCase()]);
     return rows[0];
   }
 
@@ -102,6 +110,7 @@ export class Domains {
         WHERE id = $1 RETURNING *`,
       [id, status],
     );
+    if (rows[0]) this.verified.delete(rows[0].organization_id);
     return rows[0];
   }
 
@@ -116,6 +125,7 @@ export class Domains {
       'DELETE FROM mail_domains WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR name = ANY($3)) RETURNING *',
       [organizationId, id, scope],
     );
+    this.verified.delete(organizationId);
     return rows[0];
   }
 }

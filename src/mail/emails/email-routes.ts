@@ -10,7 +10,7 @@ import { RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/op
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import type { Domains } from '../domains/domains.ts';
 import type { MailKeyGrant } from '../accounts/mail-keys.ts';
 import { mayUseDomain } from '../auth/permissions.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
@@ -85,7 +85,7 @@ const toEmail = (r: MessageRow) => ({
 });
 
 export interface EmailRouteDeps {
-  pg: Pool;
+  domains: Domains;
   messages: Messages;
   queue: MessageQueue;
   /** Spends `used` tokens of the batch's reservation and refunds the rest (key-request-limit.ts). */
@@ -105,30 +105,21 @@ function headerKey(request: FastifyRequest): string | undefined {
 }
 
 export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
-  const { pg, messages, queue } = deps;
+  const { domains, messages, queue } = deps;
   const tags = ['emails'];
   addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject]);
 
-  /** Refuses From domains the key may not use or the organization has not verified; returns the suppressed recipients of these messages. */
-  async function checkSenders(grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<{ suppressed: Set<string>; refused: Map<string, ApiError> }> {
+  /** Refuses From domains the key may not use or the organization has not verified, by the place of the item. */
+  async function checkSenders(grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<Map<string, ApiError>> {
     const refused = new Map<string, ApiError>();
+    const verified = await domains.verifiedNames(grant.organizationId);
     for (const { message, at } of items) {
       if (!mayUseDomain(grant, message.from.domain)) refused.set(at, new ApiError(403, 'domain_not_allowed', `This key may not send from ${message.from.domain}.`, [{ path: `${at}/from`, message: 'domain not allowed for this key' }]));
-    }
-    const domains = [...new Set(items.map((i) => i.message.from.domain))];
-    const recipients = [...new Set(items.flatMap((i) => i.message.recipientKeys))];
-    const { rows } = await pg.query<{ verified: string[]; suppressed: string[] }>(
-      `SELECT ARRAY(SELECT name FROM mail_domains WHERE organization_id = $1 AND name = ANY($2) AND status = 'verified') AS verified,
-              ARRAY(SELECT email FROM mail_suppressions WHERE organization_id = $1 AND email = ANY($3)) AS suppressed`,
-      [grant.organizationId, domains, recipients],
-    );
-    const verified = new Set(rows[0]!.verified);
-    for (const { message, at } of items) {
-      if (!refused.has(at) && !verified.has(message.from.domain)) {
+      else if (!verified.has(message.from.domain)) {
         refused.set(at, new ApiError(422, 'from_domain_not_verified', `${message.from.domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: `${at}/from`, message: 'domain not verified' }]));
       }
     }
-    return { suppressed: new Set(rows[0]!.suppressed), refused };
+    return refused;
   }
 
   const crashIfAsked = () => {
@@ -148,10 +139,9 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     },
   }, async (request, reply) => {
     const message = prepareMessage(request.body, headerKey(request));
-    const { suppressed, refused } = await checkSenders(request.mailAuth, [{ message, at: '' }]);
-    const refusal = refused.get('');
+    const refusal = (await checkSenders(request.mailAuth, [{ message, at: '' }])).get('');
     if (refusal) throw refusal;
-    const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message, suppressed);
+    const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message);
     crashIfAsked();
     // Stored is durable: the answer need not wait for Kafka (the relay publishes what this process
     // could not). A replay waits, so that what it found unqueued is queued when it answers.
@@ -188,14 +178,14 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
         errors.push({ index, message: err.message, code: err.code });
       }
     }
-    const { suppressed, refused } = await checkSenders(request.mailAuth, items);
+    const refused = await checkSenders(request.mailAuth, items);
     if (strict && refused.size > 0) throw refused.values().next().value!;
     const accepted = items.filter((item) => {
       const refusal = refused.get(item.at);
       if (refusal) errors.push({ index: item.index, message: refusal.message, code: refusal.code });
       return !refusal;
     });
-    const stored = accepted.length ? await messages.storeBatch(request.mailAuth.organizationId, request.mailAuth.keyId, accepted.map((i) => i.message), suppressed, strict) : [];
+    const stored = accepted.length ? await messages.storeBatch(request.mailAuth.organizationId, request.mailAuth.keyId, accepted.map((i) => i.message), strict) : [];
     const ok: Stored[] = [];
     stored.forEach((result, i) => (result instanceof ApiError ? errors.push({ index: accepted[i]!.index, message: result.message, code: result.code }) : ok.push(result)));
     // One token per message of the batch, whatever became of it.

@@ -50,25 +50,30 @@ export interface Stored {
 export const reusedKey = (at = '') =>
   new ApiError(409, 'invalid_idempotent_request', 'This idempotency key was used with a different request; use a new key for a new message.', [{ path: `${at}/idempotency_key`, message: 'used with another request' }]);
 
+// The suppressed recipients ($17 lists them all, lower-cased) and what follows from them are
+// worked out in the same statement: one round trip per message.
 const INSERT = `
 INSERT INTO mail_messages (organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses,
   bcc_addresses, reply_to, subject, html, text_body, headers, tags, topic_id, suppressed, recipient_count, attachments, status, scheduled_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, s.list, cardinality($17::text[]) - cardinality(s.list), $18,
+       CASE WHEN cardinality($17::text[]) = cardinality(s.list) THEN 'suppressed' WHEN $19::timestamptz > now() THEN 'scheduled' ELSE 'queued' END, $19
+  FROM (SELECT ARRAY(SELECT r FROM unnest($17::text[]) WITH ORDINALITY AS u(r, n)
+                      WHERE EXISTS (SELECT 1 FROM mail_suppressions x WHERE x.organization_id = $1 AND x.email = u.r) ORDER BY u.n) AS list) s
 ON CONFLICT (organization_id, idempotency_key) DO NOTHING
-RETURNING id`;
+RETURNING id, status`;
 
 type Queryable = Pool | PoolClient;
 
 export class Messages {
   constructor(private readonly pg: Pool) {}
 
-  /** Stores one message (with its attachments, in one transaction); `suppressed` are the recipients on the suppression list. */
-  async store(organizationId: string, keyId: string, message: PreparedMessage, suppressed: ReadonlySet<string>): Promise<Stored> {
-    if (message.attachments.length === 0) return this.storeWith(this.pg, organizationId, keyId, message, suppressed);
+  /** Stores one message (with its attachments, in one transaction), leaving out recipients on the suppression list. */
+  async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
+    if (message.attachments.length === 0) return this.storeWith(this.pg, organizationId, keyId, message);
     const client = await this.pg.connect();
     try {
       await client.query('BEGIN');
-      const stored = await this.storeWith(client, organizationId, keyId, message, suppressed);
+      const stored = await this.storeWith(client, organizationId, keyId, message);
       await client.query('COMMIT');
       return stored;
     } catch (err) {
@@ -83,14 +88,14 @@ export class Messages {
    * Stores a batch in one transaction, in order. A key used before with another request refuses
    * the whole batch (`strict`) or only that item (its entry is the ApiError).
    */
-  async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], suppressed: ReadonlySet<string>, strict: boolean): Promise<(Stored | ApiError)[]> {
+  async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], strict: boolean): Promise<(Stored | ApiError)[]> {
     const client = await this.pg.connect();
     try {
       await client.query('BEGIN');
       const results: (Stored | ApiError)[] = [];
       for (const [i, message] of messages.entries()) {
         try {
-          results.push(await this.storeWith(client, organizationId, keyId, message, suppressed));
+          results.push(await this.storeWith(client, organizationId, keyId, message));
         } catch (err) {
           if (!(err instanceof ApiError) || strict) throw err instanceof ApiError ? reusedKey(`/${i}`) : err;
           results.push(reusedKey(`/${i}`));
@@ -114,22 +119,19 @@ export class Messages {
     return rows[0];
   }
 
-  private async storeWith(db: Queryable, organizationId: string, keyId: string, m: PreparedMessage, suppressed: ReadonlySet<string>): Promise<Stored> {
-    const dropped = m.recipientKeys.filter((k) => suppressed.has(k));
-    const recipientCount = m.recipientKeys.length - dropped.length;
-    const status: MessageStatus = recipientCount === 0 ? 'suppressed' : m.scheduled_at && m.scheduled_at.getTime() > Date.now() ? 'scheduled' : 'queued';
+  private async storeWith(db: Queryable, organizationId: string, keyId: string, m: PreparedMessage): Promise<Stored> {
     const attachments = m.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content_id: a.content_id, size: a.content.length }));
-    const { rows } = await db.query<{ id: string }>(INSERT, [
+    const { rows } = await db.query<{ id: string; status: MessageStatus }>(INSERT, [
       organizationId, keyId, m.idempotencyKey, m.requestHash, m.from.name ? `${m.from.name} <${m.from.email}>` : m.from.email, m.from.domain,
       m.to, m.cc, m.bcc, m.reply_to, m.subject, m.html, m.text, JSON.stringify(m.headers), JSON.stringify(m.tags), m.topic_id,
-      dropped, recipientCount, JSON.stringify(attachments), status, m.scheduled_at,
+      m.recipientKeys, JSON.stringify(attachments), m.scheduled_at,
     ]);
     const inserted = rows[0];
     if (inserted) {
       for (const [position, a] of m.attachments.entries()) {
         await db.query('INSERT INTO mail_message_attachments (message_id, position, filename, content_type, content_id, content) VALUES ($1, $2, $3, $4, $5, $6)', [inserted.id, position, a.filename, a.content_type, a.content_id, a.content]);
       }
-      return { id: inserted.id, replayed: false, unpublished: status !== 'suppressed' };
+      return { id: inserted.id, replayed: false, unpublished: inserted.status !== 'suppressed' };
     }
     // The key was used: by this very request before (a replay), or by another one.
     const { rows: found } = await db.query<Pick<MessageRow, 'id' | 'request_hash' | 'status' | 'published_at'>>(

@@ -11,8 +11,8 @@ CREATE TABLE mail_suppressions (
 CREATE INDEX mail_suppressions_list ON mail_suppressions (organization_id, created_at DESC, id DESC);
 
 -- Messages accepted by POST /emails and /emails/batch (later also broadcasts and automations),
--- with their idempotency key, and the outbox state: published_at is set once the message is on
--- the mail.messages topic; the relay publishes queued messages a crash left unpublished.
+-- with their idempotency key. A message is written once; what is still to be published is in
+-- mail_message_outbox.
 CREATE TABLE mail_messages (
   id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   organization_id  uuid NOT NULL REFERENCES mail_organizations (id),
@@ -41,10 +41,8 @@ CREATE TABLE mail_messages (
   status           text NOT NULL CHECK (status IN ('queued', 'scheduled', 'suppressed')),
   scheduled_at     timestamptz,
   created_at       timestamptz NOT NULL DEFAULT now(),
-  published_at     timestamptz,
   UNIQUE (organization_id, idempotency_key)
 );
-CREATE INDEX mail_messages_unpublished ON mail_messages (created_at) WHERE published_at IS NULL AND status <> 'suppressed';
 CREATE INDEX mail_messages_list ON mail_messages (organization_id, created_at DESC, id DESC);
 
 -- Attachment bytes stay in Postgres; the topic carries only their names and sizes.

@@ -1,12 +1,13 @@
 // Publishes stored messages to `mail.messages`: the outbox of the messages table.
 // A message is published by the request that stored it (or by a replay of its key,
 // spec Idempotency 4), and whatever a crash or a Kafka outage left unpublished by
-// the relay. A publisher first takes a lease on the unpublished rows (30 s), sends
-// them, then marks them published: a request, a replay and the relay never publish
-// one message at once, no database connection is held across the Kafka send, and the
-// rows of a publisher that died are relayed once its lease has run out. A crash after
-// the send and before the mark publishes a message again (at-least-once: the sender
-// dedupes by message_id). Messages of requests arriving together go in one send.
+// the relay. Messages to publish wait in mail_message_outbox (written with the
+// message). A publisher takes a lease on their rows (30 s), sends them, then deletes
+// the rows: a request, a replay and the relay never publish one message at once, no
+// database connection is held across the Kafka send, and the rows of a publisher that
+// died are relayed once its lease has run out. A crash after the send and before the
+// delete publishes a message again (at-least-once: the sender dedupes by message_id).
+// Messages of requests arriving together go in one send.
 import { bestEffort } from '../../platform/background.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -113,44 +114,44 @@ export class MessageQueue {
 
   /** Publishes those of `ids` that are unpublished and not being published by someone else. */
   private async publish(ids: readonly string[]): Promise<void> {
-    const rows = await this.mark<MessageRow>(
-      `UPDATE mail_messages SET publish_lease_until = now() + interval '${LEASE_SECONDS} seconds'
-        WHERE id = ANY(%IDS%) AND published_at IS NULL AND status <> 'suppressed' AND (publish_lease_until IS NULL OR publish_lease_until < now())
-        RETURNING *`,
+    const rows = await this.inOutbox<MessageRow>(
+      `WITH leased AS (
+         UPDATE mail_message_outbox SET lease_until = now() + interval '${LEASE_SECONDS} seconds'
+          WHERE message_id = ANY(%IDS%) AND (lease_until IS NULL OR lease_until < now()) RETURNING message_id)
+       SELECT m.* FROM mail_messages m JOIN leased ON leased.message_id = m.id ORDER BY m.created_at`,
       ids,
     );
     if (rows.length === 0) return;
-    rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
     const taken = rows.map((r) => r.id);
     try {
       await this.publisher.publish(mailMessagesTopic, rows.map((r) => ({ key: r.organization_id, value: toMessageEvent(r) })));
     } catch (err) {
       // Give the rows back at once: the relay (or a replay) need not wait for the lease.
-      await this.mark('UPDATE mail_messages SET publish_lease_until = NULL WHERE id = ANY(%IDS%) AND published_at IS NULL', taken).catch(() => {});
+      await this.inOutbox('UPDATE mail_message_outbox SET lease_until = NULL WHERE message_id = ANY(%IDS%)', taken).catch(() => {});
       throw err;
     }
-    await this.mark('UPDATE mail_messages SET published_at = now(), publish_lease_until = NULL WHERE id = ANY(%IDS%)', taken);
+    await this.inOutbox('DELETE FROM mail_message_outbox WHERE message_id = ANY(%IDS%)', taken);
   }
 
   /**
-   * Runs an UPDATE of publication state in one round trip, committed without waiting for the disk
+   * Runs one statement on the outbox in one round trip, committed without waiting for the disk
    * (synchronous_commit off): losing it in a crash only publishes a message again, which its
    * consumers dedupe. The ids are uuids read from or written by this service, checked again here.
    */
-  private async mark<R extends object = object>(update: string, ids: readonly string[]): Promise<R[]> {
+  private async inOutbox<R extends object = object>(statement: string, ids: readonly string[]): Promise<R[]> {
     for (const id of ids) if (!UUID.test(id)) throw new Error(`not a uuid: ${id}`);
-    const results = (await this.pg.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${update.replace('%IDS%', `'{${ids.join(',')}}'::uuid[]`)}; COMMIT`)) as unknown as { rows: R[] }[];
+    const results = (await this.pg.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${statement.replace('%IDS%', `'{${ids.join(',')}}'::uuid[]`)}; COMMIT`)) as unknown as { rows: R[] }[];
     return results[2]!.rows;
   }
 
-  /** Messages stored more than `ageMs` ago and still unpublished, oldest first. */
+  /** Messages stored more than `ageMs` ago and still to publish (and not leased), oldest first. */
   private async unpublished(ageMs: number, limit: number): Promise<string[]> {
-    const { rows } = await this.pg.query<{ id: string }>(
-      `SELECT id FROM mail_messages WHERE published_at IS NULL AND status <> 'suppressed'
-          AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-          AND (publish_lease_until IS NULL OR publish_lease_until < now()) ORDER BY created_at LIMIT $2`,
+    const { rows } = await this.pg.query<{ message_id: string }>(
+      `SELECT message_id FROM mail_message_outbox
+        WHERE created_at < now() - make_interval(secs => $1::double precision / 1000) AND (lease_until IS NULL OR lease_until < now())
+        ORDER BY created_at LIMIT $2`,
       [ageMs, limit],
     );
-    return rows.map((r) => r.id);
+    return rows.map((r) => r.message_id);
   }
 }

@@ -34,8 +34,6 @@ export interface MessageRow {
   status: MessageStatus;
   scheduled_at: Date | null;
   created_at: Date;
-  published_at: Date | null;
-  publish_lease_until: Date | null;
 }
 
 /** What storing one message came to. */
@@ -51,16 +49,22 @@ export const reusedKey = (at = '') =>
   new ApiError(409, 'invalid_idempotent_request', 'This idempotency key was used with a different request; use a new key for a new message.', [{ path: `${at}/idempotency_key`, message: 'used with another request' }]);
 
 // The suppressed recipients ($17 lists them all, lower-cased) and what follows from them are
-// worked out in the same statement: one round trip per message.
+// worked out in the same statement, which also puts a message to send into the outbox: one
+// round trip per message.
 const INSERT = `
-INSERT INTO mail_messages (organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses,
-  bcc_addresses, reply_to, subject, html, text_body, headers, tags, topic_id, suppressed, recipient_count, attachments, status, scheduled_at)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, s.list, cardinality($17::text[]) - cardinality(s.list), $18,
-       CASE WHEN cardinality($17::text[]) = cardinality(s.list) THEN 'suppressed' WHEN $19::timestamptz > now() THEN 'scheduled' ELSE 'queued' END, $19
-  FROM (SELECT ARRAY(SELECT r FROM unnest($17::text[]) WITH ORDINALITY AS u(r, n)
-                      WHERE EXISTS (SELECT 1 FROM mail_suppressions x WHERE x.organization_id = $1 AND x.email = u.r) ORDER BY u.n) AS list) s
-ON CONFLICT (organization_id, idempotency_key) DO NOTHING
-RETURNING id, status`;
+WITH m AS (
+  INSERT INTO mail_messages (organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses,
+    bcc_addresses, reply_to, subject, html, text_body, headers, tags, topic_id, suppressed, recipient_count, attachments, status, scheduled_at)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, s.list, cardinality($17::text[]) - cardinality(s.list), $18,
+         CASE WHEN cardinality($17::text[]) = cardinality(s.list) THEN 'suppressed' WHEN $19::timestamptz > now() THEN 'scheduled' ELSE 'queued' END, $19
+    FROM (SELECT ARRAY(SELECT r FROM unnest($17::text[]) WITH ORDINALITY AS u(r, n)
+                        WHERE EXISTS (SELECT 1 FROM mail_suppressions x WHERE x.organization_id = $1 AND x.email = u.r) ORDER BY u.n) AS list) s
+  ON CONFLICT (organization_id, idempotency_key) DO NOTHING
+  RETURNING id, status, created_at
+), queued AS (
+  INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m WHERE status <> 'suppressed'
+)
+SELECT id, status FROM m`;
 
 type Queryable = Pool | PoolClient;
 
@@ -134,12 +138,13 @@ export class Messages {
       return { id: inserted.id, replayed: false, unpublished: inserted.status !== 'suppressed' };
     }
     // The key was used: by this very request before (a replay), or by another one.
-    const { rows: found } = await db.query<Pick<MessageRow, 'id' | 'request_hash' | 'status' | 'published_at'>>(
-      'SELECT id, request_hash, status, published_at FROM mail_messages WHERE organization_id = $1 AND idempotency_key = $2',
+    const { rows: found } = await db.query<{ id: string; request_hash: Buffer | null; unpublished: boolean }>(
+      `SELECT m.id, m.request_hash, EXISTS (SELECT 1 FROM mail_message_outbox o WHERE o.message_id = m.id) AS unpublished
+         FROM mail_messages m WHERE m.organization_id = $1 AND m.idempotency_key = $2`,
       [organizationId, m.idempotencyKey],
     );
     const original = found[0]!;
     if (!original.request_hash || !original.request_hash.equals(m.requestHash)) throw reusedKey();
-    return { id: original.id, replayed: true, unpublished: original.published_at === null && original.status !== 'suppressed' };
+    return { id: original.id, replayed: true, unpublished: original.unpublished };
   }
 }

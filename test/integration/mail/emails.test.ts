@@ -48,8 +48,9 @@ describe('POST /emails', () => {
     const all = await send({ ...minimal(), to: 'GONE@example.com' });
     expect(all.status).toBe(200);
     expect((await call(url, 'GET', `/emails/${all.body.id}`, { key: org.key })).body).toMatchObject({ last_event: 'suppressed', recipient_count: 0 });
-    const { rows } = await ingress.platform.pg.query('SELECT published_at FROM mail_messages WHERE id = $1', [all.body.id]);
-    expect(rows[0].published_at).toBeNull();
+    // Nothing to send: never in the outbox, never published.
+    const { rows } = await ingress.platform.pg.query('SELECT count(*)::int AS n FROM mail_message_outbox WHERE message_id = $1', [all.body.id]);
+    expect(rows[0].n).toBe(0);
   });
 
   it('holds a message with scheduled_at in the future as scheduled', async () => {

@@ -95,15 +95,18 @@ describe('POST /emails', () => {
     // As if the first attempt died after storing and before publishing (the real crash is in emails-crash.test.ts):
     // a fresh id, never published, then the replay.
     const { rows } = await ingress.platform.pg.query(
-      `INSERT INTO mail_messages (organization_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, subject, text_body, recipient_count, status)
-       SELECT organization_id, 'lost-2', request_hash, from_address, from_domain, to_addresses, subject, text_body, recipient_count, status FROM mail_messages WHERE id = $1 RETURNING id`,
+      `WITH m AS (INSERT INTO mail_messages (organization_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, subject, text_body, recipient_count, status)
+         SELECT organization_id, 'lost-2', request_hash, from_address, from_domain, to_addresses, subject, text_body, recipient_count, status FROM mail_messages WHERE id = $1 RETURNING id, created_at),
+       o AS (INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m)
+       SELECT id FROM m`,
       [first.body.id],
     );
     const unpublished = rows[0].id;
     const replay = await send(s.key, s.message(), { 'idempotency-key': 'lost-2' });
     expect([replay.body.id, replay.headers.get('idempotent-replayed')]).toEqual([unpublished, 'true']);
-    const { rows: after } = await ingress.platform.pg.query('SELECT published_at FROM mail_messages WHERE id = $1', [unpublished]);
-    expect(after[0].published_at).not.toBeNull();
+    // Published before the replay answered: no longer in the outbox.
+    const { rows: after } = await ingress.platform.pg.query('SELECT count(*)::int AS n FROM mail_message_outbox WHERE message_id = $1', [unpublished]);
+    expect(after[0].n).toBe(0);
     const records = await publishedRecords(ingress.platform.config, [first.body.id, unpublished]);
     expect(records.get(unpublished)).toHaveLength(1);
     expect(records.get(first.body.id)).toHaveLength(1);

@@ -137,8 +137,10 @@ describe('a million rows, streamed', () => {
     expect(res.body).toMatchObject({ rows: ROWS, created: ROWS - 20_000, updated: 20_000, rejected: 0 });
     const { rows } = await ingress.platform.pg.query('SELECT count(*)::int AS n FROM mail_contacts WHERE organization_id = $1', [organizationId]);
     expect(rows[0].n).toBe(ROWS);
-    // The body is about 45 MB of CSV, over 150 MB as JavaScript strings: held at once, the peak would show it.
+    // The body is 45 MB of CSV: held at once as a string it takes 90 MB, and its million parsed rows
+    // about 200 MB more. Streamed, the peak moves by what garbage collection lets pile up between
+    // collections: 31 to 79 MB in the runs so far.
     console.log(`import of ${ROWS} rows: RSS ${before.rss.toFixed(0)} → ${after.rss.toFixed(0)} MB, peak ${before.peak.toFixed(0)} → ${after.peak.toFixed(0)} MB`);
-    expect(after.peak - before.peak).toBeLessThan(60);
+    expect(after.peak - before.peak).toBeLessThan(120);
   }, 420_000);
 });

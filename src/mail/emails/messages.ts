@@ -4,7 +4,7 @@
 // another request is refused (409 invalid_idempotent_request), as Resend does.
 import type { PoolClient } from 'pg';
 import { ApiError } from '../../platform/http/errors.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { PreparedMessage } from './prepare-message.ts';
 
 export type MessageStatus = 'queued' | 'scheduled' | 'suppressed';
@@ -74,18 +74,7 @@ export class Messages {
   /** Stores one message (with its attachments, in one transaction), leaving out recipients on the suppression list. */
   async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
     if (message.attachments.length === 0) return this.storeWith(this.pg, organizationId, keyId, message);
-    const client = await this.pg.connect();
-    try {
-      await client.query('BEGIN');
-      const stored = await this.storeWith(client, organizationId, keyId, message);
-      await client.query('COMMIT');
-      return stored;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    return withTransaction(this.pg, (client) => this.storeWith(client, organizationId, keyId, message));
   }
 
   /**
@@ -93,9 +82,7 @@ export class Messages {
    * the whole batch (`strict`) or only that item (its entry is the ApiError).
    */
   async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], strict: boolean): Promise<(Stored | ApiError)[]> {
-    const client = await this.pg.connect();
-    try {
-      await client.query('BEGIN');
+    return withTransaction(this.pg, async (client) => {
       const results: (Stored | ApiError)[] = [];
       for (const [i, message] of messages.entries()) {
         try {
@@ -105,14 +92,8 @@ export class Messages {
           results.push(reusedKey(`/${i}`));
         }
       }
-      await client.query('COMMIT');
       return results;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async get(organizationId: string, id: string, domains: string[] | null): Promise<MessageRow | undefined> {

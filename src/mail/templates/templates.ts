@@ -3,7 +3,7 @@
 // A reference `{id or slug, version? integer | "latest"}` names a published version.
 import type { PoolClient } from 'pg';
 import { ApiError } from '../../platform/http/errors.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 
 export interface TemplateRow {
   id: string;
@@ -137,18 +137,7 @@ export class Templates {
     return { id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body };
   }
 
-  private async transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pg.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pg, work);
   }
 }

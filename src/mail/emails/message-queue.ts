@@ -69,6 +69,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How long a publisher holds its rows before another may take them (far longer than a send takes). */
 const LEASE_SECONDS = 30;
 
+/**
+ * Messages stored within this long are published together: one Kafka send and two outbox
+ * statements for all of them. The answer to /emails does not wait for it (a replay does).
+ */
+const LINGER_MS = 10;
+
 /** How long a request waits for its message's publication before answering anyway (the relay takes over). */
 const PUBLISH_WAIT_MS = 2000;
 
@@ -97,7 +103,7 @@ export class MessageQueue {
       this.waiters.push({ resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flush());
+        setTimeout(() => this.flush(), LINGER_MS);
       }
     });
     await bestEffort(done, PUBLISH_WAIT_MS, (err) => this.log.warn({ err }, 'mail message publish failed; the relay will retry'));

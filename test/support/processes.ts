@@ -5,6 +5,15 @@ import { testEnv } from './env.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** Every child this test file started, so that test/support/stop-children.ts can end those its hooks left. */
+export const startedChildren = new Set<ChildProcess>();
+
+/**
+ * A port for a child to listen on: random, and below the kernel's ephemeral range (32768 and up
+ * here), where any outgoing connection or port-0 listener of another process could already hold it.
+ */
+export const childPort = (): string => String(20000 + Math.floor(Math.random() * 12000));
+
 export interface Child {
   process: ChildProcess;
   output: () => string;
@@ -18,6 +27,8 @@ export function startTs(entry: string, args: string[] = [], env: Record<string, 
     env: { ...testEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  startedChildren.add(child);
+  child.once('exit', () => startedChildren.delete(child));
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));

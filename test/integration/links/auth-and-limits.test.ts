@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { call, client, freshIp, INGRESS_ENV, ADMIN_TOKEN } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { testConfig } from '../../support/env.ts';
 
 let one: Child;
@@ -13,7 +13,7 @@ let two: Child;
 let urls: [string, string];
 
 async function startMain(): Promise<{ child: Child; url: string }> {
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = childPort();
   const child = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info' });
   await waitForOutput(child, 'ingress listening');
   return { child, url: `http://127.0.0.1:${port}` };

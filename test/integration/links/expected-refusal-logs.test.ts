@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, freshIp, INGRESS_ENV } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 let child: Child;
 let url: string;
 
 beforeAll(async () => {
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = childPort();
   // One render thread and one queued task: a burst of QR requests is mostly refused with 503.
   child = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', RENDER_THREADS: '1', RENDER_QUEUE: '1' });
   await waitForOutput(child, 'ingress listening');

@@ -8,7 +8,7 @@ import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { testConfig } from '../../support/env.ts';
 import { INGRESS_ENV } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 let child: Child;
 let url: string;
@@ -20,7 +20,7 @@ const ROWS = 50_500;
 const peakMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 beforeAll(async () => {
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = childPort();
   child = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', API_RATE_LIMIT_PER_MINUTE: '100000' });
   await waitForOutput(child, 'ingress listening');
   url = `http://127.0.0.1:${port}`;

@@ -12,7 +12,7 @@ import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { client, freshIp, INGRESS_ENV, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import { startStack, stopKafka } from '../../support/stack-control.ts';
 
@@ -112,7 +112,7 @@ describe('scan pipeline', () => {
 
   it('ships the journal of an ingress killed with SIGKILL from the next ingress', async () => {
     const journalDir = `${ingress.platform.config.SCAN_JOURNAL_DIR}-kill-test`;
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = childPort();
     const doomed = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000' });
     await waitForOutput(doomed, 'ingress listening');
     // With Kafka away, its scans can only be in its journal when it dies.

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, INGRESS_ENV, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { organizationWithKey } from '../../support/mail/organizations.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 let ingress: TestIngress;
 let url: string;
@@ -89,7 +89,7 @@ describe('a million rows, streamed', () => {
   const ROWS = 1_000_000;
 
   beforeAll(async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = childPort();
     child = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', API_RATE_LIMIT_PER_SEC: '1000' });
     await waitForOutput(child, 'ingress listening');
     childUrl = `http://127.0.0.1:${port}`;

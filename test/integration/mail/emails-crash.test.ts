@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, INGRESS_ENV } from '../../support/ingress.ts';
 import { testConfig, eventually } from '../../support/env.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { publishedRecords } from '../../support/mail/messages.ts';
 
@@ -15,7 +15,7 @@ let db: pg.Pool;
 const children: Child[] = [];
 
 async function ingress(env: Record<string, string> = {}): Promise<{ url: string; child: Child }> {
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = childPort();
   const child = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', API_RATE_LIMIT_PER_SEC: '1000', ...env });
   children.push(child);
   await waitForOutput(child, 'ingress listening');

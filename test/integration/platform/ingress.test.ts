@@ -8,7 +8,7 @@ import { createRedis } from '../../../src/platform/redis.ts';
 import { startPlatform, type Platform } from '../../../src/platform/platform.ts';
 import { deadLettersTopic } from '../../../src/platform/actors/dead-letters-topic.ts';
 import { testConfig } from '../../support/env.ts';
-import { startTs, waitForOutput } from '../../support/processes.ts';
+import { childPort, startTs, waitForOutput } from '../../support/processes.ts';
 
 let platform: Platform;
 let app: App;
@@ -145,7 +145,7 @@ describe('ingress', () => {
 
 describe('ingress process', () => {
   it('starts from src/main.ts, serves, and drains on SIGTERM with exit code 0', async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = childPort();
     const child = startTs('src/main.ts', [], { HTTP_PORT: port, LOG_LEVEL: 'info' });
     try {
       await waitForOutput(child, 'ingress listening');

@@ -4,10 +4,21 @@ import type { Config } from '../config.ts';
 
 export type Pool = pg.Pool;
 
-export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>): pg.Pool {
+export interface PoolOptions {
+  /** Connections at most (DATABASE_POOL_SIZE by default). */
+  max?: number;
+  /**
+   * Commits return before the commit is on disk (synchronous_commit off): for writes whose loss
+   * in a Postgres crash only repeats work, such as deleting published outbox rows.
+   */
+  asynchronousCommit?: boolean;
+}
+
+export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.DATABASE_URL,
-    max: config.DATABASE_POOL_SIZE,
+    max: options.max ?? config.DATABASE_POOL_SIZE,
+    ...(options.asynchronousCommit ? { options: '-c synchronous_commit=off' } : {}),
     // Fail fast instead of queueing forever when every connection is busy or the server is away.
     connectionTimeoutMillis: 5000,
     statement_timeout: 30_000,

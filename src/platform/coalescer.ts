@@ -1,0 +1,50 @@
+// Gathers concurrent calls into one batch: the first call runs a batch of its own
+// at once; calls made while a batch runs wait and go together in the next one.
+// So a lone call pays no added latency (no timer), and under load one round trip
+// and one commit serve many callers. Each caller gets its own item's result or
+// error; a batch that throws fails each of its callers with that error.
+
+/** What one batch gives back: a settled result per item, in order. */
+export type BatchRunner<I, R> = (items: I[]) => Promise<PromiseSettledResult<R>[]>;
+
+interface Waiting<I, R> {
+  item: I;
+  resolve: (result: R) => void;
+  reject: (err: unknown) => void;
+}
+
+export class Coalescer<I, R> {
+  private waiting: Waiting<I, R>[] = [];
+  private running = false;
+
+  constructor(
+    private readonly run: BatchRunner<I, R>,
+    /** The most items one batch takes; the rest wait for the next. */
+    private readonly maxBatch = 100,
+  ) {}
+
+  call(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      try {
+        const results = await this.run(batch.map((w) => w.item));
+        batch.forEach((w, i) => {
+          const result = results[i]!;
+          if (result.status === 'fulfilled') w.resolve(result.value);
+          else w.reject(result.reason);
+        });
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+      }
+    }
+    this.running = false;
+  }
+}

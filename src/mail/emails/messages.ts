@@ -2,9 +2,12 @@
 // (unique per organization) in one statement, so of simultaneous requests with one
 // key exactly one inserts and the others find its row; a key used again with
 // another request is refused (409 invalid_idempotent_request), as Resend does.
+import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
+import { Coalescer } from '../../platform/coalescer.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { Attempt, DeliveryState } from '../sending/deliveries.ts';
 import type { PreparedMessage } from './prepare-message.ts';
 
 export type MessageStatus = 'queued' | 'scheduled' | 'suppressed';
@@ -34,6 +37,11 @@ export interface MessageRow {
   status: MessageStatus;
   scheduled_at: Date | null;
   created_at: Date;
+  /** What the sender made of it (GET only): null until the sender has queued it. */
+  delivery_state?: DeliveryState | null;
+  attempts?: Attempt[];
+  /** The verdict of the latest bounce or complaint report received about it (GET only). */
+  report?: 'bounced' | 'complained' | null;
 }
 
 /** What storing one message came to. */
@@ -48,33 +56,77 @@ export interface Stored {
 export const reusedKey = (at = '') =>
   new ApiError(409, 'invalid_idempotent_request', 'This idempotency key was used with a different request; use a new key for a new message.', [{ path: `${at}/idempotency_key`, message: 'used with another request' }]);
 
-// The suppressed recipients ($17 lists them all, lower-cased) and what follows from them are
-// worked out in the same statement, which also puts a message to send into the outbox: one
-// round trip per message.
-const INSERT = `
-WITH m AS (
-  INSERT INTO mail_messages (organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses,
-    bcc_addresses, reply_to, subject, html, text_body, headers, tags, topic_id, suppressed, recipient_count, attachments, status, scheduled_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, s.list, cardinality($17::text[]) - cardinality(s.list), $18,
-         CASE WHEN cardinality($17::text[]) = cardinality(s.list) THEN 'suppressed' WHEN $19::timestamptz > now() THEN 'scheduled' ELSE 'queued' END, $19
-    FROM (SELECT ARRAY(SELECT r FROM unnest($17::text[]) WITH ORDINALITY AS u(r, n)
-                        WHERE EXISTS (SELECT 1 FROM mail_suppressions x WHERE x.organization_id = $1 AND x.email = u.r) ORDER BY u.n) AS list) s
+// Messages are written by one statement for many (concurrent requests are gathered by a
+// Coalescer, a batch's items go together): each row's suppressed recipients and what follows
+// from them are worked out in the statement, which also puts a message to send into the outbox.
+// Ids are made here, so that the rows the statement returns (a row whose key was used is not
+// inserted) are told apart by id. Prepared per number of rows, so Postgres plans it once.
+const COLUMNS = 21;
+const CASTS = ['int', 'uuid', 'uuid', 'uuid', 'text', 'bytea', 'text', 'text', 'text[]', 'text[]', 'text[]', 'text[]', 'text', 'text', 'text', 'jsonb', 'jsonb', 'text', 'text[]', 'jsonb', 'timestamptz'];
+
+function insertStatement(rows: number): string {
+  const values = Array.from({ length: rows }, (_, r) => `(${CASTS.map((cast, c) => `$${r * COLUMNS + c + 1}::${cast}`).join(', ')})`).join(',\n    ');
+  return `
+WITH input (n, id, organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses, bcc_addresses,
+            reply_to, subject, html, text_body, headers, tags, topic_id, recipients, attachments, scheduled_at) AS (
+  VALUES ${values}
+), m AS (
+  INSERT INTO mail_messages (id, organization_id, key_id, idempotency_key, request_hash, from_address, from_domain, to_addresses, cc_addresses,
+    bcc_addresses, reply_to, subject, html, text_body, headers, tags, topic_id, suppressed, recipient_count, attachments, status, scheduled_at, created_at)
+  SELECT i.id, i.organization_id, i.key_id, i.idempotency_key, i.request_hash, i.from_address, i.from_domain, i.to_addresses, i.cc_addresses,
+         i.bcc_addresses, i.reply_to, i.subject, i.html, i.text_body, i.headers, i.tags, i.topic_id, s.list,
+         cardinality(i.recipients) - cardinality(s.list), i.attachments,
+         CASE WHEN cardinality(i.recipients) = cardinality(s.list) THEN 'suppressed' WHEN i.scheduled_at > now() THEN 'scheduled' ELSE 'queued' END, i.scheduled_at,
+         clock_timestamp()
+    FROM input i
+    CROSS JOIN LATERAL (SELECT ARRAY(SELECT r FROM unnest(i.recipients) WITH ORDINALITY AS u(r, k)
+                        WHERE EXISTS (SELECT 1 FROM mail_suppressions x WHERE x.organization_id = i.organization_id AND x.email = u.r) ORDER BY u.k) AS list) s
+   -- Rows in the order given, each stamped as it is written: a batch's messages keep their order (the sender's order).
+   ORDER BY i.n
   ON CONFLICT (organization_id, idempotency_key) DO NOTHING
   RETURNING id, status, created_at
 ), queued AS (
   INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m WHERE status <> 'suppressed'
 )
 SELECT id, status FROM m`;
+}
+
+/** The most messages one statement writes (a batch's 100). */
+const MAX_ROWS = 100;
 
 type Queryable = Pool | PoolClient;
 
-export class Messages {
-  constructor(private readonly pg: Pool) {}
+interface ToStore {
+  organizationId: string;
+  keyId: string;
+  message: PreparedMessage;
+}
 
-  /** Stores one message (with its attachments, in one transaction), leaving out recipients on the suppression list. */
+export class Messages {
+  private readonly together: Coalescer<ToStore, Stored>;
+  private readonly statements = new Map<number, string>();
+
+  constructor(private readonly pg: Pool) {
+    this.together = new Coalescer((items) => this.storeAll(this.pg, items), MAX_ROWS);
+  }
+
+  /**
+   * Stores one message, leaving out recipients on the suppression list: with those of other
+   * requests of this moment, or (with attachments) in a transaction of its own.
+   */
   async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
-    if (message.attachments.length === 0) return this.storeWith(this.pg, organizationId, keyId, message);
-    return withTransaction(this.pg, (client) => this.storeWith(client, organizationId, keyId, message));
+    if (message.attachments.length === 0) return this.together.call({ organizationId, keyId, message });
+    return withTransaction(this.pg, async (client) => {
+      const [result] = await this.storeAll(client, [{ organizationId, keyId, message }]);
+      if (result!.status === 'rejected') throw result!.reason;
+      const stored = result!.value;
+      if (!stored.replayed) {
+        for (const [position, a] of message.attachments.entries()) {
+          await client.query('INSERT INTO mail_message_attachments (message_id, position, filename, content_type, content_id, content) VALUES ($1, $2, $3, $4, $5, $6)', [stored.id, position, a.filename, a.content_type, a.content_id, a.content]);
+        }
+      }
+      return stored;
+    });
   }
 
   /**
@@ -83,49 +135,62 @@ export class Messages {
    */
   async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], strict: boolean): Promise<(Stored | ApiError)[]> {
     return withTransaction(this.pg, async (client) => {
-      const results: (Stored | ApiError)[] = [];
-      for (const [i, message] of messages.entries()) {
-        try {
-          results.push(await this.storeWith(client, organizationId, keyId, message));
-        } catch (err) {
-          if (!(err instanceof ApiError) || strict) throw err instanceof ApiError ? reusedKey(`/${i}`) : err;
-          results.push(reusedKey(`/${i}`));
-        }
-      }
-      return results;
+      const results = await this.storeAll(client, messages.map((message) => ({ organizationId, keyId, message })));
+      return results.map((result, i) => {
+        if (result.status === 'fulfilled') return result.value;
+        if (strict || !(result.reason instanceof ApiError)) throw result.reason instanceof ApiError ? reusedKey(`/${i}`) : result.reason;
+        return reusedKey(`/${i}`);
+      });
     });
   }
 
   async get(organizationId: string, id: string, domains: string[] | null): Promise<MessageRow | undefined> {
     const { rows } = await this.pg.query<MessageRow>(
-      'SELECT * FROM mail_messages WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR from_domain = ANY($3))',
+      `SELECT m.*, d.state AS delivery_state, coalesce(d.attempts, '[]') AS attempts,
+              (SELECT e.type FROM mail_events e WHERE e.message_id = m.id AND e.type IN ('bounced', 'complained') AND e.once_key LIKE '%-report:%'
+                ORDER BY e.occurred_at DESC LIMIT 1) AS report
+         FROM mail_messages m LEFT JOIN mail_deliveries d ON d.message_id = m.id
+        WHERE m.organization_id = $1 AND m.id = $2 AND ($3::text[] IS NULL OR m.from_domain = ANY($3))`,
       [organizationId, id, domains],
     );
     return rows[0];
   }
 
-  private async storeWith(db: Queryable, organizationId: string, keyId: string, m: PreparedMessage): Promise<Stored> {
-    const attachments = m.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content_id: a.content_id, size: a.content.length }));
-    const { rows } = await db.query<{ id: string; status: MessageStatus }>(INSERT, [
-      organizationId, keyId, m.idempotencyKey, m.requestHash, m.from.name ? `${m.from.name} <${m.from.email}>` : m.from.email, m.from.domain,
-      m.to, m.cc, m.bcc, m.reply_to, m.subject, m.html, m.text, JSON.stringify(m.headers), JSON.stringify(m.tags), m.topic_id,
-      m.recipientKeys, JSON.stringify(attachments), m.scheduled_at,
-    ]);
-    const inserted = rows[0];
-    if (inserted) {
-      for (const [position, a] of m.attachments.entries()) {
-        await db.query('INSERT INTO mail_message_attachments (message_id, position, filename, content_type, content_id, content) VALUES ($1, $2, $3, $4, $5, $6)', [inserted.id, position, a.filename, a.content_type, a.content_id, a.content]);
-      }
-      return { id: inserted.id, replayed: false, unpublished: inserted.status !== 'suppressed' };
-    }
-    // The key was used: by this very request before (a replay), or by another one.
+  /** Writes these messages with one statement; an item whose key was used is its original (a replay) or refused. */
+  private async storeAll(db: Queryable, items: readonly ToStore[]): Promise<PromiseSettledResult<Stored>[]> {
+    const ids = items.map(() => randomUUID());
+    const values = items.flatMap(({ organizationId, keyId, message: m }, i) => {
+      const attachments = m.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content_id: a.content_id, size: a.content.length }));
+      return [
+        i, ids[i], organizationId, keyId, m.idempotencyKey, m.requestHash, m.from.name ? `${m.from.name} <${m.from.email}>` : m.from.email, m.from.domain,
+        m.to, m.cc, m.bcc, m.reply_to, m.subject, m.html, m.text, JSON.stringify(m.headers), JSON.stringify(m.tags), m.topic_id,
+        m.recipientKeys, JSON.stringify(attachments), m.scheduled_at,
+      ];
+    });
+    const { rows } = await db.query<{ id: string; status: MessageStatus }>({ name: `mail_store_${items.length}`, text: this.statement(items.length), values });
+    const inserted = new Map(rows.map((r) => [r.id, r.status]));
+    return Promise.allSettled(items.map(async (item, i) => {
+      const status = inserted.get(ids[i]!);
+      if (status) return { id: ids[i]!, replayed: false, unpublished: status !== 'suppressed' };
+      return this.original(db, item);
+    }));
+  }
+
+  /** The message stored before under this item's key: this very request before (a replay), or another one (refused). */
+  private async original(db: Queryable, { organizationId, message }: ToStore): Promise<Stored> {
     const { rows: found } = await db.query<{ id: string; request_hash: Buffer | null; unpublished: boolean }>(
       `SELECT m.id, m.request_hash, EXISTS (SELECT 1 FROM mail_message_outbox o WHERE o.message_id = m.id) AS unpublished
          FROM mail_messages m WHERE m.organization_id = $1 AND m.idempotency_key = $2`,
-      [organizationId, m.idempotencyKey],
+      [organizationId, message.idempotencyKey],
     );
     const original = found[0]!;
-    if (!original.request_hash || !original.request_hash.equals(m.requestHash)) throw reusedKey();
+    if (!original.request_hash || !original.request_hash.equals(message.requestHash)) throw reusedKey();
     return { id: original.id, replayed: true, unpublished: original.unpublished };
+  }
+
+  private statement(rows: number): string {
+    let text = this.statements.get(rows);
+    if (!text) this.statements.set(rows, (text = insertStatement(rows)));
+    return text;
   }
 }

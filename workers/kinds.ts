@@ -8,10 +8,15 @@ import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
 import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
 import type { LinksServices } from '../src/links/wiring.ts';
+import { mailSenderKind } from '../src/mail/sending/sender.ts';
+import type { ServiceConfig } from '../src/service.ts';
+import type { MailServices } from '../src/mail/wiring.ts';
 
 export interface WorkerServices {
   platform: Platform;
+  config: ServiceConfig;
   links: LinksServices;
+  mail: MailServices;
 }
 
 export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
@@ -19,4 +24,5 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   'conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
   webhooks: ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'scan-limits': ({ platform, links }) => scanLimitKind(platform.pg, links.changelog),
+  'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
 };

@@ -3,6 +3,7 @@ import { hostWorkers } from '../src/platform/actors/host.ts';
 import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
 import { wireLinks } from '../src/links/wiring.ts';
+import { wireMail } from '../src/mail/wiring.ts';
 import { loadServiceConfig, serviceTopics } from '../src/service.ts';
 import { workerKinds } from './kinds.ts';
 
@@ -22,7 +23,7 @@ export async function startWorkerProcess(name: string, kindNames: readonly strin
   }
   const platform = await startPlatform(config, { name, topics: serviceTopics });
   platform.shutdown.installSignalHandlers();
-  const services = { platform, links: wireLinks(platform, config) };
+  const services = { platform, config, links: wireLinks(platform, config), mail: wireMail(platform, config) };
   const kinds = kindNames.map((k) => workerKinds[k]!(services));
   await hostWorkers(platform, kinds);
   platform.log.info({ kinds: kindNames }, 'worker process ready');

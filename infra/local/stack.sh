@@ -510,6 +510,8 @@ cmd_start() {
   need_cmd chromium chromium
   # Benchmarks load the service with wrk (Debian's 4.1).
   need_cmd wrk wrk
+  # The mail sender's day-turn test moves the sender's clock with libfaketime.
+  need_cmd faketime faketime
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

@@ -14,6 +14,26 @@ export const MailConfigSchema = Type.Object({
   MAIL_DNS_SERVERS: Type.String({ pattern: '^[0-9a-fA-F.:\\[\\], ]*$', default: '' }),
   /** The largest contact import body (CSV or NDJSON), in bytes. */
   MAIL_IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 ** 3, default: 1024 ** 3 }),
+  /** Messages per second the whole platform hands over, whatever the number of sender processes (spec: 12). */
+  MAIL_SEND_RATE_PER_SEC: Type.Integer({ minimum: 1, maximum: 10_000, default: 12 }),
+  /** The daily cap of an organization on a plan without a ceiling whose own cap is blank (spec: 20,000). */
+  ORG_DAILY_SEND_CAP: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 20_000 }),
+  /** Emails per UTC day across every organization (spec: the platform account's 45,000). */
+  PLATFORM_DAILY_SEND_CAP: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 45_000 }),
+  /** A domain's daily allowance by stage (comma-separated, rising): stage n applies after n earlier UTC days on which it sent. */
+  MAIL_WARMUP_STAGES: Type.String({ pattern: '^[0-9]+(,[0-9]+)*$', default: '200,500,1000,2000,5000,10000,20000' }),
+  /** The first retry's delay after a transient failure; each next one doubles (spec: 30 s, 4 attempts in all). */
+  MAIL_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000 }),
+  /** Hand-overs one sender process runs at once (each for another organization). */
+  MAIL_SEND_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  /** How long a sender holds a message it is handing over; a sender that died leaves it to another after this. */
+  MAIL_SEND_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
+  /** Signs the links in sent messages (open pixel, clicks, unsubscribe): a link cannot be made or altered without it. */
+  MAIL_LINK_SECRET: Type.String({ minLength: 16, default: 'development-mail-link-secret' }),
+  /** Where the ingress receives bounce and complaint reports over SMTP (inbound-smtp.ts). */
+  MAIL_INBOUND_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** Its port; 0 takes any free port, -1 runs no inbound SMTP in this process (another ingress does). */
+  MAIL_INBOUND_SMTP_PORT: Type.Integer({ minimum: -1, maximum: 65535, default: 2526 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });
@@ -26,5 +46,8 @@ export const defaultRequestsPerSecond = (config: MailConfig): number => config.A
 export const mailSettings: ProductSettings<typeof MailConfigSchema> = {
   product: 'mail',
   schema: MailConfigSchema,
-  check: (config) => (config.MAIL_TEST_CRASH_AFTER_STORE && config.NODE_ENV !== 'test' ? ['MAIL_TEST_CRASH_AFTER_STORE is for tests only (NODE_ENV=test)'] : []),
+  check: (config) => [
+    ...(config.MAIL_TEST_CRASH_AFTER_STORE && config.NODE_ENV !== 'test' ? ['MAIL_TEST_CRASH_AFTER_STORE is for tests only (NODE_ENV=test)'] : []),
+    ...(config.NODE_ENV === 'production' && config.MAIL_LINK_SECRET === 'development-mail-link-secret' ? ['MAIL_LINK_SECRET must be set in production'] : []),
+  ],
 };

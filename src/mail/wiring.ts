@@ -2,12 +2,14 @@
 // connections and the mail settings.
 import type { Outbox } from '../platform/outbox/outbox.ts';
 import type { Platform } from '../platform/platform.ts';
+import { createPool, type Pool } from '../platform/postgres/pool.ts';
 import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
 import { Contacts } from './audience/contacts.ts';
 import { Topics } from './audience/topics.ts';
 import { Domains } from './domains/domains.ts';
+import { MailEventQueue } from './events/mail-events.ts';
 import { MessageQueue } from './emails/message-queue.ts';
 import { Messages } from './emails/messages.ts';
 import { Suppressions } from './suppressions/suppressions.ts';
@@ -25,16 +27,20 @@ export interface MailServices {
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
   queue: MessageQueue;
+  /** Publishes recorded mail events to mail.events. */
+  events: MailEventQueue;
   /** The mail outboxes the ingress relays. */
   outboxes: Outbox[];
 }
 
 export function wireMail(platform: Platform, config: MailConfig): MailServices {
   const { pg } = platform;
-  const queue = new MessageQueue(pg, platform.publisher, platform.log);
+  const publishing = outboxPool(platform);
+  const queue = new MessageQueue(publishing, platform.publisher, platform.log);
+  const events = new MailEventQueue(publishing, platform.publisher, platform.log);
   return {
     config,
-    organizations: new Organizations(pg),
+    organizations: new Organizations(pg, config.ORG_DAILY_SEND_CAP),
     keys: new MailKeys(pg, config.MAIL_LOOKUP_CACHE_MS),
     domains: new Domains(pg, config.MAIL_LOOKUP_CACHE_MS),
     suppressions: new Suppressions(pg),
@@ -43,6 +49,17 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     templates: new Templates(pg),
     messages: new Messages(pg),
     queue,
-    outboxes: [queue.outbox],
+    events,
+    outboxes: [queue.outbox, events.outbox],
   };
+}
+
+/** Connections of the mail outboxes' publishers, which hold one across a Kafka send. */
+const OUTBOX_POOL_SIZE = 4;
+
+/** The pool the mail outboxes publish on: their own connections, committing without waiting for the disk (row-outbox.ts). */
+function outboxPool(platform: Platform): Pool {
+  const pool = createPool(platform.config, { max: OUTBOX_POOL_SIZE, asynchronousCommit: true });
+  platform.shutdown.add('mail outbox postgres', () => pool.end());
+  return pool;
 }

@@ -24,13 +24,13 @@ interface Row {
   updated_at: Date;
 }
 
-const toOrganization = (r: Row): Organization => ({
+const toOrganization = (r: Row, defaultCap: number): Organization => ({
   object: 'organization',
   id: r.id,
   name: r.name,
   plan: r.plan,
   daily_send_cap: r.daily_send_cap,
-  effective_daily_send_cap: effectiveDailySendCap(r.plan, r.daily_send_cap),
+  effective_daily_send_cap: effectiveDailySendCap(r.plan, r.daily_send_cap, defaultCap),
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
@@ -42,21 +42,24 @@ export interface OrganizationChange {
 }
 
 export class Organizations {
-  constructor(private readonly pg: Pool) {}
+  /** `defaultCap`: the cap of a plan without a ceiling when the organization's own is blank (ORG_DAILY_SEND_CAP). */
+  constructor(private readonly pg: Pool, private readonly defaultCap: number) {}
+
+  private readonly toOrganization = (r: Row): Organization => toOrganization(r, this.defaultCap);
 
   async create(name: string, plan: Plan, dailySendCap: number | null = null): Promise<Organization> {
     const { rows } = await this.pg.query<Row>('INSERT INTO mail_organizations (name, plan, daily_send_cap) VALUES ($1, $2, $3) RETURNING *', [name, plan, dailySendCap]);
-    return toOrganization(rows[0]!);
+    return this.toOrganization(rows[0]!);
   }
 
   async get(id: string): Promise<Organization | undefined> {
     const { rows } = await this.pg.query<Row>('SELECT * FROM mail_organizations WHERE id = $1', [id]);
-    return rows[0] && toOrganization(rows[0]);
+    return rows[0] && this.toOrganization(rows[0]);
   }
 
   async list(): Promise<Organization[]> {
     const { rows } = await this.pg.query<Row>('SELECT * FROM mail_organizations ORDER BY created_at DESC, id DESC');
-    return rows.map(toOrganization);
+    return rows.map(this.toOrganization);
   }
 
   async update(id: string, change: OrganizationChange): Promise<Organization | undefined> {
@@ -68,6 +71,6 @@ export class Organizations {
         WHERE id = $1 RETURNING *`,
       [id, change.plan ?? null, change.daily_send_cap !== undefined, change.daily_send_cap ?? null],
     );
-    return rows[0] && toOrganization(rows[0]);
+    return rows[0] && this.toOrganization(rows[0]);
   }
 }

@@ -25,6 +25,8 @@ export const MAX_BATCH = 100;
 export const SEND_BODY_LIMIT = 60 * 1024 * 1024;
 export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
 
+const LAST_EVENTS = ['queued', 'scheduled', 'suppressed', 'delivered', 'delivery_delayed', 'bounced', 'failed', 'complained'] as const;
+
 const Created = Type.Object({ id: Type.String() }, { $id: 'EmailId', title: 'EmailId' });
 const BatchCreated = Type.Object(
   {
@@ -48,7 +50,16 @@ const EmailObject = Type.Object(
     headers: Type.Record(Type.String(), Type.String()),
     tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
     topic_id: Type.Union([Type.String(), Type.Null()]),
-    last_event: StringEnum(['queued', 'scheduled', 'suppressed'] as const, { description: 'queued: waiting for the sender; scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent.' }),
+    last_event: StringEnum(LAST_EVENTS, {
+      description: 'queued: waiting for the sender (its turn, a daily allowance or the send rate); scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent; ' +
+        'delivered: handed over to the relay; delivery_delayed: a transient failure, another attempt follows; bounced: refused for good (SMTP 5xx, or a bounce report received later); failed: 4 transient failures, no more attempts; complained: a recipient reported it as spam (a feedback report).',
+    }),
+    attempts: Type.Array(Type.Object({
+      attempt: Type.Integer({ minimum: 1 }),
+      at: Type.String({ format: 'date-time' }),
+      outcome: StringEnum(['delivered', 'deferred', 'bounced'] as const),
+      response: Type.String({ description: 'The relay\'s reply, or the transport error.' }),
+    }), { description: 'The hand-over attempts, oldest first.' }),
     suppressed: Type.Array(Type.String(), { description: 'Recipients left out because they are on the suppression list.' }),
     recipient_count: Type.Integer({ description: 'Recipients it goes to; each counts as one email for the daily allowances.' }),
     attachments: Type.Array(Type.Object({ filename: Type.String(), content_type: Type.Union([Type.String(), Type.Null()]), content_id: Type.Union([Type.String(), Type.Null()]), size: Type.Integer() })),
@@ -58,6 +69,18 @@ const EmailObject = Type.Object(
   },
   { $id: 'Email', title: 'Email' },
 );
+
+/** The message's last event: what the sender made of it, or else its state when accepted. */
+function lastEvent(r: MessageRow): (typeof LAST_EVENTS)[number] {
+  // A report received after the hand-over is the latest word on it.
+  if (r.report) return r.report;
+  switch (r.delivery_state) {
+    case 'sent': return 'delivered';
+    case 'retrying': return 'delivery_delayed';
+    case 'bounced': case 'failed': case 'suppressed': return r.delivery_state;
+    default: return r.status;
+  }
+}
 
 const REPLAY_HEADER = { 'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat of an idempotency key: the id is the original message\'s, nothing new was sent.' }) };
 
@@ -75,7 +98,8 @@ const toEmail = (r: MessageRow) => ({
   headers: r.headers,
   tags: r.tags,
   topic_id: r.topic_id,
-  last_event: r.status,
+  last_event: lastEvent(r),
+  attempts: r.attempts ?? [],
   suppressed: r.suppressed,
   recipient_count: r.recipient_count,
   attachments: r.attachments,
@@ -146,7 +170,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     // Stored is durable: the answer need not wait for Kafka (the relay publishes what this process
     // could not). A replay waits, so that what it found unqueued is queued when it answers.
     if (stored.unpublished) {
-      const publishing = queue.publishSoon([stored.id]);
+      const publishing = queue.publish([stored.id], stored.replayed);
       if (stored.replayed) await publishing;
     }
     if (stored.replayed) reply.header('idempotent-replayed', 'true');
@@ -191,8 +215,9 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     // One token per message of the batch, whatever became of it.
     await deps.settleBatch(request, request.body.length);
     crashIfAsked();
-    const publishing = queue.publishSoon(ok.filter((s) => s.unpublished).map((s) => s.id));
-    if (ok.some((s) => s.replayed)) await publishing;
+    const replayed = ok.some((s) => s.replayed);
+    const publishing = queue.publish(ok.filter((s) => s.unpublished).map((s) => s.id), replayed);
+    if (replayed) await publishing;
     if (ok.length > 0 && ok.every((s) => s.replayed)) reply.header('idempotent-replayed', 'true');
     return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };
   });

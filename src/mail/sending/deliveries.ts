@@ -1,0 +1,106 @@
+// The sender's queue in Postgres (migration 014): which message goes out next,
+// who holds it, and what became of each attempt. Order is kept per organization:
+// an organization's next message is the first of its waiting ones (by the time
+// it became sendable), and it has at most one message in hand at a time; a
+// message waiting for a retry does not hold up the others.
+import type { PoolClient } from 'pg';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { recordEvents, type NewMailEvent } from '../events/mail-events.ts';
+
+export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed';
+
+/** One hand-over attempt, as GET /emails/:id shows it. */
+export interface Attempt {
+  attempt: number;
+  at: string;
+  outcome: 'delivered' | 'deferred' | 'bounced';
+  /** The relay's reply, or the transport error. */
+  response: string;
+}
+
+export interface Delivery {
+  message_id: string;
+  organization_id: string;
+  from_domain: string;
+  state: DeliveryState;
+  lease_token: string;
+  counted_day: string | null;
+  attempts: Attempt[];
+}
+
+const DUE = `
+WITH heads AS (
+  SELECT DISTINCT ON (organization_id) message_id, state, next_attempt_at, lease_until
+    FROM mail_deliveries WHERE state IN ('queued', 'sending')
+   ORDER BY organization_id, queued_at, accepted_at, message_id
+), due AS (
+  (SELECT message_id FROM heads WHERE next_attempt_at <= now() AND (state = 'queued' OR lease_until < now()) LIMIT $1)
+  UNION ALL
+  (SELECT message_id FROM mail_deliveries WHERE state = 'retrying' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1)
+)
+UPDATE mail_deliveries d
+   SET state = 'sending', lease_until = now() + make_interval(secs => $2::double precision / 1000), lease_token = gen_random_uuid(), updated_at = now()
+ WHERE d.message_id IN (SELECT message_id FROM due LIMIT $1)
+   AND (d.state IN ('queued', 'retrying') OR (d.state = 'sending' AND d.lease_until < now()))
+RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts`;
+
+export class Deliveries {
+  constructor(private readonly pg: Pool) {}
+
+  /** Queues the stored messages of these ids (a repeat is ignored); returns how many were new. */
+  async enqueue(messageIds: readonly string[]): Promise<number> {
+    const { rowCount } = await this.pg.query(
+      `INSERT INTO mail_deliveries (message_id, organization_id, from_domain, queued_at, accepted_at, state, next_attempt_at)
+       SELECT id, organization_id, from_domain, coalesce(scheduled_at, created_at), created_at, 'queued', coalesce(scheduled_at, created_at)
+         FROM mail_messages WHERE id = ANY($1::uuid[]) AND status <> 'suppressed'
+       ON CONFLICT (message_id) DO NOTHING`,
+      [messageIds],
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Takes up to `limit` due messages under a lease of `leaseMs`. */
+  async take(limit: number, leaseMs: number): Promise<Delivery[]> {
+    const { rows } = await this.pg.query<Delivery>(DUE, [limit, leaseMs]);
+    return rows;
+  }
+
+  /** Records the day the message was counted against (in the caller's transaction, with the counting); false if the hold was lost. */
+  async markCounted(db: PoolClient, d: Delivery, day: string, emails: number): Promise<boolean> {
+    const { rowCount } = await db.query(
+      "UPDATE mail_deliveries SET counted_day = $3, counted = $4, updated_at = now() WHERE message_id = $1 AND lease_token = $2 AND state = 'sending'",
+      [d.message_id, d.lease_token, day, emails],
+    );
+    return rowCount === 1;
+  }
+
+  /** Puts the message back to wait `delayMs` (a spent allowance), keeping its place in its organization's order. */
+  async wait(d: Delivery, delayMs: number): Promise<void> {
+    await this.finish(this.pg, d, 'queued', delayMs);
+  }
+
+  /**
+   * Records an attempt and the state it leads to (a retry waits `delayMs`), and with it the event
+   * it makes, in one transaction; returns the id of the event recorded, if any.
+   */
+  async record(d: Delivery, state: DeliveryState, attempt?: Attempt, delayMs = 0, event?: NewMailEvent): Promise<string[]> {
+    if (!event) {
+      await this.finish(this.pg, d, state, delayMs, attempt);
+      return [];
+    }
+    return withTransaction(this.pg, async (client) => ((await this.finish(client, d, state, delayMs, attempt)) ? recordEvents(client, [event]) : []));
+  }
+
+  /** Ends the hold with this state; false when the hold was no longer ours. */
+  private async finish(db: Pool | PoolClient, d: Delivery, state: DeliveryState, delayMs: number, attempt?: Attempt): Promise<boolean> {
+    const { rowCount } = await db.query(
+      `UPDATE mail_deliveries
+          SET state = $3, lease_until = NULL, lease_token = NULL, updated_at = now(),
+              next_attempt_at = now() + make_interval(secs => $4::double precision / 1000),
+              attempts = attempts || $5::jsonb
+        WHERE message_id = $1 AND lease_token = $2`,
+      [d.message_id, d.lease_token, state, delayMs, JSON.stringify(attempt ? [attempt] : [])],
+    );
+    return rowCount === 1;
+  }
+}

@@ -1,0 +1,30 @@
+// Mail sender processes for tests: `workers/run.ts mail-sender` with the test env, a relay and settings of the test's.
+import { existsSync, readdirSync } from 'node:fs';
+import { startTs, waitForOutput, type Child } from '../processes.ts';
+
+/** Debian's libfaketime (package faketime, installed by stack.sh), for the architecture at hand. */
+function libfaketime(): string {
+  const found = readdirSync('/usr/lib').map((dir) => `/usr/lib/${dir}/faketime/libfaketimeMT.so.1`).find((path) => existsSync(path));
+  if (!found) throw new Error('libfaketime not found: install Debian\'s faketime (infra/local/stack.sh does)');
+  return found;
+}
+
+/**
+ * Starts a sender and waits until it is ready; `fakeTime` ("2031-03-01 23:59:20", UTC) starts its
+ * clock at that moment, from where it runs on. libfaketime is preloaded into node itself (not run
+ * through the faketime command, which would stand between the test and the process it signals).
+ */
+export async function startMailSender(env: Record<string, string>, fakeTime?: string): Promise<Child> {
+  // Timers run on the monotonic clock, left real so that the process's waits keep their length.
+  const clock: Record<string, string> = fakeTime ? { LD_PRELOAD: libfaketime(), FAKETIME: `@${fakeTime}`, FAKETIME_DONT_FAKE_MONOTONIC: '1', TZ: 'UTC' } : {};
+  const child = startTs('workers/run.ts', ['mail-sender'], { LOG_LEVEL: 'info', ...env, ...clock });
+  await waitForOutput(child, 'worker process ready', 90_000);
+  return child;
+}
+
+/** Stops a sender (SIGTERM, or `signal`) and waits for it to exit. */
+export async function stopMailSender(child: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill(signal);
+  await child.exited;
+}

@@ -1,0 +1,60 @@
+// An SMTP relay for one test file (smtp-server on a loopback port): records each
+// message with the moment its DATA ended, and answers what the test tells it
+// (accept, or an SMTP error such as 451 or 550) per recipient address.
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface Captured {
+  receivedAt: number;
+  from: string;
+  to: string[];
+  raw: string;
+  messageId: string | null;
+}
+
+export interface SmtpCapture {
+  url: string;
+  messages: Captured[];
+  /** The reply for messages to this address: an SMTP code and text, or undefined to accept. */
+  replyTo: Map<string, { code: number; text: string }>;
+  /** Messages whose Message-ID header contains `id`. */
+  byMessageId(id: string): Captured[];
+  close(): Promise<void>;
+}
+
+export async function startSmtpCapture(): Promise<SmtpCapture> {
+  const messages: Captured[] = [];
+  const replyTo = new Map<string, { code: number; text: string }>();
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    hideSTARTTLS: true,
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const to = session.envelope.rcptTo.map((r) => r.address);
+        const refusal = to.map((address) => replyTo.get(address)).find(Boolean);
+        if (refusal) {
+          const err = Object.assign(new Error(refusal.text), { responseCode: refusal.code });
+          callback(err);
+          return;
+        }
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const messageId = /^Message-ID:\s*(.+)$/im.exec(raw)?.[1]?.trim() ?? null;
+        messages.push({ receivedAt: Date.now(), from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to, raw, messageId });
+        callback(null, 'queued');
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    replyTo,
+    byMessageId: (id) => messages.filter((m) => m.messageId?.includes(id)),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -22,6 +22,7 @@ import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
 import { suppressionRoutes } from './suppressions/suppression-routes.ts';
 import { templateRoutes } from './templates/template-routes.ts';
+import { trackingRoutes } from './tracking/tracking-routes.ts';
 import { MailError, mailErrorHandler } from './http/mail-errors.ts';
 import type { MailServices } from './wiring.ts';
 
@@ -38,6 +39,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'segments', description: 'Named filters over contacts.' },
     { name: 'templates', description: 'Templates with versions and personalisation tags.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
+    { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
   ],
   securitySchemes: {
@@ -96,6 +98,10 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         });
         root.addHook('onRequest', authenticate);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, queue: mail.queue, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE });
+      });
+      // The ends of the links in sent messages: public, no key, not the API's JSON.
+      await app.register(async (open) => {
+        await trackingRoutes(open, { pg, events: mail.events, secret: mail.config.MAIL_LINK_SECRET, log });
       });
     },
   };

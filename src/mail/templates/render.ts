@@ -18,7 +18,7 @@ export type Part = 'subject' | 'html' | 'text';
 const TAG = /^\s*contact\.([A-Za-z0-9_-]{1,64})\s*(?:\|\s*"((?:[^"\\]|\\.){0,500})"\s*)?$/;
 const MAX_TAG = 600;
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 function valueOf(contact: RenderContact, name: string): string {
   const v = name === 'email' ? contact.email : name === 'first_name' ? contact.first_name : name === 'last_name' ? contact.last_name : contact.properties?.[name];

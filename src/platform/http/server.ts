@@ -124,7 +124,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    // Path parameters up to 10,000 characters: signed tokens of mail links carry their destination.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 10_000 },
     // Errors raised before routing (a malformed URL) get the same body as every other error.
     // They pass no route's hooks, so the limit headers are set here.
     frameworkErrors: (error, request, reply) => {

@@ -42,6 +42,8 @@ describe('the OpenAPI document under redocly lint (recommended)', () => {
     const config = join(dir, 'redocly.yaml');
     await writeFile(file, JSON.stringify(doc, null, 2));
     await writeFile(config, 'extends:\n  - recommended\n');
+    // One known exception: a mail click link's only success is its redirect to the destination.
+    await writeFile(join(dir, '.redocly.lint-ignore.yaml'), "openapi.json:\n  operation-2xx-response:\n    - '#/paths/~1m~1c~1{token}/get/responses'\n");
     // Exit code 1 means errors; the JSON report on stdout lists warnings as well.
     const result = await run(process.execPath, [redoclyCli, 'lint', file, '--config', config, '--format', 'json'], { env: OFFLINE_ENV, cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 })
       .catch((err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? '', stderr: `${err.stderr ?? ''} (exit ${String(err.code)})` }));

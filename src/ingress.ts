@@ -9,11 +9,12 @@ import { startOutboxRelays } from './platform/outbox/start-outbox-relays.ts';
 import { linksHttp, linksOpenApi } from './links/links-http.ts';
 import { wireLinks } from './links/wiring.ts';
 import { mailHttp, mailOpenApi } from './mail/mail-http.ts';
+import { startInboundSmtp } from './mail/inbound/inbound-smtp.ts';
 import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects }> {
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; inboundSmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   // One allowance of failed credentials per IP, for every product's keys and the operator token;
   // API responses that checked no credential describe it (api-limit-headers.ts).
@@ -37,6 +38,11 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
   const relays = startOutboxRelays([...links.outboxes, ...mail.outboxes]);
   app.addHook('onClose', () => relays.stop());
+  // Bounce and complaint reports arrive over SMTP.
+  const inbound = config.MAIL_INBOUND_SMTP_PORT >= 0
+    ? await startInboundSmtp({ pg: platform.pg, events: mail.events, log: platform.log }, config.MAIL_INBOUND_SMTP_HOST, config.MAIL_INBOUND_SMTP_PORT)
+    : undefined;
+  if (inbound) app.addHook('onClose', () => inbound.close());
   await app.ready();
-  return Object.assign(app, { redirects });
+  return Object.assign(app, { redirects, inboundSmtpPort: inbound?.port });
 }

@@ -1,0 +1,59 @@
+// The service's inbound SMTP address for reports (bounces and complaints), run
+// by the ingress: MX records of the bounce domain point here, and Return-Path /
+// feedback loops deliver to it. Every message is accepted (a report is never
+// bounced back); what is not a report about our mail is logged and dropped.
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import type { Logger } from '../../platform/logger.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { MailEventQueue } from '../events/mail-events.ts';
+import { parseReport } from './report-parser.ts';
+import { takeReports } from './report-intake.ts';
+
+/** Reports are small; a larger message is refused while it is sent. */
+const MAX_BYTES = 10 * 1024 * 1024;
+
+export interface InboundSmtp {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startInboundSmtp(deps: { pg: Pool; events: MailEventQueue; log: Logger }, host: string, port: number): Promise<InboundSmtp> {
+  const log = deps.log.child({ component: 'mail-inbound-smtp' });
+  const server = new SMTPServer({
+    name: 'linkmail-inbound',
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    size: MAX_BYTES,
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('error', callback);
+      stream.on('end', () => {
+        if ((stream as { sizeExceeded?: boolean }).sizeExceeded) {
+          callback(Object.assign(new Error('Message too large for a report'), { responseCode: 552 }));
+          return;
+        }
+        parseReport(Buffer.concat(chunks))
+          .then((reports) => takeReports(deps.pg, deps.events, reports))
+          .then((applied) => {
+            if (applied === 0) log.info('inbound message is no report about our mail; dropped');
+            callback(null, 'Report received');
+          }, (err) => {
+            // Our fault (Postgres away): a temporary refusal, so the sender tries again.
+            log.warn({ err }, 'inbound report could not be taken; asked the sender to retry');
+            callback(Object.assign(new Error('Try again later'), { responseCode: 451 }));
+          });
+      });
+    },
+  });
+  server.on('error', (err) => log.warn({ err }, 'inbound SMTP connection error'));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.server.address() as AddressInfo;
+  log.info({ host, port: address.port }, 'inbound SMTP listening');
+  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

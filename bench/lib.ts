@@ -2,7 +2,7 @@
 // databases and topic prefix, autocannon runs bounded in time and count, and
 // results written as JSON under bench/results/.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -19,8 +19,10 @@ export const BENCH_ENV: Record<string, string> = {
   CLICKHOUSE_DATABASE: 'linkmail_bench',
   TOPIC_PREFIX: 'bench',
   CLICK_ID_SECRET: 'bench-click-id-secret-0123456789',
+  MAIL_LINK_SECRET: 'bench-mail-link-secret-0123456789',
   ADMIN_TOKEN: 'bench-admin-token-0123456789',
   SCAN_JOURNAL_DIR: `${ROOT}.stack/bench-journal`,
+  MAIL_INBOUND_SMTP_PORT: '0',
   // As `npm start` runs the ingress (package.json): large image buffers stay in malloc's heap.
   MALLOC_MMAP_THRESHOLD_: '33554432',
   MALLOC_TRIM_THRESHOLD_: '268435456',
@@ -57,7 +59,8 @@ export async function start(entry: string, env: Record<string, string>, ready: s
   };
 }
 
-export const freePort = () => 20000 + Math.floor(Math.random() * 20000);
+/** A random port below the kernel's ephemeral range (32768 and up), where outgoing connections could hold it. */
+export const freePort = () => 20000 + Math.floor(Math.random() * 12000);
 
 /** The middle value by `by` (of three rounds: the one between the other two). */
 export function medianBy<T>(values: readonly T[], by: (value: T) => number): T {
@@ -118,3 +121,15 @@ export async function deleteRunResources(prefix: string): Promise<void> {
   const config = loadConfig({ ...process.env, ...BENCH_ENV });
   await deleteOwned({ brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL }, underPrefix(prefix));
 }
+
+/** CPU time (user + system) a process has used so far, in milliseconds, from /proc (Linux). */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Linux's USER_HZ, what /proc counts CPU time in (100 on every common build). */
+const CLOCK_TICKS_PER_SECOND = 100;

@@ -34,6 +34,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_INBOUND_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   /** Its port; 0 takes any free port, -1 runs no inbound SMTP in this process (another ingress does). */
   MAIL_INBOUND_SMTP_PORT: Type.Integer({ minimum: -1, maximum: 65535, default: 2526 }),
+  /** Hours after a broadcast finished before its resend may go out (spec: Resend rule 5); 0: no wait. */
+  MAIL_RESEND_WAIT_HOURS: Type.Number({ minimum: 0, maximum: 8760, default: 24 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });

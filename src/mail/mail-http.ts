@@ -17,6 +17,7 @@ import { contactImportRoute } from './audience/contact-import-route.ts';
 import { contactRoutes } from './audience/contact-routes.ts';
 import { segmentRoutes } from './audience/segment-routes.ts';
 import { topicRoutes } from './audience/topic-routes.ts';
+import { broadcastRoutes } from './broadcasts/broadcast-routes.ts';
 import { createResolver } from './domains/dns-check.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
@@ -38,6 +39,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'topics', description: 'What broadcasts are about, and each contact\'s subscription.' },
     { name: 'segments', description: 'Named filters over contacts.' },
     { name: 'templates', description: 'Templates with versions and personalisation tags.' },
+    { name: 'broadcasts', description: 'One message per eligible contact of a topic, with A/B subject tests, resends to non-openers and reports.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
@@ -82,6 +84,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await topicRoutes(scope, { topics: mail.topics, contacts: mail.contacts, pg });
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });
+      await broadcastRoutes(scope, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, pg });
     },
     registerAdmin: async (admin) => {
       await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });

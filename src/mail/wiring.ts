@@ -7,6 +7,7 @@ import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
 import { Contacts } from './audience/contacts.ts';
+import { Broadcasts } from './broadcasts/broadcasts.ts';
 import { Topics } from './audience/topics.ts';
 import { Domains } from './domains/domains.ts';
 import { MailEventQueue } from './events/mail-events.ts';
@@ -27,6 +28,7 @@ export interface MailServices {
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
   queue: MessageQueue;
+  broadcasts: Broadcasts;
   /** Publishes recorded mail events to mail.events. */
   events: MailEventQueue;
   /** The mail outboxes the ingress relays. */
@@ -49,6 +51,7 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     templates: new Templates(pg),
     messages: new Messages(pg),
     queue,
+    broadcasts: new Broadcasts(pg, config.MAIL_RESEND_WAIT_HOURS),
     events,
     outboxes: [queue.outbox, events.outbox],
   };

@@ -1,0 +1,253 @@
+// /api/v1/broadcasts (SEND and FULL keys; the report also TEST keys): create, list,
+// get, send, cancel, decide, resend and the report (spec: email-broadcast-api.md).
+// A domain-restricted key creates broadcasts only from its domains and sees only
+// theirs: another domain's broadcast, and its report, are 404.
+import { Type, type Static } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import { Name, StringEnum } from '../../platform/http/schema-types.ts';
+import type { App } from '../../platform/http/server.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { mayUseDomain } from '../auth/permissions.ts';
+import type { Domains } from '../domains/domains.ts';
+import { parseMailbox } from '../http/email-address.ts';
+import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import type { Templates } from '../templates/templates.ts';
+import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type Broadcasts } from './broadcasts.ts';
+import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
+
+const MAX_PART_BYTES = 2 * 1024 * 1024;
+/** Bodies that may hold html and text of 2 MB each, escaped as JSON. */
+const BODY_LIMIT = 12 * 1024 * 1024;
+const OneLine = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\r\\n]*$', description });
+const ScheduledAt = Type.String({ format: 'date-time', description: 'ISO 8601 with an offset.' });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const AbTest = Type.Object(
+  {
+    percent: Type.Integer({ minimum: 10, maximum: 50, description: 'Share of the eligible recipients the test goes to first, split A/B by contact id.' }),
+    wait_minutes: Type.Integer({ minimum: 30, maximum: 4320, description: 'How long the test runs before the winner is picked.' }),
+    metric: StringEnum(['opens', 'clicks'] as const, { description: 'opens: opened (or clicked) messages over delivered; clicks: clicked over delivered. A tie or no data goes to A.' }),
+  },
+  { additionalProperties: false },
+);
+
+const CreateBody = Type.Object(
+  {
+    name: Name(120, { description: 'Internal label.' }),
+    from: Type.String({ minLength: 3, maxLength: 320, description: '`email` or `Name <email>` on a verified domain of the organization.' }),
+    topic: Type.String({ minLength: 1, maxLength: 64, description: 'Topic slug.' }),
+    segment_id: Type.Optional(Type.String({ description: 'A segment of the organization.' })),
+    template: Type.Optional(Type.Object(
+      { id: Type.Optional(Type.String()), slug: Type.Optional(Type.String()), version: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('latest')])) },
+      { additionalProperties: false, description: 'A published version; excludes subject, html and text.' },
+    )),
+    subject: Type.Optional(OneLine(998, 'Required without template.')),
+    html: Type.Optional(Type.String({ description: 'At most 2 MB. html or text is required without template.' })),
+    text: Type.Optional(Type.String({ description: 'At most 2 MB.' })),
+    subject_b: Type.Optional(OneLine(998, 'The A/B subject: about half the recipients (by contact id) get it. Required with ab_test.')),
+    ab_test: Type.Optional(AbTest),
+    reply_to: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'Reply-To of every message.' })),
+    preview_text: Type.Optional(OneLine(256, 'A hidden block at the top of the HTML part (not a header).')),
+    scheduled_at: Type.Optional(ScheduledAt),
+  },
+  { additionalProperties: false },
+);
+type CreateBody = Static<typeof CreateBody>;
+
+const Stats = Type.Object({
+  eligible: Type.Integer({ description: 'Matched minus suppressed.' }),
+  suppressed: Type.Integer(),
+  queued: Type.Integer({ description: 'Recipient rows queued (in testing, also those waiting for the winner).' }),
+  skipped: Type.Integer({ description: 'Contacts whose message could not be made.' }),
+  testShare: Type.Optional(Type.Integer({ description: 'Messages the A/B test sent.' })),
+  reason: Type.Optional(Type.String({ description: 'Why the worker ended the broadcast itself.' })),
+});
+
+const BroadcastSchema = Type.Object(
+  {
+    object: Type.Literal('broadcast'),
+    id: Type.String(),
+    name: Type.String(),
+    status: StringEnum(BROADCAST_STATUSES),
+    from: Type.String(),
+    domain: Type.String(),
+    topic: Type.String(),
+    segment_id: Type.Union([Type.String(), Type.Null()]),
+    template: Type.Union([Type.Object({ id: Type.String(), slug: Type.String(), version: Type.Integer() }), Type.Null()]),
+    subject: Type.String(),
+    subject_b: Type.Union([Type.String(), Type.Null()]),
+    ab_test: Type.Union([AbTest, Type.Null()]),
+    ab_winner: Type.Union([StringEnum(['A', 'B'] as const), Type.Null()]),
+    ab_decided_at: NullableTimestamp(),
+    parent_id: Type.Union([Type.String(), Type.Null()]),
+    reply_to: Type.Union([Type.String(), Type.Null()]),
+    preview_text: Type.Union([Type.String(), Type.Null()]),
+    scheduled_at: NullableTimestamp(),
+    started_at: NullableTimestamp(),
+    finished_at: NullableTimestamp({ description: 'When the last recipient\'s message was queued (sent), or when it was canceled.' }),
+    stats: Type.Union([Stats, Type.Null()], { description: 'Written by the worker; null until it starts.' }),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { $id: 'Broadcast', title: 'Broadcast' },
+);
+const BroadcastList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(BroadcastSchema)) }, { $id: 'BroadcastList', title: 'BroadcastList' });
+
+export interface BroadcastRouteDeps {
+  broadcasts: Broadcasts;
+  domains: Domains;
+  templates: Templates;
+  pg: Pool;
+}
+
+export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promise<void> {
+  const { broadcasts, domains, templates, pg } = deps;
+  const tags = ['broadcasts'];
+  const config = { mailAccess: 'broadcasts' as const };
+  addComponents(app, [BroadcastSchema, BroadcastList, BroadcastReport]);
+
+  const found = <T>(row: T | undefined): T => {
+    if (!row) throw notFound('broadcast');
+    return row;
+  };
+
+  app.post('/broadcasts', {
+    config,
+    bodyLimit: BODY_LIMIT,
+    schema: {
+      tags, operationId: 'createBroadcast', summary: 'Create a broadcast (a draft, or scheduled with scheduled_at)',
+      body: CreateBody,
+      response: { 201: withRateLimitHeaders(BroadcastSchema, 'The new broadcast.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 422) },
+    },
+  }, async (request, reply) => {
+    const grant = request.mailAuth;
+    const body = request.body;
+    const from = parseMailbox(body.from);
+    if (!from) throw new ApiError(400, 'invalid_from', 'from must be `email` or `Name <email>`.', [{ path: '/from', message: 'not an address' }]);
+    if (!mayUseDomain(grant, from.domain)) throw new ApiError(403, 'domain_not_allowed', `This key may not send from ${from.domain}.`, [{ path: '/from', message: 'domain not allowed for this key' }]);
+    if (!(await domains.verifiedNames(grant.organizationId)).has(from.domain)) {
+      throw new ApiError(422, 'from_domain_not_verified', `${from.domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: '/from', message: 'domain not verified' }]);
+    }
+    if (body.reply_to !== undefined && !parseMailbox(body.reply_to)) throw new ApiError(400, 'invalid_reply_to', 'reply_to must be `email` or `Name <email>`.', [{ path: '/reply_to', message: 'not an address' }]);
+    const content = await contentOf(body, grant.organizationId, templates);
+    if (body.ab_test && !body.subject_b) throw new ApiError(422, 'subject_b_required', 'An A/B test needs subject_b, the subject it tests against.', [{ path: '/subject_b', message: 'required with ab_test' }]);
+    const { rows: topics } = await pg.query('SELECT 1 FROM mail_topics WHERE organization_id = $1 AND slug = $2', [grant.organizationId, body.topic]);
+    if (topics.length === 0) throw new ApiError(422, 'topic_not_found', `The organization has no topic ${body.topic}; create it under /api/v1/topics.`, [{ path: '/topic', message: 'no such topic' }]);
+    if (body.segment_id !== undefined) {
+      const { rows: segments } = UUID.test(body.segment_id) ? await pg.query('SELECT 1 FROM mail_segments WHERE organization_id = $1 AND id = $2', [grant.organizationId, body.segment_id]) : { rows: [] };
+      if (segments.length === 0) throw new ApiError(422, 'segment_not_found', 'segment_id is not a segment of this organization.', [{ path: '/segment_id', message: 'no such segment' }]);
+    }
+    const row = await broadcasts.create(grant.organizationId, {
+      name: body.name,
+      from_address: body.from.trim(),
+      from_domain: from.domain,
+      topic: body.topic,
+      segment_id: body.segment_id ?? null,
+      ...content,
+      subject_b: body.subject_b ?? null,
+      ab_test: body.ab_test ?? null,
+      reply_to: body.reply_to ?? null,
+      preview_text: body.preview_text ?? null,
+      scheduled_at: body.scheduled_at ? new Date(body.scheduled_at) : null,
+      parent_id: null,
+    });
+    return reply.status(201).send(toBroadcast(row));
+  });
+
+  app.get('/broadcasts', {
+    config,
+    schema: { tags, operationId: 'listBroadcasts', summary: `List broadcasts (up to ${LIST_LIMIT}, newest first)`, response: { 200: withRateLimitHeaders(BroadcastList, 'The newest broadcasts.'), ...mailErrorResponses(...MAIL_ERRORS) } },
+  }, async (request) => ({ object: 'list' as const, data: (await broadcasts.list(request.mailAuth.organizationId, request.mailAuth.domains)).map(toBroadcast) }));
+
+  const action = (operationId: string, summary: string, description: string) => ({
+    config,
+    schema: {
+      tags, operationId, summary, description, params: IdParams,
+      response: { 200: withRateLimitHeaders(BroadcastSchema, 'The broadcast.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409) },
+    },
+  });
+
+  app.get('/broadcasts/:id', {
+    config,
+    schema: { tags, operationId: 'getBroadcast', summary: 'Get a broadcast', params: IdParams, response: { 200: withRateLimitHeaders(BroadcastSchema, 'The broadcast.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => toBroadcast(found(await broadcasts.get(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains))));
+
+  const send = action('sendBroadcast', 'Send a draft or scheduled broadcast now, or schedule it', 'With `scheduled_at`: scheduled for then (a new time replaces the pending one). Without (no body, or `{}`): sending starts now; the worker begins within a second.');
+  app.post('/broadcasts/:id/send', {
+    ...send,
+    preValidation: noBodyIsEmpty,
+    schema: { ...send.schema, body: Type.Object({ scheduled_at: Type.Optional(ScheduledAt) }, { additionalProperties: false }) },
+  }, async (request) => {
+    const { organizationId, domains: scope } = request.mailAuth;
+    const at = request.body.scheduled_at;
+    return toBroadcast(found(await broadcasts.send(organizationId, uuidOr404(request.params.id), scope, at ? new Date(at) : null)));
+  });
+
+  const cancel = action('cancelBroadcast', 'Cancel a broadcast', 'Any state but sent and canceled. Pending jobs are removed; a sending broadcast stops at its next batch of 500 recipients (messages already queued still go out).');
+  app.post('/broadcasts/:id/cancel', cancel, async (request) =>
+    toBroadcast(found(await broadcasts.cancel(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains))));
+
+  const decideRoute = action('decideBroadcast', 'Pick the A/B winner now', 'Only in testing. The decision is queued at once; the status stays testing until the worker writes ab_winner and ab_decided_at, then it sends the rest.');
+  app.post('/broadcasts/:id/decide', decideRoute, async (request) =>
+    toBroadcast(found(await broadcasts.decide(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains))));
+
+  app.post('/broadcasts/:id/resend', {
+    config,
+    preValidation: noBodyIsEmpty,
+    schema: {
+      tags, operationId: 'resendBroadcast', summary: 'Resend a sent broadcast to its non-openers',
+      description: 'A child broadcast (draft, or scheduled with scheduled_at) copying content, topic and segment, without subject B; its audience is the parent\'s recipients with no open or click when it fans out.',
+      params: IdParams,
+      body: Type.Object({ subject: Type.Optional(OneLine(998, 'Omitted: the parent\'s subject. Refused on a template broadcast.')), scheduled_at: Type.Optional(ScheduledAt) }, { additionalProperties: false }),
+      response: { 201: withRateLimitHeaders(BroadcastSchema, 'The child broadcast.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409, 422) },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    const child = await broadcasts.resend(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains, {
+      ...(body.subject !== undefined ? { subject: body.subject } : {}),
+      ...(body.scheduled_at !== undefined ? { scheduled_at: new Date(body.scheduled_at) } : {}),
+    });
+    return reply.status(201).send(toBroadcast(found(child)));
+  });
+
+  app.get('/broadcasts/:id/report', {
+    config: { mailAccess: 'reports' as const },
+    schema: { tags, operationId: 'getBroadcastReport', summary: 'The report of a broadcast (sends no mail)', params: IdParams, response: { 200: withRateLimitHeaders(BroadcastReport, 'Counts, rates, variants and top links.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+  }, async (request) => {
+    const b = found(await broadcasts.get(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains));
+    return broadcastReport(pg, b);
+  });
+}
+
+/** A request without a body is one with `{}` (spec: "send with empty body or {}"). */
+async function noBodyIsEmpty(request: { body: unknown }): Promise<void> {
+  request.body ??= {};
+}
+
+/** Ids that are not uuids name no broadcast (and must not reach a uuid column). */
+function uuidOr404(id: string): string {
+  if (!UUID.test(id)) throw notFound('broadcast');
+  return id;
+}
+
+/** The content of a new broadcast: its template's published version, or its own subject, html and text. */
+async function contentOf(body: CreateBody, organizationId: string, templates: Templates) {
+  if (body.template) {
+    if (body.subject !== undefined || body.html !== undefined || body.text !== undefined) {
+      throw new ApiError(422, 'template_with_content', 'A broadcast takes its subject, html and text from its template, or from the request, not both.', [{ path: '/template', message: 'excludes subject, html and text' }]);
+    }
+    if (!body.template.id && !body.template.slug) throw new ApiError(400, 'invalid_template', 'template needs an id or a slug.', [{ path: '/template', message: 'id or slug required' }]);
+    const t = await templates.resolve(organizationId, body.template);
+    return { template: { id: t.id, slug: t.slug, version: t.version }, subject: t.subject, html: t.html, text: t.text };
+  }
+  if (body.subject === undefined) throw new ApiError(400, 'missing_subject', 'subject is required without a template.', [{ path: '/subject', message: 'required' }]);
+  if (body.html === undefined && body.text === undefined) throw new ApiError(400, 'missing_content', 'html or text is required without a template.', [{ path: '/html', message: 'html or text required' }]);
+  for (const part of ['html', 'text'] as const) {
+    const value = body[part];
+    if (value !== undefined && Buffer.byteLength(value) > MAX_PART_BYTES) throw new ApiError(400, 'content_too_large', `${part} is larger than 2 MB.`, [{ path: `/${part}`, message: 'larger than 2 MB' }]);
+  }
+  return { template: null, subject: body.subject, html: body.html ?? null, text: body.text ?? null };
+}

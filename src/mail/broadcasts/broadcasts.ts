@@ -1,0 +1,256 @@
+// Broadcasts as stored, and the transitions the API makes (spec: States and
+// transitions). Each transition locks the broadcast's row, checks its state and
+// changes it with its job (mail_broadcast_jobs) in one transaction, so a send, a
+// cancel and the worker's fan-out batches take turns. The fan-out's own writes are
+// in fan-out.ts.
+import type { PoolClient } from 'pg';
+import { ApiError } from '../../platform/http/errors.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { DomainScope } from '../domains/domains.ts';
+
+export const BROADCAST_STATUSES = ['draft', 'scheduled', 'sending', 'testing', 'sent', 'canceled'] as const;
+export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+
+export interface AbTest {
+  percent: number;
+  wait_minutes: number;
+  metric: 'opens' | 'clicks';
+}
+
+export interface BroadcastRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  status: BroadcastStatus;
+  from_address: string;
+  from_domain: string;
+  topic: string;
+  segment_id: string | null;
+  template_id: string | null;
+  template_slug: string | null;
+  template_version: number | null;
+  subject: string;
+  html: string | null;
+  text_body: string | null;
+  subject_b: string | null;
+  ab_test: AbTest | null;
+  ab_winner: 'A' | 'B' | null;
+  ab_decided_at: Date | null;
+  parent_id: string | null;
+  reply_to: string | null;
+  preview_text: string | null;
+  scheduled_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  fanned_out: boolean;
+  eligible: number;
+  suppressed: number;
+  queued: number;
+  skipped: number;
+  test_share: number | null;
+  reason: string | null;
+  phase: 'audience' | 'rest';
+  cursor: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a new broadcast is made of (checked by the route). */
+export interface NewBroadcast {
+  name: string;
+  from_address: string;
+  from_domain: string;
+  topic: string;
+  segment_id: string | null;
+  template: { id: string; slug: string; version: number } | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  subject_b: string | null;
+  ab_test: AbTest | null;
+  reply_to: string | null;
+  preview_text: string | null;
+  scheduled_at: Date | null;
+  parent_id: string | null;
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/** The broadcast object of the spec. */
+export function toBroadcast(r: BroadcastRow) {
+  return {
+    object: 'broadcast' as const,
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    from: r.from_address,
+    domain: r.from_domain,
+    topic: r.topic,
+    segment_id: r.segment_id,
+    template: r.template_id ? { id: r.template_id, slug: r.template_slug!, version: r.template_version! } : null,
+    subject: r.subject,
+    subject_b: r.subject_b,
+    ab_test: r.ab_test,
+    ab_winner: r.ab_winner,
+    ab_decided_at: iso(r.ab_decided_at),
+    parent_id: r.parent_id,
+    reply_to: r.reply_to,
+    preview_text: r.preview_text,
+    scheduled_at: iso(r.scheduled_at),
+    started_at: iso(r.started_at),
+    finished_at: iso(r.finished_at),
+    stats: r.fanned_out
+      ? {
+          eligible: r.eligible,
+          suppressed: r.suppressed,
+          queued: r.queued,
+          skipped: r.skipped,
+          ...(r.test_share !== null ? { testShare: r.test_share } : {}),
+          ...(r.reason !== null ? { reason: r.reason } : {}),
+        }
+      : null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+const SELECT = 'SELECT b.* FROM mail_broadcasts b';
+
+export const LIST_LIMIT = 50;
+
+export class Broadcasts {
+  constructor(
+    private readonly pg: Pool,
+    /** Resend rule 5: hours after the parent finished before a child may be sent (0: none). */
+    private readonly resendWaitHours: number,
+  ) {}
+
+  async create(organizationId: string, b: NewBroadcast): Promise<BroadcastRow> {
+    return withTransaction(this.pg, async (db) => {
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
+                                      subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
+        [organizationId, b.name, b.scheduled_at ? 'scheduled' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
+          b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id],
+      );
+      const id = rows[0]!.id;
+      if (b.scheduled_at) await setJob(db, id, 'start', b.scheduled_at);
+      return (await this.read(db, organizationId, id, null))!;
+    });
+  }
+
+  /** The broadcast, if the organization has it and the key may see its domain. */
+  get(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+    return this.read(this.pg, organizationId, id, scope);
+  }
+
+  async list(organizationId: string, scope: DomainScope): Promise<BroadcastRow[]> {
+    const { rows } = await this.pg.query<BroadcastRow>(
+      `${SELECT} WHERE b.organization_id = $1 AND ($2::text[] IS NULL OR b.from_domain = ANY($2)) ORDER BY b.created_at DESC, b.id DESC LIMIT ${LIST_LIMIT}`,
+      [organizationId, scope],
+    );
+    return rows;
+  }
+
+  /** POST /:id/send: scheduled for `at`, or sending now (the worker starts it within a second). */
+  send(organizationId: string, id: string, scope: DomainScope, at: Date | null): Promise<BroadcastRow | undefined> {
+    return this.transition(organizationId, id, scope, async (db, b) => {
+      if (b.status !== 'draft' && b.status !== 'scheduled') throw new ApiError(409, 'not_schedulable', `The broadcast is ${b.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
+      if (at && b.parent_id) await this.checkResendTime(db, b.parent_id, at);
+      if (!at && b.parent_id) await this.checkResendTime(db, b.parent_id, new Date());
+      await db.query(`UPDATE mail_broadcasts SET status = $2, scheduled_at = $3, updated_at = now() WHERE id = $1`, [b.id, at ? 'scheduled' : 'sending', at]);
+      await setJob(db, b.id, 'start', at ?? new Date());
+    });
+  }
+
+  /** POST /:id/cancel: canceled, its pending jobs removed; a fan-out in progress stops before its next batch. */
+  cancel(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+    return this.transition(organizationId, id, scope, async (db, b) => {
+      if (b.status === 'sent' || b.status === 'canceled') throw new ApiError(409, 'not_cancelable', `The broadcast is already ${b.status}.`);
+      await db.query("UPDATE mail_broadcasts SET status = 'canceled', finished_at = now(), updated_at = now() WHERE id = $1", [b.id]);
+      await db.query('DELETE FROM mail_broadcast_jobs WHERE broadcast_id = $1', [b.id]);
+    });
+  }
+
+  /** POST /:id/decide: the decision is queued at once; the status stays testing until the worker writes the winner. */
+  decide(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+    return this.transition(organizationId, id, scope, async (db, b) => {
+      if (b.status !== 'testing') throw new ApiError(409, 'not_testing', `The broadcast is ${b.status}; only a broadcast in its A/B test can be decided.`);
+      await setJob(db, b.id, 'decide', new Date());
+    });
+  }
+
+  /**
+   * POST /:id/resend (spec: Resend rules): a child of a sent broadcast, copying its content,
+   * topic and segment, without subject B, for the parent's non-openers at its fan-out.
+   */
+  async resend(organizationId: string, id: string, scope: DomainScope, change: { subject?: string; scheduled_at?: Date }): Promise<BroadcastRow | undefined> {
+    const childId = await withTransaction(this.pg, async (db) => {
+      const parent = await this.lock(db, organizationId, id, scope);
+      if (!parent) return undefined;
+      if (parent.status !== 'sent' || parent.parent_id) {
+        throw new ApiError(409, 'not_resendable', parent.parent_id ? 'The broadcast is itself a resend; resend its parent instead.' : `The broadcast is ${parent.status}; only a sent broadcast can be resent.`);
+      }
+      if (change.subject !== undefined && parent.template_id) throw new ApiError(422, 'subject_from_template', 'The broadcast takes its subject from its template; a resend cannot change it.');
+      const { rows: live } = await db.query("SELECT id FROM mail_broadcasts WHERE parent_id = $1 AND status <> 'canceled'", [parent.id]);
+      if (live.length > 0) throw new ApiError(409, 'resend_exists', `The broadcast already has a resend (${live[0].id}); cancel it first to make another.`);
+      if (change.scheduled_at) await this.checkResendTime(db, parent.id, change.scheduled_at);
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
+                                      subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id)
+         SELECT organization_id, name, $2, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
+                coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id
+           FROM mail_broadcasts WHERE id = $1 RETURNING id`,
+        [parent.id, change.scheduled_at ? 'scheduled' : 'draft', change.subject ?? null, change.scheduled_at ?? null],
+      );
+      const child = rows[0]!.id;
+      if (change.scheduled_at) await setJob(db, child, 'start', change.scheduled_at);
+      return child;
+    });
+    return childId ? this.get(organizationId, childId, scope) : undefined;
+  }
+
+  /** Resend rule 5: refuses a send time under the wait after the parent finished. */
+  private async checkResendTime(db: PoolClient, parentId: string, at: Date): Promise<void> {
+    if (this.resendWaitHours === 0) return;
+    const { rows } = await db.query<{ finished_at: Date | null }>('SELECT finished_at FROM mail_broadcasts WHERE id = $1', [parentId]);
+    const finished = rows[0]?.finished_at;
+    if (!finished) return;
+    const earliest = new Date(finished.getTime() + this.resendWaitHours * 3_600_000);
+    if (at < earliest) {
+      throw new ApiError(409, 'resend_too_early', `A resend can go out ${this.resendWaitHours} hours after its parent finished: not before ${earliest.toISOString()}.`);
+    }
+  }
+
+  private async transition(organizationId: string, id: string, scope: DomainScope, change: (db: PoolClient, b: BroadcastRow) => Promise<void>): Promise<BroadcastRow | undefined> {
+    const done = await withTransaction(this.pg, async (db) => {
+      const b = await this.lock(db, organizationId, id, scope);
+      if (!b) return false;
+      await change(db, b);
+      return true;
+    });
+    return done ? this.get(organizationId, id, scope) : undefined;
+  }
+
+  private async lock(db: PoolClient, organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+    const { rows } = await db.query<BroadcastRow>(
+      'SELECT * FROM mail_broadcasts WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR from_domain = ANY($3)) FOR UPDATE',
+      [organizationId, id, scope],
+    );
+    return rows[0];
+  }
+
+  private async read(db: Pool | PoolClient, organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+    const { rows } = await db.query<BroadcastRow>(`${SELECT} WHERE b.organization_id = $1 AND b.id = $2 AND ($3::text[] IS NULL OR b.from_domain = ANY($3))`, [organizationId, id, scope]);
+    return rows[0];
+  }
+}
+
+/** Sets (or moves) the broadcast's job for `command` to `at`. */
+export async function setJob(db: PoolClient, broadcastId: string, command: 'start' | 'decide', at: Date): Promise<void> {
+  await db.query(
+    'INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, $2, $3) ON CONFLICT (broadcast_id, command) DO UPDATE SET run_at = EXCLUDED.run_at',
+    [broadcastId, command, at],
+  );
+}

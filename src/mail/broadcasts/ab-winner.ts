@@ -1,0 +1,49 @@
+// The A/B decision: per variant of the test share, the messages opened (an open or
+// a click counts) or clicked, over the messages delivered. B wins only with a
+// strictly higher rate; a tie, or no delivered message to judge by, goes to A.
+import type { PoolClient } from 'pg';
+import type { BroadcastRow } from './broadcasts.ts';
+
+export interface VariantScore {
+  variant: 'A' | 'B';
+  delivered: number;
+  opened: number;
+  clicked: number;
+}
+
+export async function scoreVariants(db: PoolClient, broadcastId: string): Promise<VariantScore[]> {
+  const { rows } = await db.query<VariantScore>(
+    `SELECT r.variant,
+            count(DISTINCT e.message_id) FILTER (WHERE e.type = 'delivered')::int AS delivered,
+            count(DISTINCT e.message_id) FILTER (WHERE e.type IN ('opened', 'clicked'))::int AS opened,
+            count(DISTINCT e.message_id) FILTER (WHERE e.type = 'clicked')::int AS clicked
+       FROM mail_broadcast_recipients r JOIN mail_events e ON e.message_id = r.message_id
+      WHERE r.broadcast_id = $1 AND r.variant IS NOT NULL
+      GROUP BY r.variant`,
+    [broadcastId],
+  );
+  return rows;
+}
+
+export function pickWinner(b: Pick<BroadcastRow, 'ab_test'>, scores: VariantScore[]): 'A' | 'B' {
+  const rate = (variant: 'A' | 'B') => {
+    const s = scores.find((x) => x.variant === variant);
+    if (!s || s.delivered === 0) return 0;
+    return (b.ab_test?.metric === 'clicks' ? s.clicked : s.opened) / s.delivered;
+  };
+  return rate('B') > rate('A') ? 'B' : 'A';
+}
+
+/** Writes the winner of a testing broadcast and turns it to sending its rest; false when it is not testing. */
+export async function decide(db: PoolClient, broadcastId: string): Promise<boolean> {
+  const { rows } = await db.query<BroadcastRow>('SELECT * FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
+  const b = rows[0];
+  if (!b || b.status !== 'testing') return false;
+  const winner = pickWinner(b, await scoreVariants(db, broadcastId));
+  await db.query(
+    "UPDATE mail_broadcasts SET ab_winner = $2, ab_decided_at = now(), status = 'sending', phase = 'rest', cursor = NULL, updated_at = now() WHERE id = $1",
+    [broadcastId, winner],
+  );
+  await db.query("DELETE FROM mail_broadcast_jobs WHERE broadcast_id = $1 AND command = 'decide'", [broadcastId]);
+  return true;
+}

@@ -1,0 +1,48 @@
+// The broadcast actor: the worker kind `mail-broadcasts` consumes mail.commands
+// (keyed by broadcast id, so one broadcast's commands take turns) and runs its
+// durable timers (broadcast-jobs.ts) beside it. Every command acts on the stored
+// state, so a command delivered again, or a fan-out killed half-way and started
+// again by the redelivered command, goes on from where the broadcast stands.
+//   start   scheduled (and due) or sending: the fan-out, from its cursor
+//   decide  testing: the winner written, then the rest of the fan-out
+import type { ActorMessage, MessageWorkerKind } from '../../platform/actors/worker-kind.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { withTransaction } from '../../platform/postgres/pool.ts';
+import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
+import type { MessageQueue } from '../emails/message-queue.ts';
+import { decide } from './ab-winner.ts';
+import { BroadcastJobs, type MailCommand } from './broadcast-jobs.ts';
+import { FanOut } from './fan-out.ts';
+
+/** A start command may run this much before its scheduled time (clocks of two machines). */
+const EARLY_MS = 1000;
+
+export function broadcastKind(platform: Platform, queue: MessageQueue): MessageWorkerKind<MailCommand, undefined> {
+  const log = platform.log.child({ component: 'mail-broadcasts' });
+  const fanOut = new FanOut(platform.pg, queue, log);
+  return {
+    kind: 'mail-broadcasts',
+    topics: [mailCommandsTopic],
+    concurrency: 2,
+    background: new BroadcastJobs(platform.pg, platform.publisher, log),
+    handle: async ({ value }: ActorMessage<MailCommand>) => {
+      const id = value.broadcast_id;
+      const go = await withTransaction(platform.pg, async (db) => {
+        // A decision repeated after the winner was written goes on sending the rest.
+        if (value.command === 'decide') await decide(db, id);
+        // A scheduled broadcast whose time has come starts sending; a stale command (rescheduled later since) does nothing.
+        const { rows } = await db.query<{ status: string }>(
+          `UPDATE mail_broadcasts SET status = 'sending', updated_at = now()
+            WHERE id = $1 AND (status = 'sending' OR ($3 = 'start' AND status = 'scheduled' AND scheduled_at <= now() + make_interval(secs => $2::double precision / 1000)))
+           RETURNING status`,
+          [id, EARLY_MS, value.command],
+        );
+        return rows.length > 0;
+      });
+      if (go) {
+        log.info({ broadcastId: id, command: value.command }, 'broadcast fan-out');
+        await fanOut.run(id);
+      }
+    },
+  };
+}

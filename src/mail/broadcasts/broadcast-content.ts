@@ -1,0 +1,31 @@
+// One contact's message of a broadcast: the subject of its variant, the HTML and
+// text personalised, and the preview text as a hidden block at the top of the HTML
+// part (never a header; the text part is unchanged).
+import { escapeHtml, renderPart, type RenderContact } from '../templates/render.ts';
+import type { BroadcastRow } from './broadcasts.ts';
+
+export interface RenderedMessage {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+/** Hidden in mail clients, shown by them in the inbox list after the subject. */
+const previewBlock = (preview: string) =>
+  `<div style="display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">${preview}</div>`;
+
+/** The contact's message with `subject` (A's, B's or the winner's); throws when it cannot be made. */
+export function renderBroadcastMessage(b: BroadcastRow, subject: string, contact: RenderContact): RenderedMessage {
+  const renderedSubject = renderPart(subject, 'subject', contact).trim();
+  if (renderedSubject === '') throw new Error('the subject renders empty for this contact');
+  let html = b.html === null ? null : renderPart(b.html, 'html', contact);
+  if (html !== null && b.preview_text) {
+    const block = previewBlock(escapeHtml(renderPart(b.preview_text, 'subject', contact)));
+    const body = /<body\b[^>]*>/i.exec(html);
+    html = body ? html.slice(0, body.index + body[0].length) + block + html.slice(body.index + body[0].length) : block + html;
+  }
+  return { subject: renderedSubject, html, text: b.text_body === null ? null : renderPart(b.text_body, 'text', contact) };
+}
+
+/** A or B for a contact, by its id: about half each (ids are random). */
+export const variantOf = (contactId: string): 'A' | 'B' => (parseInt(contactId.slice(-1), 16) % 2 === 0 ? 'A' : 'B');

@@ -1,0 +1,198 @@
+// The fan-out of a broadcast, in batches of 500 contacts. Each batch is one
+// transaction: the broadcast's row locked (a cancel waits for the batch and the
+// next batch sees it), the recipient rows, the messages with their outbox rows,
+// and the counters and the cursor (the last contact id taken). A process killed
+// at any moment loses a whole batch or none of it, and the next run goes on from
+// the committed cursor: every contact gets exactly one recipient row and one
+// message. (listmonk moves its cursor when it fetches, so a crash there skips or
+// repeats contacts.) The messages are published after the commit; what a crash
+// leaves unpublished, the ingresses' outbox relay publishes.
+import { createHash, randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import type { Logger } from '../../platform/logger.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { parseSegmentFilter } from '../audience/segment-filter.ts';
+import type { MessageQueue } from '../emails/message-queue.ts';
+import { nextContacts, type AudienceContact, type AudienceQuery } from './audience.ts';
+import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
+import type { BroadcastRow } from './broadcasts.ts';
+
+export const FAN_OUT_BATCH = 500;
+
+interface Recipient {
+  contact: string;
+  state: 'queued' | 'waiting' | 'skipped';
+  variant: 'A' | 'B' | null;
+  message: { id: string; email: string; subject: string; html: string | null; text: string | null } | null;
+  reason: string | null;
+}
+
+/** Whether a contact is in the A/B test's share (`percent` of the audience, by broadcast and contact id). */
+const inTestShare = (b: BroadcastRow, contactId: string): boolean =>
+  createHash('md5').update(`${b.id}:${contactId}`).digest().readUInt32BE(0) % 100 < b.ab_test!.percent;
+
+export class FanOut {
+  constructor(
+    private readonly pg: Pool,
+    private readonly queue: MessageQueue,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Runs the fan-out of a sending broadcast to its end, from where it stands: the audience phase
+   * (then testing, or sent), or the rest after an A/B decision (then sent). Stops when the
+   * broadcast is no longer sending (canceled).
+   */
+  async run(broadcastId: string): Promise<void> {
+    let publishing: Promise<void> = Promise.resolve();
+    try {
+      for (;;) {
+        const step = await withTransaction(this.pg, (db) => this.batch(db, broadcastId));
+        // One publication in flight while the next batch is written.
+        await publishing;
+        publishing = this.queue.publish(step.messageIds).catch((err) => this.log.warn({ err, broadcastId }, 'broadcast messages left to the outbox relay'));
+        if (step.done) break;
+      }
+    } finally {
+      await publishing;
+    }
+  }
+
+  /** One batch; `done` when there is nothing more to do now. */
+  private async batch(db: PoolClient, broadcastId: string): Promise<{ messageIds: string[]; done: boolean }> {
+    const { rows } = await db.query<BroadcastRow>('SELECT * FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
+    const b = rows[0];
+    if (!b || b.status !== 'sending') return { messageIds: [], done: true };
+    if (b.phase === 'rest') return this.restBatch(db, b);
+    const query = await this.audienceOf(db, b);
+    if (typeof query === 'string') {
+      await db.query("UPDATE mail_broadcasts SET status = 'canceled', reason = $2, fanned_out = true, finished_at = now(), updated_at = now() WHERE id = $1", [b.id, query]);
+      return { messageIds: [], done: true };
+    }
+    const contacts = await nextContacts(db, query, b.cursor, FAN_OUT_BATCH);
+    const recipients = contacts.filter((c) => !c.suppressed).map((c) => this.recipientOf(b, c));
+    const messageIds = await this.write(db, b, recipients);
+    const count = (state: Recipient['state']) => recipients.filter((r) => r.state === state).length;
+    const testMessages = b.ab_test ? count('queued') : 0;
+    const last = contacts.length < FAN_OUT_BATCH;
+    const eligible = b.eligible + recipients.length;
+    await db.query(
+      `UPDATE mail_broadcasts SET fanned_out = true, started_at = coalesce(started_at, now()), cursor = $2, eligible = $3, suppressed = suppressed + $4,
+              queued = queued + $5, skipped = skipped + $6, test_share = CASE WHEN ab_test IS NULL THEN NULL ELSE coalesce(test_share, 0) + $7 END, updated_at = now()
+        WHERE id = $1`,
+      [b.id, contacts.at(-1)?.id ?? b.cursor, eligible, contacts.length - recipients.length, count('queued') + count('waiting'), count('skipped'), testMessages],
+    );
+    if (last) await this.endAudience(db, b, eligible);
+    return { messageIds, done: last };
+  }
+
+  /** After the last batch of the audience: testing until the decision, or sent. */
+  private async endAudience(db: PoolClient, b: BroadcastRow, eligible: number): Promise<void> {
+    if (eligible === 0) {
+      const reason = b.parent_id
+        ? 'Nobody is eligible: every recipient of the original opened it, or is no longer subscribed to the topic, in the segment, or deliverable.'
+        : 'Nobody is eligible: no contact is subscribed to the topic (and in the segment) without being on the suppression list.';
+      await db.query("UPDATE mail_broadcasts SET status = 'sent', reason = $2, finished_at = now(), updated_at = now() WHERE id = $1", [b.id, reason]);
+    } else if (b.ab_test) {
+      await db.query("UPDATE mail_broadcasts SET status = 'testing', updated_at = now() WHERE id = $1", [b.id]);
+      await db.query(
+        `INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, 'decide', now() + make_interval(mins => $2))
+         ON CONFLICT (broadcast_id, command) DO NOTHING`,
+        [b.id, b.ab_test.wait_minutes],
+      );
+    } else {
+      await db.query("UPDATE mail_broadcasts SET status = 'sent', finished_at = now(), updated_at = now() WHERE id = $1", [b.id]);
+    }
+  }
+
+  /** After the A/B decision: the recipients waiting for it get the winner's subject. */
+  private async restBatch(db: PoolClient, b: BroadcastRow): Promise<{ messageIds: string[]; done: boolean }> {
+    const { rows: contacts } = await db.query<AudienceContact & { subscribed: boolean }>(
+      `SELECT c.id, c.email, c.first_name, c.last_name, c.properties, c.status = 'subscribed' AS subscribed,
+              EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email) AS suppressed
+         FROM mail_broadcast_recipients r JOIN mail_contacts c ON c.id = r.contact_id
+        WHERE r.broadcast_id = $1 AND r.state = 'waiting' AND r.contact_id > $2 ORDER BY r.contact_id LIMIT ${FAN_OUT_BATCH}`,
+      [b.id, b.cursor ?? '00000000-0000-0000-0000-000000000000'],
+    );
+    const subject = b.ab_winner === 'B' ? b.subject_b! : b.subject;
+    const recipients = contacts.map((c): Recipient => {
+      // Someone who left or was suppressed while the test ran gets nothing.
+      if (!c.subscribed || c.suppressed) return { contact: c.id, state: 'skipped', variant: null, message: null, reason: 'unsubscribed or suppressed while the A/B test ran' };
+      return this.made(b, c, subject, null);
+    });
+    const messageIds = await this.write(db, b, recipients);
+    const skipped = recipients.filter((r) => r.state === 'skipped').length;
+    const last = contacts.length < FAN_OUT_BATCH;
+    await db.query(
+      `UPDATE mail_broadcasts SET cursor = $2, queued = queued - $3, skipped = skipped + $3, updated_at = now(),
+              status = CASE WHEN $4 THEN 'sent' ELSE status END, finished_at = CASE WHEN $4 THEN now() ELSE finished_at END
+        WHERE id = $1`,
+      [b.id, contacts.at(-1)?.id ?? b.cursor, skipped, last],
+    );
+    return { messageIds, done: last };
+  }
+
+  /** What one contact of the audience phase becomes. */
+  private recipientOf(b: BroadcastRow, c: AudienceContact): Recipient {
+    if (b.ab_test) {
+      if (!inTestShare(b, c.id)) return { contact: c.id, state: 'waiting', variant: null, message: null, reason: null };
+      const variant = variantOf(c.id);
+      return this.made(b, c, variant === 'B' ? b.subject_b! : b.subject, variant);
+    }
+    if (b.subject_b) {
+      const variant = variantOf(c.id);
+      return this.made(b, c, variant === 'B' ? b.subject_b : b.subject, variant);
+    }
+    return this.made(b, c, b.subject, null);
+  }
+
+  private made(b: BroadcastRow, c: AudienceContact, subject: string, variant: 'A' | 'B' | null): Recipient {
+    try {
+      const m = renderBroadcastMessage(b, subject, c);
+      return { contact: c.id, state: 'queued', variant, message: { id: randomUUID(), email: c.email, ...m }, reason: null };
+    } catch (err) {
+      return { contact: c.id, state: 'skipped', variant, message: null, reason: (err as Error).message.slice(0, 300) };
+    }
+  }
+
+  /** Writes the batch's messages (with their outbox rows) and recipient rows; the ids of the messages. */
+  private async write(db: PoolClient, b: BroadcastRow, recipients: Recipient[]): Promise<string[]> {
+    const made = recipients.filter((r) => r.message !== null);
+    if (made.length > 0) {
+      const m = made.map((r) => r.message!);
+      await db.query(
+        `WITH t AS (SELECT * FROM unnest($6::uuid[], $7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[]) AS t(id, contact, email, subject, html, text_body)),
+              m AS (INSERT INTO mail_messages (id, organization_id, idempotency_key, kind, from_address, from_domain, to_addresses, reply_to, subject, html, text_body, tags, topic_id, recipient_count, status)
+                    SELECT t.id, $1, 'broadcast:' || $2 || ':' || t.contact, $3, $4, $5, ARRAY[t.email], $12::text[], t.subject, t.html, t.text_body, $13::jsonb, $14, 1, 'queued' FROM t
+                    RETURNING id, created_at)
+         INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m`,
+        [b.organization_id, b.id, `broadcast.${b.topic}`, b.from_address, b.from_domain, m.map((x) => x.id), made.map((r) => r.contact), m.map((x) => x.email), m.map((x) => x.subject),
+          m.map((x) => x.html), m.map((x) => x.text), b.reply_to ? [b.reply_to] : [], JSON.stringify([{ name: 'broadcast_id', value: b.id }]), b.topic],
+      );
+    }
+    await db.query(
+      `INSERT INTO mail_broadcast_recipients (broadcast_id, contact_id, state, variant, message_id, reason)
+       SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])
+       ON CONFLICT (broadcast_id, contact_id) DO UPDATE SET state = EXCLUDED.state, message_id = EXCLUDED.message_id, reason = EXCLUDED.reason
+         WHERE mail_broadcast_recipients.state = 'waiting'`,
+      [b.id, recipients.map((r) => r.contact), recipients.map((r) => r.state), recipients.map((r) => r.variant), recipients.map((r) => r.message?.id ?? null), recipients.map((r) => r.reason)],
+    );
+    return made.map((r) => r.message!.id);
+  }
+
+  /** The audience's query, or why there can be none (the broadcast then ends with that reason). */
+  private async audienceOf(db: PoolClient, b: BroadcastRow): Promise<AudienceQuery | string> {
+    const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [b.organization_id, b.from_domain]);
+    if (domains.length === 0) return `The sending domain ${b.from_domain} is no longer verified; verify it again and send a new broadcast.`;
+    const { rows: topics } = await db.query<{ id: string; default_subscription: string }>('SELECT id, default_subscription FROM mail_topics WHERE organization_id = $1 AND slug = $2', [b.organization_id, b.topic]);
+    if (!topics[0]) return `The topic ${b.topic} was deleted; nobody can be subscribed to it.`;
+    let segment = null;
+    if (b.segment_id) {
+      const { rows: segments } = await db.query<{ filter: unknown }>('SELECT filter FROM mail_segments WHERE organization_id = $1 AND id = $2', [b.organization_id, b.segment_id]);
+      const parsed = segments[0] ? parseSegmentFilter(segments[0].filter) : undefined;
+      if (!parsed?.ok) return `The segment ${b.segment_id} was deleted; send a new broadcast to another segment or to the whole topic.`;
+      segment = parsed.filter;
+    }
+    return { organizationId: b.organization_id, topicId: topics[0].id, topicDefault: topics[0].default_subscription, segment, parentId: b.parent_id };
+  }
+}

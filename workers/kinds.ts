@@ -26,5 +26,5 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   webhooks: ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'scan-limits': ({ platform, links }) => scanLimitKind(platform.pg, links.changelog),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
-  'mail-broadcasts': ({ platform, mail }) => broadcastKind(platform, mail.queue),
+  'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
 };

@@ -36,6 +36,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_INBOUND_SMTP_PORT: Type.Integer({ minimum: -1, maximum: 65535, default: 2526 }),
   /** Hours after a broadcast finished before its resend may go out (spec: Resend rule 5); 0: no wait. */
   MAIL_RESEND_WAIT_HOURS: Type.Number({ minimum: 0, maximum: 8760, default: 24 }),
+  /** The length of a minute of an A/B test's wait_minutes; shorter only to test the wait without waiting half an hour. */
+  MAIL_AB_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });

@@ -9,6 +9,7 @@ import type { ActorMessage, MessageWorkerKind } from '../../platform/actors/work
 import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
 import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
+import type { MailConfig } from '../config.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
 import { decide } from './ab-winner.ts';
 import { BroadcastJobs, type MailCommand } from './broadcast-jobs.ts';
@@ -17,9 +18,9 @@ import { FanOut } from './fan-out.ts';
 /** A start command may run this much before its scheduled time (clocks of two machines). */
 const EARLY_MS = 1000;
 
-export function broadcastKind(platform: Platform, queue: MessageQueue): MessageWorkerKind<MailCommand, undefined> {
+export function broadcastKind(platform: Platform, queue: MessageQueue, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS'>): MessageWorkerKind<MailCommand, undefined> {
   const log = platform.log.child({ component: 'mail-broadcasts' });
-  const fanOut = new FanOut(platform.pg, queue, log);
+  const fanOut = new FanOut(platform.pg, queue, log, config.MAIL_AB_MINUTE_MS);
   return {
     kind: 'mail-broadcasts',
     topics: [mailCommandsTopic],

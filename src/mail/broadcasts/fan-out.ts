@@ -36,6 +36,8 @@ export class FanOut {
     private readonly pg: Pool,
     private readonly queue: MessageQueue,
     private readonly log: Logger,
+    /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
+    private readonly minuteMs = 60_000,
   ) {}
 
   /**
@@ -96,9 +98,9 @@ export class FanOut {
     } else if (b.ab_test) {
       await db.query("UPDATE mail_broadcasts SET status = 'testing', updated_at = now() WHERE id = $1", [b.id]);
       await db.query(
-        `INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, 'decide', now() + make_interval(mins => $2))
+        `INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, 'decide', now() + make_interval(secs => $2::double precision / 1000))
          ON CONFLICT (broadcast_id, command) DO NOTHING`,
-        [b.id, b.ab_test.wait_minutes],
+        [b.id, b.ab_test.wait_minutes * this.minuteMs],
       );
     } else {
       await db.query("UPDATE mail_broadcasts SET status = 'sent', finished_at = now(), updated_at = now() WHERE id = $1", [b.id]);

@@ -16,8 +16,8 @@ let db: pg.Pool;
 let worker: Child | undefined;
 const config = testConfig();
 
-async function startWorker(): Promise<Child> {
-  const child = startTs('workers/run.ts', ['mail-broadcasts'], { LOG_LEVEL: 'info', MAIL_RESEND_WAIT_HOURS: '0' });
+async function startWorker(env: Record<string, string> = {}): Promise<Child> {
+  const child = startTs('workers/run.ts', ['mail-broadcasts'], { LOG_LEVEL: 'info', MAIL_RESEND_WAIT_HOURS: '0', ...env });
   await waitForOutput(child, 'worker process ready', 90_000);
   return child;
 }
@@ -314,6 +314,36 @@ describe('A/B tests', () => {
     expect(report.rates.bounce).toBeNull(); // nothing handed over: no sender runs in this file
     expect(report.variants.map((v: { variant: string; opened: number; open_rate: number }) => [v.variant, v.opened, v.open_rate])).toEqual([['A', 0, 0], ['B', bCount, 1]]);
   });
+
+  it('decides by itself when the wait is over, and a cancel in testing removes the pending decision', async () => {
+    // A minute of the wait lasts 100 ms in this worker: wait_minutes 30 is 3 s.
+    await stopWorker();
+    worker = await startWorker({ MAIL_AB_MINUTE_MS: '100' });
+    try {
+      const org = await organization();
+      await contacts(org, 50, 'wait');
+      const ab = { subject: 'Subject A', subject_b: 'Subject B', ab_test: { percent: 50, wait_minutes: 30, metric: 'clicks' } };
+      const [waits, canceled] = [await create(org, ab), await create(org, ab)];
+      await api(org, 'POST', `/api/v1/broadcasts/${waits.id}/send`);
+      await api(org, 'POST', `/api/v1/broadcasts/${canceled.id}/send`);
+      await until(org, canceled.id, 'testing');
+      expect((await api(org, 'POST', `/api/v1/broadcasts/${canceled.id}/cancel`)).body.status).toBe('canceled');
+      const { rows: jobs } = await db.query('SELECT 1 FROM mail_broadcast_jobs WHERE broadcast_id = $1', [canceled.id]);
+      expect(jobs).toEqual([]);
+      // No clicks: a tie, which goes to A.
+      const sent = await until(org, waits.id, 'sent', 30_000);
+      expect(sent.ab_winner).toBe('A');
+      expect(Date.parse(sent.ab_decided_at) - Date.parse(sent.started_at)).toBeGreaterThanOrEqual(3000);
+      expect((await recipients(waits.id)).filter((r) => r.state === 'queued')).toHaveLength(50);
+      await new Promise((r) => setTimeout(r, 4000));
+      const after = await get(org, canceled.id);
+      expect([after.status, after.ab_winner]).toEqual(['canceled', null]);
+      expect((await recipients(canceled.id)).filter((r) => r.state === 'waiting').length).toBe(50 - after.stats.testShare);
+    } finally {
+      await stopWorker();
+      worker = await startWorker();
+    }
+  }, 120_000);
 });
 
 describe('resends', () => {

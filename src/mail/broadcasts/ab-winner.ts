@@ -2,6 +2,7 @@
 // a click counts) or clicked, over the messages delivered. B wins only with a
 // strictly higher rate; a tie, or no delivered message to judge by, goes to A.
 import type { PoolClient } from 'pg';
+import { broadcastCounts } from './broadcast-report.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 
 export interface VariantScore {
@@ -11,18 +12,10 @@ export interface VariantScore {
   clicked: number;
 }
 
+/** The test share's counts per variant (the report's counters). */
 export async function scoreVariants(db: PoolClient, broadcastId: string): Promise<VariantScore[]> {
-  const { rows } = await db.query<VariantScore>(
-    `SELECT r.variant,
-            count(DISTINCT e.message_id) FILTER (WHERE e.type = 'delivered')::int AS delivered,
-            count(DISTINCT e.message_id) FILTER (WHERE e.type IN ('opened', 'clicked'))::int AS opened,
-            count(DISTINCT e.message_id) FILTER (WHERE e.type = 'clicked')::int AS clicked
-       FROM mail_broadcast_recipients r JOIN mail_events e ON e.message_id = r.message_id
-      WHERE r.broadcast_id = $1 AND r.variant IS NOT NULL
-      GROUP BY r.variant`,
-    [broadcastId],
-  );
-  return rows;
+  const counts = await broadcastCounts(db, broadcastId);
+  return (['A', 'B'] as const).filter((v) => counts.has(v)).map((variant) => ({ variant, ...counts.get(variant)! }));
 }
 
 export function pickWinner(b: Pick<BroadcastRow, 'ab_test'>, scores: VariantScore[]): 'A' | 'B' {

@@ -2,11 +2,13 @@
 // count is of distinct messages; recipients and skipped count recipient rows;
 // `opened` counts a message with an open or a click. Rates are null on a zero
 // denominator: open, click and unsubscribe over delivered, bounce over sent.
-//   queued     recipients waiting for the A/B winner, and messages not yet handed over
+//   queued     recipient rows queued or waiting for the A/B winner whose message is not yet
+//              handed over (nor dropped by the sender: failed, or suppressed at send time)
 //   sent       messages handed over to the relay (accepted, or refused there for good)
 //   delivered, bounced, complained, opened, clicked, unsubscribed: messages with such an event
-// Counted from the recipient rows joined to the deliveries and events of their
-// messages: one pass over the broadcast's rows per request.
+// Read from counters kept as the fan-out, the sender and the tracking write
+// (migration 017: mail_broadcast_counts, mail_broadcast_link_clicks), so a report
+// reads a few rows whatever the broadcast's size.
 import { Type } from '@sinclair/typebox';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { StringEnum } from '../../platform/http/schema-types.ts';
@@ -37,54 +39,43 @@ export const BroadcastReport = Type.Object(
   { $id: 'BroadcastReport', title: 'BroadcastReport' },
 );
 
-interface Counts {
-  variant: 'A' | 'B' | null;
-  recipients: number;
-  skipped: number;
-  queued: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  complained: number;
-  opened: number;
-  clicked: number;
-  unsubscribed: number;
-}
+const FLAGS = ['recipients', 'sent', 'dropped', 'delivered', 'bounced', 'complained', 'opened', 'clicked', 'unsubscribed'] as const;
+type Flag = (typeof FLAGS)[number];
 
 const rate = (n: number, of: number) => (of === 0 ? null : Number((n / of).toFixed(4)));
 
+/** The broadcast's counters by variant ('' for none) and flag. */
+export async function broadcastCounts(db: Pick<Pool, 'query'>, broadcastId: string): Promise<Map<string, Record<Flag, number>>> {
+  const { rows } = await db.query<{ variant: string; flag: Flag; n: string }>('SELECT variant, flag, n FROM mail_broadcast_counts WHERE broadcast_id = $1', [broadcastId]);
+  const counts = new Map<string, Record<Flag, number>>();
+  for (const r of rows) {
+    const of = counts.get(r.variant) ?? (Object.fromEntries(FLAGS.map((f) => [f, 0])) as Record<Flag, number>);
+    of[r.flag] = Number(r.n);
+    counts.set(r.variant, of);
+  }
+  return counts;
+}
+
 export async function broadcastReport(pg: Pool, b: BroadcastRow) {
-  const [{ rows: perVariant }, { rows: links }, { rows: domain }] = await Promise.all([
-    pg.query<Counts>(
-      `WITH m AS (
-         SELECT r.variant, r.state, r.message_id, d.state AS delivery,
-                bool_or(e.type = 'delivered') AS delivered, bool_or(e.type = 'bounced') AS bounced, bool_or(e.type = 'complained') AS complained,
-                bool_or(e.type IN ('opened', 'clicked')) AS opened, bool_or(e.type = 'clicked') AS clicked, bool_or(e.type = 'unsubscribed') AS unsubscribed
-           FROM mail_broadcast_recipients r
-           LEFT JOIN mail_deliveries d ON d.message_id = r.message_id
-           LEFT JOIN mail_events e ON e.message_id = r.message_id
-          WHERE r.broadcast_id = $1
-          GROUP BY r.contact_id, r.variant, r.state, r.message_id, d.state)
-       SELECT variant, count(*)::int AS recipients,
-              count(*) FILTER (WHERE state = 'skipped')::int AS skipped,
-              count(*) FILTER (WHERE state = 'waiting' OR (state = 'queued' AND coalesce(delivery, 'queued') IN ('queued', 'sending', 'retrying')))::int AS queued,
-              count(*) FILTER (WHERE delivery IN ('sent', 'bounced'))::int AS sent,
-              count(*) FILTER (WHERE delivered)::int AS delivered, count(*) FILTER (WHERE bounced)::int AS bounced,
-              count(*) FILTER (WHERE complained)::int AS complained, count(*) FILTER (WHERE opened)::int AS opened,
-              count(*) FILTER (WHERE clicked)::int AS clicked, count(*) FILTER (WHERE unsubscribed)::int AS unsubscribed
-         FROM m GROUP BY variant`,
-      [b.id],
-    ),
-    pg.query<{ url: string; clicks: number }>(
-      `SELECT e.url, count(*)::int AS clicks FROM mail_broadcast_recipients r JOIN mail_events e ON e.message_id = r.message_id
-        WHERE r.broadcast_id = $1 AND e.type = 'clicked' AND e.url IS NOT NULL GROUP BY e.url ORDER BY clicks DESC, e.url LIMIT ${TOP_LINKS}`,
-      [b.id],
-    ),
+  const [counts, { rows: links }, { rows: domain }] = await Promise.all([
+    broadcastCounts(pg, b.id),
+    pg.query<{ url: string; clicks: string }>(`SELECT url, clicks FROM mail_broadcast_link_clicks WHERE broadcast_id = $1 ORDER BY clicks DESC, url LIMIT ${TOP_LINKS}`, [b.id]),
     pg.query<{ tracking_host: string | null }>('SELECT tracking_host FROM mail_domains WHERE organization_id = $1 AND name = $2', [b.organization_id, b.from_domain]),
   ]);
-  const keys = ['recipients', 'skipped', 'queued', 'sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked', 'unsubscribed'] as const;
-  const totals = Object.fromEntries(keys.map((k) => [k, perVariant.reduce((sum, row) => sum + row[k], 0)])) as Record<(typeof keys)[number], number>;
-  const variants = perVariant.filter((v) => v.variant !== null).sort((x, y) => x.variant!.localeCompare(y.variant!));
+  const sum = (flag: Flag) => [...counts.values()].reduce((n, c) => n + c[flag], 0);
+  const totals = {
+    recipients: b.eligible,
+    skipped: b.skipped,
+    queued: Math.max(0, b.queued - sum('sent') - sum('dropped')),
+    sent: sum('sent'),
+    delivered: sum('delivered'),
+    bounced: sum('bounced'),
+    complained: sum('complained'),
+    opened: sum('opened'),
+    clicked: sum('clicked'),
+    unsubscribed: sum('unsubscribed'),
+  };
+  const variants = (['A', 'B'] as const).filter((v) => counts.has(v));
   return {
     object: 'broadcast_report' as const,
     broadcast_id: b.id,
@@ -97,12 +88,15 @@ export async function broadcastReport(pg: Pool, b: BroadcastRow) {
       bounce: rate(totals.bounced, totals.sent),
       unsubscribe: rate(totals.unsubscribed, totals.delivered),
     },
-    variants: variants.length === 0 ? null : variants.map((v) => ({
-      variant: v.variant!, subject: v.variant === 'B' ? b.subject_b ?? b.subject : b.subject, recipients: v.recipients, sent: v.sent, delivered: v.delivered,
-      opened: v.opened, clicked: v.clicked, open_rate: rate(v.opened, v.delivered), click_rate: rate(v.clicked, v.delivered),
-    })),
+    variants: variants.length === 0 ? null : variants.map((variant) => {
+      const c = counts.get(variant)!;
+      return {
+        variant, subject: variant === 'B' ? b.subject_b ?? b.subject : b.subject, recipients: c.recipients, sent: c.sent, delivered: c.delivered,
+        opened: c.opened, clicked: c.clicked, open_rate: rate(c.opened, c.delivered), click_rate: rate(c.clicked, c.delivered),
+      };
+    }),
     winner: b.ab_winner,
-    top_links: links,
+    top_links: links.map((l) => ({ url: l.url, clicks: Number(l.clicks) })),
     generated_at: new Date().toISOString(),
   };
 }

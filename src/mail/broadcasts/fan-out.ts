@@ -74,6 +74,7 @@ export class FanOut {
     const contacts = await nextContacts(db, query, b.cursor, FAN_OUT_BATCH);
     const recipients = contacts.filter((c) => !c.suppressed).map((c) => this.recipientOf(b, c));
     const messageIds = await this.write(db, b, recipients);
+    await this.countRecipients(db, b, recipients);
     const count = (state: Recipient['state']) => recipients.filter((r) => r.state === state).length;
     const testMessages = b.ab_test ? count('queued') : 0;
     const last = contacts.length < FAN_OUT_BATCH;
@@ -180,6 +181,18 @@ export class FanOut {
       [b.id, recipients.map((r) => r.contact), recipients.map((r) => r.state), recipients.map((r) => r.variant), recipients.map((r) => r.message?.id ?? null), recipients.map((r) => r.reason)],
     );
     return made.map((r) => r.message!.id);
+  }
+
+  /** The report's recipients per variant (broadcast-report.ts), with the batch. */
+  private async countRecipients(db: PoolClient, b: BroadcastRow, recipients: Recipient[]): Promise<void> {
+    const perVariant = new Map<string, number>();
+    for (const r of recipients) perVariant.set(r.variant ?? '', (perVariant.get(r.variant ?? '') ?? 0) + 1);
+    if (perVariant.size === 0) return;
+    await db.query(
+      `INSERT INTO mail_broadcast_counts (broadcast_id, variant, flag, n) SELECT $1, v, 'recipients', n FROM unnest($2::text[], $3::bigint[]) AS t(v, n)
+       ON CONFLICT (broadcast_id, variant, flag) DO UPDATE SET n = mail_broadcast_counts.n + EXCLUDED.n`,
+      [b.id, [...perVariant.keys()], [...perVariant.values()]],
+    );
   }
 
   /** The audience's query, or why there can be none (the broadcast then ends with that reason). */

@@ -309,9 +309,8 @@ describe('A/B tests', () => {
     const report = (await api(org, 'GET', `/api/v1/broadcasts/${b.id}/report`)).body;
     const bCount = test.filter((r) => r.variant === 'B').length;
     expect(report).toMatchObject({ object: 'broadcast_report', broadcast_id: b.id, status: 'sent', tracking_enabled: true, winner: 'B' });
-    expect(report.totals).toMatchObject({ recipients: 400, skipped: 0, delivered: share, opened: bCount, clicked: 0, bounced: 0 });
-    expect(report.rates.open).toBeCloseTo(bCount / share, 3);
-    expect(report.rates.bounce).toBeNull(); // nothing handed over: no sender runs in this file
+    expect(report.totals).toEqual({ recipients: 400, skipped: 0, queued: 400 - share, sent: share, delivered: share, bounced: 0, complained: 0, opened: bCount, clicked: 0, unsubscribed: 0 });
+    expect(report.rates).toEqual({ open: Number((bCount / share).toFixed(4)), click: 0, bounce: 0, unsubscribe: 0 });
     expect(report.variants.map((v: { variant: string; opened: number; open_rate: number }) => [v.variant, v.opened, v.open_rate])).toEqual([['A', 0, 0], ['B', bCount, 1]]);
   });
 
@@ -362,6 +361,12 @@ describe('resends', () => {
     // Opens after the child was made still count: the audience is worked out when it fans out.
     const rows = await recipients(parent.id);
     for (const r of rows.slice(0, 4)) await fetch(`${ingress.url}/m/o/${linkToken(config.MAIL_LINK_SECRET, 'o', { m: r.message_id })}`);
+    // Twice: a click counts as an open (already counted for this message), top links count every click.
+    for (let i = 0; i < 2; i++) await fetch(`${ingress.url}/m/c/${linkToken(config.MAIL_LINK_SECRET, 'c', { m: rows[0].message_id, u: 'https://example.com/spring' })}`, { redirect: 'manual' });
+    const report = (await api(org, 'GET', `/api/v1/broadcasts/${parent.id}/report`)).body;
+    expect(report.totals).toEqual({ recipients: 10, skipped: 0, queued: 10, sent: 0, delivered: 0, bounced: 0, complained: 0, opened: 4, clicked: 1, unsubscribed: 0 });
+    expect(report.rates).toEqual({ open: null, click: null, bounce: null, unsubscribe: null });
+    expect([report.variants, report.winner, report.top_links]).toEqual([null, null, [{ url: 'https://example.com/spring', clicks: 2 }]]);
     await api(org, 'POST', `/api/v1/broadcasts/${early.body.id}/send`);
     const child = await until(org, early.body.id, 'sent');
     expect(child.stats.eligible).toBe(6);

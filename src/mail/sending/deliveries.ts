@@ -24,17 +24,24 @@ export interface Delivery {
   from_domain: string;
   state: DeliveryState;
   lease_token: string;
+  /** Its place in the organization's queue: queued_at, accepted_at (microseconds since 1970, as text: a Date keeps only milliseconds), message_id. */
+  queued_us: string;
+  accepted_us: string;
   counted_day: string | null;
   attempts: Attempt[];
 }
 
+// Due messages among the first $3 waiting (queued or in flight) of each organization, in its
+// queue order, heads of every organization first; and the retries that are due. The window lets
+// one organization's backlog (a broadcast) fill every hand-over slot, while a message held back
+// by an allowance holds back only the window behind it (which then waits too).
 const DUE = `
-WITH heads AS (
-  SELECT DISTINCT ON (organization_id) message_id, state, next_attempt_at, lease_until
+WITH waiting AS (
+  SELECT message_id, state, next_attempt_at, lease_until,
+         row_number() OVER (PARTITION BY organization_id ORDER BY queued_at, accepted_at, message_id) AS place
     FROM mail_deliveries WHERE state IN ('queued', 'sending')
-   ORDER BY organization_id, queued_at, accepted_at, message_id
 ), due AS (
-  (SELECT message_id FROM heads WHERE next_attempt_at <= now() AND (state = 'queued' OR lease_until < now()) LIMIT $1)
+  (SELECT message_id FROM waiting WHERE place <= $3 AND next_attempt_at <= now() AND (state = 'queued' OR lease_until < now()) ORDER BY place LIMIT $1)
   UNION ALL
   (SELECT message_id FROM mail_deliveries WHERE state = 'retrying' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $1)
 )
@@ -42,7 +49,11 @@ UPDATE mail_deliveries d
    SET state = 'sending', lease_until = now() + make_interval(secs => $2::double precision / 1000), lease_token = gen_random_uuid(), updated_at = now()
  WHERE d.message_id IN (SELECT message_id FROM due LIMIT $1)
    AND (d.state IN ('queued', 'retrying') OR (d.state = 'sending' AND d.lease_until < now()))
-RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts`;
+RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token,
+          (extract(epoch FROM d.queued_at) * 1000000)::bigint AS queued_us, (extract(epoch FROM d.accepted_at) * 1000000)::bigint AS accepted_us, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts`;
+
+/** Messages of one organization that may be in flight at once, across senders. */
+const ORGANIZATION_WINDOW = 64;
 
 export class Deliveries {
   constructor(private readonly pg: Pool) {}
@@ -61,7 +72,7 @@ export class Deliveries {
 
   /** Takes up to `limit` due messages under a lease of `leaseMs`. */
   async take(limit: number, leaseMs: number): Promise<Delivery[]> {
-    const { rows } = await this.pg.query<Delivery>(DUE, [limit, leaseMs]);
+    const { rows } = await this.pg.query<Delivery>(DUE, [limit, leaseMs, ORGANIZATION_WINDOW]);
     return rows;
   }
 

@@ -44,6 +44,12 @@ export const senderOptions = (config: MailConfig & { PUBLIC_BASE_URL: string }):
 export class MailSender implements BackgroundTask {
   private running = false;
   private inFlight = new Set<Promise<void>>();
+  /**
+   * Per organization, the end of the last allowance check started: messages of one organization
+   * are handed over side by side but counted against the allowances one after another in queue
+   * order, so a message never takes the allowance of one before it.
+   */
+  private countingTurns = new Map<string, Promise<void>>();
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -86,8 +92,9 @@ export class MailSender implements BackgroundTask {
           this.log.warn({ err }, 'mail sender could not read its queue; will retry');
         }
       }
+      taken.sort(inQueueOrder);
       for (const delivery of taken) {
-        const work: Promise<void> = this.send(delivery)
+        const work: Promise<void> = this.send(delivery, this.countingTurn(delivery.organization_id))
           .catch((err) => this.log.error({ err, messageId: delivery.message_id }, 'mail hand-over failed unexpectedly; its lease will run out and it goes again'))
           .finally(() => {
             this.inFlight.delete(work);
@@ -108,8 +115,30 @@ export class MailSender implements BackgroundTask {
     }
   }
 
-  private async send(d: Delivery): Promise<void> {
+  /** The turn of the next message of `organizationId` to be counted: wait for `previous`, then `done()`. */
+  private countingTurn(organizationId: string): { previous: Promise<void>; done: () => void } {
+    const previous = this.countingTurns.get(organizationId) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const turn = previous.then(() => mine);
+    this.countingTurns.set(organizationId, turn);
+    void turn.then(() => {
+      if (this.countingTurns.get(organizationId) === turn) this.countingTurns.delete(organizationId);
+    });
+    return { previous, done };
+  }
+
+  private async send(d: Delivery, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
+    try {
+      return await this.handOver(d, turn);
+    } finally {
+      turn.done();
+    }
+  }
+
+  private async handOver(d: Delivery, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
     const outgoing = await prepareHandover(this.pg, d.message_id, this.options.links);
+    await turn.previous;
     if (!outgoing.mail) {
       await this.deliveries.record(d, 'suppressed');
       return;
@@ -129,6 +158,7 @@ export class MailSender implements BackgroundTask {
         return;
       }
     }
+    turn.done(); // counted: the next message of the organization may count while this one goes
     const attempt = d.attempts.length + 1;
     const at = new Date().toISOString();
     const mail = outgoing.mail;
@@ -178,4 +208,10 @@ export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC
       if ((await deliveries.enqueue(messages.map((m) => m.value.message_id))) > 0) sender.nudge();
     },
   };
+}
+
+/** Queue order within an organization: queued_at, accepted_at, message_id. */
+function inQueueOrder(a: Delivery, b: Delivery): number {
+  const compare = (x: bigint | string, y: bigint | string) => (x < y ? -1 : x > y ? 1 : 0);
+  return compare(BigInt(a.queued_us), BigInt(b.queued_us)) || compare(BigInt(a.accepted_us), BigInt(b.accepted_us)) || compare(a.message_id, b.message_id);
 }

@@ -2,13 +2,16 @@
 // an ingress of this file, and the broadcast worker (`workers/run.ts
 // mail-broadcasts`) as a child process: eligibility, fan-out, A/B tests with a
 // decision, cancel, resends to non-openers, the report, scheduled jobs across a
-// restart, and kill -9 during a fan-out of 20,000 contacts.
+// restart, and kill -9 during a fan-out of 20,000 contacts, whose messages a mail
+// sender then hands to a relay of this file, one per contact.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
 import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
+import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { linkToken } from '../../../src/mail/tracking/tracking-links.ts';
 
 let ingress: TestIngress;
@@ -49,8 +52,8 @@ interface Org {
   from: string;
 }
 
-async function organization(): Promise<Org> {
-  const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
+async function organization(options: { daily_send_cap?: number } = {}): Promise<Org> {
+  const org = await organizationWithKey(ingress.url, { rate_limit: 1000, ...options });
   const domain = await verifiedDomain(ingress.url, org.key, undefined, 'links.example.com');
   await api(org, 'POST', '/api/v1/topics', { slug: 'news', name: 'News', default_subscription: 'opt_in' });
   return { ...org, domain: domain.name, from: `News <news@${domain.name}>` };
@@ -377,8 +380,8 @@ describe('resends', () => {
 });
 
 describe('a worker killed during a fan-out', () => {
-  it('leaves, after it finishes, exactly one recipient row and one queued message per eligible contact', async () => {
-    const org = await organization();
+  it('leaves, after it finishes, exactly one recipient row and one queued message per eligible contact, and one message each at the relay', async () => {
+    const org = await organization({ daily_send_cap: 0 });
     const total = 20_000;
     for (let i = 0; i < 4; i++) await contacts(org, total / 4, `crash${i}`);
     const b = await create(org);
@@ -405,5 +408,23 @@ describe('a worker killed during a fan-out', () => {
     await eventually(async () => Number((await db.query(
       'SELECT count(*) AS n FROM mail_message_outbox o JOIN mail_broadcast_recipients r ON r.message_id = o.message_id WHERE r.broadcast_id = $1', [b.id],
     )).rows[0].n) === 0, 60_000);
-  }, 400_000);
+
+    // Sent, with the platform rate raised for the test (12/s stays the default): one message per contact at the relay.
+    const relay = await startSmtpCapture();
+    const sender = await startMailSender({
+      SMTP_URL: relay.url, MAIL_SEND_RATE_PER_SEC: '5000', MAIL_SEND_CONCURRENCY: '8', MAIL_WARMUP_STAGES: '100000000', PLATFORM_DAILY_SEND_CAP: '100000000',
+    });
+    try {
+      const mine = () => relay.messages.filter((m) => /^crash\d-\d+@example\.net$/.test(m.to[0] ?? ''));
+      await eventually(async () => mine().length >= total, 300_000, 500);
+      await new Promise((r) => setTimeout(r, 2000)); // a message sent twice would arrive meanwhile
+      const perAddress = new Map<string, number>();
+      for (const m of mine()) perAddress.set(m.to[0]!, (perAddress.get(m.to[0]!) ?? 0) + 1);
+      expect(perAddress.size).toBe(total);
+      expect([...perAddress.values()].filter((n) => n !== 1)).toEqual([]);
+    } finally {
+      await stopMailSender(sender);
+      await relay.close();
+    }
+  }, 600_000);
 });

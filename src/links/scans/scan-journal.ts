@@ -193,19 +193,29 @@ export class ScanJournal<T> {
       return;
     }
     for (const entry of entries) {
-      const dir = join(this.options.dir, entry);
-      if (dir === this.ownDir || !statSync(dir).isDirectory() || leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS) continue;
-      for (const file of readdirSync(dir)) {
-        if (file === 'lease') continue;
-        const target = join(this.ownDir, `0-adopted-${entry}-${file.replace(/\.open$/, '.jsonl')}`);
-        try {
-          renameSync(join(dir, file), target);
-        } catch {
-          // Another process adopted it first.
-        }
+      try {
+        this.adopt(entry);
+      } catch (err) {
+        // Another process starting at the same moment adopted that directory and removed it first.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
-      rmSync(dir, { recursive: true, force: true });
-      this.options.log.info({ from: entry }, 'adopted scan journal of a stopped process');
     }
+  }
+
+  /** Adopts one stopped process's directory, if it is one. */
+  private adopt(entry: string): void {
+    const dir = join(this.options.dir, entry);
+    if (dir === this.ownDir || !statSync(dir).isDirectory() || leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS) return;
+    for (const file of readdirSync(dir)) {
+      if (file === 'lease') continue;
+      const target = join(this.ownDir, `0-adopted-${entry}-${file.replace(/\.open$/, '.jsonl')}`);
+      try {
+        renameSync(join(dir, file), target);
+      } catch {
+        // Another process adopted it first.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    this.options.log.info({ from: entry }, 'adopted scan journal of a stopped process');
   }
 }

@@ -28,6 +28,7 @@ const sink = new SMTPServer({
     });
   },
 });
+sink.on('error', () => {}); // a connection reset by a stopped sender
 await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
 const sinkUrl = `smtp://127.0.0.1:${(sink.server.address() as AddressInfo).port}`;
 

@@ -48,6 +48,9 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
       });
     },
   });
+  // A sender killed mid-send resets its connection; smtp-server reports that as an 'error' event,
+  // which without a listener would be an uncaught exception in the test process.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
   return {

@@ -37,3 +37,16 @@ export function requireAccess(grant: MailKeyGrant, access: MailAccess): void {
 
 /** Whether the key may use and see the domain `name` (lower-case). */
 export const mayUseDomain = (grant: MailKeyGrant, name: string): boolean => grant.domains === null || grant.domains.includes(name.toLowerCase());
+
+/**
+ * Why the key may not send from `domain`, or undefined when it may: 403 when the key is
+ * restricted to other domains, 422 when the organization has not verified it. `at` is the
+ * JSON pointer of the item the From belongs to ('' for the body itself).
+ */
+export function fromDomainRefusal(grant: MailKeyGrant, domain: string, verified: ReadonlySet<string>, at = ''): ApiError | undefined {
+  if (!mayUseDomain(grant, domain)) return new ApiError(403, 'domain_not_allowed', `This key may not send from ${domain}.`, [{ path: `${at}/from`, message: 'domain not allowed for this key' }]);
+  if (!verified.has(domain)) {
+    return new ApiError(422, 'from_domain_not_verified', `${domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: `${at}/from`, message: 'domain not verified' }]);
+  }
+  return undefined;
+}

@@ -26,9 +26,12 @@ export interface AudienceQuery {
   parentId: string | null;
 }
 
+/** A contact id lower than any: where a keyset walk of the audience starts. */
+export const BEFORE_FIRST_ID = '00000000-0000-0000-0000-000000000000';
+
 /** The next `limit` matching contacts after contact id `after` (null: from the start). */
 export async function nextContacts(db: PoolClient, q: AudienceQuery, after: string | null, limit: number): Promise<AudienceContact[]> {
-  const params: unknown[] = [q.organizationId, after ?? '00000000-0000-0000-0000-000000000000', q.topicId, q.topicDefault, limit];
+  const params: unknown[] = [q.organizationId, after ?? BEFORE_FIRST_ID, q.topicId, q.topicDefault, limit];
   let where = `c.organization_id = $1 AND c.id > $2 AND c.status = 'subscribed' AND ${subscribedToTopicSql('$3', '$4')}`;
   if (q.segment) {
     const segment = compileSegmentFilter(q.segment, params.length + 1);

@@ -20,7 +20,7 @@ const EARLY_MS = 1000;
 
 export function broadcastKind(platform: Platform, queue: MessageQueue, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS'>): MessageWorkerKind<MailCommand, undefined> {
   const log = platform.log.child({ component: 'mail-broadcasts' });
-  const fanOut = new FanOut(platform.pg, queue, log, config.MAIL_AB_MINUTE_MS);
+  const fanOut = new FanOut(platform.pg, queue, config.MAIL_AB_MINUTE_MS);
   return {
     kind: 'mail-broadcasts',
     topics: [mailCommandsTopic],

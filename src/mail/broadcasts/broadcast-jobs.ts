@@ -8,7 +8,7 @@ import { Repeating } from '../../platform/background.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { BackgroundTask } from '../../platform/actors/worker-kind.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
 
 export interface MailCommand {
@@ -44,10 +44,7 @@ export class BroadcastJobs implements BackgroundTask {
 
   /** Publishes and deletes the jobs that are due; how many. */
   async runDue(): Promise<number> {
-    const client = await this.pg.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return withTransaction(this.pg, async (client) => {
       const { rows } = await client.query<{ broadcast_id: string; command: 'start' | 'decide'; organization_id: string }>(
         `DELETE FROM mail_broadcast_jobs j USING mail_broadcasts b
           WHERE b.id = j.broadcast_id AND (j.broadcast_id, j.command) IN
@@ -56,13 +53,7 @@ export class BroadcastJobs implements BackgroundTask {
       );
       const now = Date.now();
       await this.publisher.publish<MailCommand>(mailCommandsTopic, rows.map((r) => ({ key: r.broadcast_id, value: { ...r, issued_at: now } })));
-      await client.query('COMMIT');
       return rows.length;
-    } catch (err) {
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 }

@@ -9,21 +9,21 @@ import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { mayUseDomain } from '../auth/permissions.ts';
+import { fromDomainRefusal } from '../auth/permissions.ts';
 import type { Domains } from '../domains/domains.ts';
+import { checkPartSizes } from '../http/content-size.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import type { Templates } from '../templates/templates.ts';
 import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type Broadcasts } from './broadcasts.ts';
 import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 
-const MAX_PART_BYTES = 2 * 1024 * 1024;
 /** Bodies that may hold html and text of 2 MB each, escaped as JSON. */
 const BODY_LIMIT = 12 * 1024 * 1024;
 const OneLine = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\r\\n]*$', description });
 const ScheduledAt = Type.String({ format: 'date-time', description: 'ISO 8601 with an offset.' });
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const AbTest = Type.Object(
   {
@@ -127,17 +127,15 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
     const body = request.body;
     const from = parseMailbox(body.from);
     if (!from) throw new ApiError(400, 'invalid_from', 'from must be `email` or `Name <email>`.', [{ path: '/from', message: 'not an address' }]);
-    if (!mayUseDomain(grant, from.domain)) throw new ApiError(403, 'domain_not_allowed', `This key may not send from ${from.domain}.`, [{ path: '/from', message: 'domain not allowed for this key' }]);
-    if (!(await domains.verifiedNames(grant.organizationId)).has(from.domain)) {
-      throw new ApiError(422, 'from_domain_not_verified', `${from.domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: '/from', message: 'domain not verified' }]);
-    }
+    const refusal = fromDomainRefusal(grant, from.domain, await domains.verifiedNames(grant.organizationId));
+    if (refusal) throw refusal;
     if (body.reply_to !== undefined && !parseMailbox(body.reply_to)) throw new ApiError(400, 'invalid_reply_to', 'reply_to must be `email` or `Name <email>`.', [{ path: '/reply_to', message: 'not an address' }]);
     const content = await contentOf(body, grant.organizationId, templates);
     if (body.ab_test && !body.subject_b) throw new ApiError(422, 'subject_b_required', 'An A/B test needs subject_b, the subject it tests against.', [{ path: '/subject_b', message: 'required with ab_test' }]);
     const { rows: topics } = await pg.query('SELECT 1 FROM mail_topics WHERE organization_id = $1 AND slug = $2', [grant.organizationId, body.topic]);
     if (topics.length === 0) throw new ApiError(422, 'topic_not_found', `The organization has no topic ${body.topic}; create it under /api/v1/topics.`, [{ path: '/topic', message: 'no such topic' }]);
     if (body.segment_id !== undefined) {
-      const { rows: segments } = UUID.test(body.segment_id) ? await pg.query('SELECT 1 FROM mail_segments WHERE organization_id = $1 AND id = $2', [grant.organizationId, body.segment_id]) : { rows: [] };
+      const { rows: segments } = isUuid(body.segment_id) ? await pg.query('SELECT 1 FROM mail_segments WHERE organization_id = $1 AND id = $2', [grant.organizationId, body.segment_id]) : { rows: [] };
       if (segments.length === 0) throw new ApiError(422, 'segment_not_found', 'segment_id is not a segment of this organization.', [{ path: '/segment_id', message: 'no such segment' }]);
     }
     const row = await broadcasts.create(grant.organizationId, {
@@ -229,7 +227,7 @@ async function noBodyIsEmpty(request: { body: unknown }): Promise<void> {
 
 /** Ids that are not uuids name no broadcast (and must not reach a uuid column). */
 function uuidOr404(id: string): string {
-  if (!UUID.test(id)) throw notFound('broadcast');
+  if (!isUuid(id)) throw notFound('broadcast');
   return id;
 }
 
@@ -245,9 +243,6 @@ async function contentOf(body: CreateBody, organizationId: string, templates: Te
   }
   if (body.subject === undefined) throw new ApiError(400, 'missing_subject', 'subject is required without a template.', [{ path: '/subject', message: 'required' }]);
   if (body.html === undefined && body.text === undefined) throw new ApiError(400, 'missing_content', 'html or text is required without a template.', [{ path: '/html', message: 'html or text required' }]);
-  for (const part of ['html', 'text'] as const) {
-    const value = body[part];
-    if (value !== undefined && Buffer.byteLength(value) > MAX_PART_BYTES) throw new ApiError(400, 'content_too_large', `${part} is larger than 2 MB.`, [{ path: `/${part}`, message: 'larger than 2 MB' }]);
-  }
+  checkPartSizes(body);
   return { template: null, subject: body.subject, html: body.html ?? null, text: body.text ?? null };
 }

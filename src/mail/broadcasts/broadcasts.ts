@@ -157,8 +157,7 @@ export class Broadcasts {
   send(organizationId: string, id: string, scope: DomainScope, at: Date | null): Promise<BroadcastRow | undefined> {
     return this.transition(organizationId, id, scope, async (db, b) => {
       if (b.status !== 'draft' && b.status !== 'scheduled') throw new ApiError(409, 'not_schedulable', `The broadcast is ${b.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
-      if (at && b.parent_id) await this.checkResendTime(db, b.parent_id, at);
-      if (!at && b.parent_id) await this.checkResendTime(db, b.parent_id, new Date());
+      if (b.parent_id) await this.checkResendTime(db, b.parent_id, at ?? new Date());
       await db.query(`UPDATE mail_broadcasts SET status = $2, scheduled_at = $3, updated_at = now() WHERE id = $1`, [b.id, at ? 'scheduled' : 'sending', at]);
       await setJob(db, b.id, 'start', at ?? new Date());
     });

@@ -9,11 +9,10 @@
 // leaves unpublished, the ingresses' outbox relay publishes.
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import type { Logger } from '../../platform/logger.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { parseSegmentFilter } from '../audience/segment-filter.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
-import { nextContacts, type AudienceContact, type AudienceQuery } from './audience.ts';
+import { BEFORE_FIRST_ID, nextContacts, type AudienceContact, type AudienceQuery } from './audience.ts';
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 
@@ -35,7 +34,6 @@ export class FanOut {
   constructor(
     private readonly pg: Pool,
     private readonly queue: MessageQueue,
-    private readonly log: Logger,
     /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
     private readonly minuteMs = 60_000,
   ) {}
@@ -52,7 +50,8 @@ export class FanOut {
         const step = await withTransaction(this.pg, (db) => this.batch(db, broadcastId));
         // One publication in flight while the next batch is written.
         await publishing;
-        publishing = this.queue.publish(step.messageIds).catch((err) => this.log.warn({ err, broadcastId }, 'broadcast messages left to the outbox relay'));
+        // publish() never throws: what it cannot publish is left to the outbox relay.
+        publishing = this.queue.publish(step.messageIds);
         if (step.done) break;
       }
     } finally {
@@ -115,7 +114,7 @@ export class FanOut {
               EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email) AS suppressed
          FROM mail_broadcast_recipients r JOIN mail_contacts c ON c.id = r.contact_id
         WHERE r.broadcast_id = $1 AND r.state = 'waiting' AND r.contact_id > $2 ORDER BY r.contact_id LIMIT ${FAN_OUT_BATCH}`,
-      [b.id, b.cursor ?? '00000000-0000-0000-0000-000000000000'],
+      [b.id, b.cursor ?? BEFORE_FIRST_ID],
     );
     const subject = b.ab_winner === 'B' ? b.subject_b! : b.subject;
     const recipients = contacts.map((c): Recipient => {

@@ -12,7 +12,7 @@ import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Domains } from '../domains/domains.ts';
 import type { MailKeyGrant } from '../accounts/mail-keys.ts';
-import { mayUseDomain } from '../auth/permissions.ts';
+import { fromDomainRefusal } from '../auth/permissions.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
@@ -138,10 +138,8 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     const refused = new Map<string, ApiError>();
     const verified = await domains.verifiedNames(grant.organizationId);
     for (const { message, at } of items) {
-      if (!mayUseDomain(grant, message.from.domain)) refused.set(at, new ApiError(403, 'domain_not_allowed', `This key may not send from ${message.from.domain}.`, [{ path: `${at}/from`, message: 'domain not allowed for this key' }]));
-      else if (!verified.has(message.from.domain)) {
-        refused.set(at, new ApiError(422, 'from_domain_not_verified', `${message.from.domain} is not a verified domain of this organization; add it under /api/v1/domains and verify it.`, [{ path: `${at}/from`, message: 'domain not verified' }]));
-      }
+      const refusal = fromDomainRefusal(grant, message.from.domain, verified, at);
+      if (refusal) refused.set(at, refusal);
     }
     return refused;
   }

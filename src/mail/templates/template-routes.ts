@@ -9,12 +9,12 @@ import { Name } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { checkPartSizes } from '../http/content-size.ts';
 import { NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { page, PageOf, PageQuery } from '../http/pagination.ts';
 import { renderPart, tagProblems } from './render.ts';
 import type { TemplateRow, Templates, VersionRow } from './templates.ts';
 
-const MAX_PART_BYTES = 2 * 1024 * 1024;
 /** Bodies that may hold a subject, html and text of 2 MB each, escaped as JSON. */
 const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
 const Subject = Type.Union([Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\r\\n]*$' }), Type.Null()]);
@@ -40,13 +40,6 @@ const Params = Type.Object({ template: Type.String({ description: 'The template\
 
 const toVersion = (v: VersionRow) => ({ object: 'template_version' as const, template_id: v.template_id, version: v.version, subject: v.subject, html: v.html, text: v.text_body, published_at: v.published_at?.toISOString() ?? null, created_at: v.created_at.toISOString(), updated_at: v.updated_at.toISOString() });
 const summary = (t: TemplateRow) => ({ object: 'template' as const, id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString(), updated_at: t.updated_at.toISOString() });
-
-function checkSizes(content: { html?: string | null; text?: string | null }): void {
-  for (const part of ['html', 'text'] as const) {
-    const value = content[part];
-    if (typeof value === 'string' && Buffer.byteLength(value) > MAX_PART_BYTES) throw new ApiError(400, 'content_too_large', `${part} is larger than 2 MB.`, [{ path: `/${part}`, message: 'larger than 2 MB' }]);
-  }
-}
 
 /** What a draft needs to be published: a subject, html or text, and only personalisation tags. */
 function checkPublishable(draft: VersionRow): void {
@@ -84,7 +77,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
       response: { 201: withRateLimitHeaders(TemplateSchema, 'The new template.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
-    checkSizes(request.body);
+    checkPartSizes(request.body);
     const row = await templates.create(request.mailAuth.organizationId, request.body.slug, request.body.name, request.body);
     if (!row) throw new ApiError(409, 'template_exists', `The organization already has a template ${request.body.slug}.`);
     return reply.status(201).send(await full(row));
@@ -112,7 +105,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
     },
   }, async (request) => {
     const row = await templateOf(request.mailAuth.organizationId, request.params.template);
-    checkSizes(request.body);
+    checkPartSizes(request.body);
     const { name, ...content } = request.body;
     await templates.update(row, name, content);
     return full((await templates.find(row.organization_id, row.id))!);

@@ -4,6 +4,7 @@
 import type { PoolClient } from 'pg';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 
 export interface TemplateRow {
   id: string;
@@ -47,7 +48,6 @@ export interface TemplateRef {
   version?: number | 'latest';
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class Templates {
   constructor(private readonly pg: Pool) {}
@@ -64,7 +64,7 @@ export class Templates {
 
   /** By id or slug. */
   async find(organizationId: string, idOrSlug: string): Promise<TemplateRow | undefined> {
-    const { rows } = await this.pg.query<TemplateRow>(`SELECT * FROM mail_templates WHERE organization_id = $1 AND ${UUID.test(idOrSlug) ? 'id = $2::uuid' : 'slug = $2'}`, [organizationId, idOrSlug]);
+    const { rows } = await this.pg.query<TemplateRow>(`SELECT * FROM mail_templates WHERE organization_id = $1 AND ${isUuid(idOrSlug) ? 'id = $2::uuid' : 'slug = $2'}`, [organizationId, idOrSlug]);
     return rows[0];
   }
 
@@ -123,7 +123,7 @@ export class Templates {
 
   /** The published version a reference names, or a refusal saying why not. */
   async resolve(organizationId: string, ref: TemplateRef): Promise<ResolvedTemplate> {
-    const template = ref.id ? (UUID.test(ref.id) ? await this.find(organizationId, ref.id) : undefined) : ref.slug ? await this.find(organizationId, ref.slug) : undefined;
+    const template = ref.id ? (isUuid(ref.id) ? await this.find(organizationId, ref.id) : undefined) : ref.slug ? await this.find(organizationId, ref.slug) : undefined;
     if (!template) throw new ApiError(404, 'template_not_found', 'No template of this organization has that id or slug.');
     const { rows } = await this.pg.query<VersionRow>(
       ref.version === undefined || ref.version === 'latest'

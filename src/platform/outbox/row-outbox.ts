@@ -13,6 +13,7 @@ import { Coalescer } from '../coalescer.ts';
 import type { Logger } from '../logger.ts';
 import { outboxRelay } from './outbox-relay.ts';
 import type { Outbox } from './outbox.ts';
+import { isUuid } from '../http/validation.ts';
 
 export interface RowOutboxSource<R> {
   /** The topic fed, for logs. */
@@ -26,7 +27,6 @@ export interface RowOutboxSource<R> {
   send(items: R[]): Promise<void>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Items taken by one relay run at most (the relay publishes them in batches of this size). */
 const RELAY_BATCH = 100;
@@ -60,7 +60,7 @@ export class RowOutbox<R> {
    */
   async publish(ids: readonly string[], wait: boolean): Promise<void> {
     if (ids.length === 0) return;
-    for (const id of ids) if (!UUID.test(id)) throw new Error(`not a uuid: ${id}`);
+    for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${id}`);
     const { table, idColumn } = this.source;
     const client = await this.pool.connect();
     let broken: Error | undefined;

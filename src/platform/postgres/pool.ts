@@ -29,19 +29,24 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
   return pool;
 }
 
-/** Runs fn in a transaction on one client: committed when it resolves, rolled back when it throws. */
+/**
+ * Runs fn in a transaction on one client: committed when it resolves, rolled back when it
+ * throws. A client whose ROLLBACK fails is released as broken, so the pool does not hand
+ * out a connection stuck in a transaction.
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

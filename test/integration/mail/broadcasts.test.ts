@@ -377,6 +377,41 @@ describe('resends', () => {
     expect(childRows.map((r) => r.contact_id).sort()).toEqual(rows.slice(4).map((r) => r.contact_id).sort());
     expect(childRows.every((r) => r.subject === 'Did you see?')).toBe(true);
   });
+  it('refuse a send time under the configured wait after the parent finished, naming the earliest time, and a new subject on a template broadcast', async () => {
+    const org = await organization();
+    await contacts(org, 2, 'wait');
+    await api(org, 'POST', '/api/v1/templates', { slug: 'digest', name: 'Digest', subject: 'Digest', html: '<p>Hi</p>' });
+    await api(org, 'POST', '/api/v1/templates/digest/publish');
+    const parent = (await api(org, 'POST', '/api/v1/broadcasts', { name: 'T', from: org.from, topic: 'news', template: { slug: 'digest' } })).body;
+    await api(org, 'POST', `/api/v1/broadcasts/${parent.id}/send`);
+    const sent = await until(org, parent.id, 'sent');
+    const earliest = new Date(Date.parse(sent.finished_at) + 24 * 3_600_000).toISOString();
+    // The default wait of 24 hours, in an ingress of its own (this file's runs with the wait off).
+    const waiting = await startIngress({});
+    try {
+      const at = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
+      const viaWaiting = (path: string, body: unknown) => call(waiting.url, 'POST', path, { key: org.key, body });
+      const subject = await viaWaiting(`/api/v1/broadcasts/${parent.id}/resend`, { subject: 'Again' });
+      expect([subject.status, subject.body.error.code]).toEqual([422, 'subject_from_template']);
+      const tooEarly = await viaWaiting(`/api/v1/broadcasts/${parent.id}/resend`, { scheduled_at: at(1) });
+      expect([tooEarly.status, tooEarly.body.error.code]).toEqual([409, 'resend_too_early']);
+      expect(tooEarly.body.error.message).toContain(earliest);
+      const { rows: children } = await db.query('SELECT 1 FROM mail_broadcasts WHERE parent_id = $1', [parent.id]);
+      expect(children).toHaveLength(0);
+      // A draft child is made; sending it now, or scheduling it too early, is refused; after the wait it is scheduled.
+      const draft = await viaWaiting(`/api/v1/broadcasts/${parent.id}/resend`, {});
+      expect([draft.status, draft.body.status, draft.body.subject]).toEqual([201, 'draft', 'Digest']);
+      const now = await viaWaiting(`/api/v1/broadcasts/${draft.body.id}/send`, {});
+      expect([now.status, now.body.error.code]).toEqual([409, 'resend_too_early']);
+      const soon = await viaWaiting(`/api/v1/broadcasts/${draft.body.id}/send`, { scheduled_at: at(23) });
+      expect([soon.status, soon.body.error.code]).toEqual([409, 'resend_too_early']);
+      expect((await get(org, draft.body.id)).status).toBe('draft');
+      const later = await viaWaiting(`/api/v1/broadcasts/${draft.body.id}/send`, { scheduled_at: at(25) });
+      expect([later.status, later.body.status]).toEqual([200, 'scheduled']);
+    } finally {
+      await waiting.close();
+    }
+  });
 });
 
 describe('a worker killed during a fan-out', () => {

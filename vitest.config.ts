@@ -40,6 +40,9 @@ const ALONE = [
   // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another
   // file's ingress could relay them to its own topic, where that file's sender would send them.
   'test/integration/mail/broadcasts.test.ts',
+  // Kills its automation worker mid-run and sends through a sender to its own relay: another file's
+  // sender would take its messages, and another file's ingress relay its unpublished ones.
+  'test/integration/mail/automations.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
 ];

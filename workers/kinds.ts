@@ -8,6 +8,7 @@ import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
 import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
 import type { LinksServices } from '../src/links/wiring.ts';
+import { automationKind } from '../src/mail/automations/run-actor.ts';
 import { broadcastKind } from '../src/mail/broadcasts/broadcast-actor.ts';
 import { mailSenderKind } from '../src/mail/sending/sender.ts';
 import type { ServiceConfig } from '../src/service.ts';
@@ -27,4 +28,5 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   'scan-limits': ({ platform, links }) => scanLimitKind(platform.pg, links.changelog),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
   'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
+  'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),
 };

@@ -34,10 +34,19 @@ export const MailConfigSchema = Type.Object({
   MAIL_INBOUND_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   /** Its port; 0 takes any free port, -1 runs no inbound SMTP in this process (another ingress does). */
   MAIL_INBOUND_SMTP_PORT: Type.Integer({ minimum: -1, maximum: 65535, default: 2526 }),
+  /** The SMTP relay (submission with STARTTLS and AUTH by mail API key; relay/smtp-relay.ts), run by the ingress. */
+  MAIL_RELAY_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** Its port; 0 takes any free port, -1 runs no relay in this process. */
+  MAIL_RELAY_SMTP_PORT: Type.Integer({ minimum: -1, maximum: 65535, default: 2587 }),
+  /** PEM files of its STARTTLS certificate; both empty outside production: a self-signed one is made in .stack/relay-tls. */
+  MAIL_RELAY_TLS_KEY_FILE: Type.String({ default: '' }),
+  MAIL_RELAY_TLS_CERT_FILE: Type.String({ default: '' }),
   /** Hours after a broadcast finished before its resend may go out (spec: Resend rule 5); 0: no wait. */
   MAIL_RESEND_WAIT_HOURS: Type.Number({ minimum: 0, maximum: 8760, default: 24 }),
   /** The length of a minute of an A/B test's wait_minutes; shorter only to test the wait without waiting half an hour. */
   MAIL_AB_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
+  /** The length of a minute of an automation step's delay_minutes; shorter only to test delays without waiting. */
+  MAIL_AUTOMATION_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });
@@ -52,6 +61,8 @@ export const mailSettings: ProductSettings<typeof MailConfigSchema> = {
   schema: MailConfigSchema,
   check: (config) => [
     ...(config.MAIL_TEST_CRASH_AFTER_STORE && config.NODE_ENV !== 'test' ? ['MAIL_TEST_CRASH_AFTER_STORE is for tests only (NODE_ENV=test)'] : []),
+    ...(config.NODE_ENV === 'production' && config.MAIL_RELAY_SMTP_PORT >= 0 && (!config.MAIL_RELAY_TLS_KEY_FILE || !config.MAIL_RELAY_TLS_CERT_FILE)
+      ? ['MAIL_RELAY_TLS_KEY_FILE and MAIL_RELAY_TLS_CERT_FILE must be set in production (or MAIL_RELAY_SMTP_PORT=-1)'] : []),
     ...(config.NODE_ENV === 'production' && config.MAIL_LINK_SECRET === 'development-mail-link-secret' ? ['MAIL_LINK_SECRET must be set in production'] : []),
   ],
 };

@@ -12,11 +12,13 @@ import type { App } from '../platform/http/server.ts';
 import type { Platform } from '../platform/platform.ts';
 import { mailAdminRoutes } from './accounts/admin-routes.ts';
 import { createMailAuth, hasMailKey, requireDeclaredAccess } from './auth/mail-auth.ts';
-import { createKeyRequestLimit } from './auth/key-request-limit.ts';
+import { createKeyRequestLimit, type KeyRequestLimit } from './auth/key-request-limit.ts';
 import { contactImportRoute } from './audience/contact-import-route.ts';
 import { contactRoutes } from './audience/contact-routes.ts';
 import { segmentRoutes } from './audience/segment-routes.ts';
 import { topicRoutes } from './audience/topic-routes.ts';
+import { automationRoutes } from './automations/automation-routes.ts';
+import { eventRoutes } from './automations/event-routes.ts';
 import { broadcastRoutes } from './broadcasts/broadcast-routes.ts';
 import { createResolver } from './domains/dns-check.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
@@ -40,6 +42,8 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'segments', description: 'Named filters over contacts.' },
     { name: 'templates', description: 'Templates with versions and personalisation tags.' },
     { name: 'broadcasts', description: 'One message per eligible contact of a topic, with A/B subject tests, resends to non-openers and reports.' },
+    { name: 'automations', description: 'Steps that send published templates, started by events.' },
+    { name: 'events', description: 'Events that create contacts and start automation runs, within daily quotas.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
@@ -51,6 +55,8 @@ export const mailOpenApi: OpenApiProduct = {
 
 export interface MailHttp {
   api: ApiProduct;
+  /** The per-key request limit, which the SMTP relay applies too. */
+  keyLimit: KeyRequestLimit;
   /** Registers the root routes (/emails, /events); call after the API shell. */
   registerRoot: (app: App) => Promise<void>;
 }
@@ -85,6 +91,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });
       await broadcastRoutes(scope, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, pg });
+      await automationRoutes(scope, { automations: mail.automations, domains: mail.domains, templates: mail.templates, pg });
     },
     registerAdmin: async (admin) => {
       await mailAdminRoutes(admin, { organizations: mail.organizations, keys: mail.keys, domains: mail.domains });
@@ -93,6 +100,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
 
   return {
     api,
+    keyLimit: limit,
     registerRoot: async (app) => {
       await app.register(async (root) => {
         mailContext(root);
@@ -101,6 +109,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         });
         root.addHook('onRequest', authenticate);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, queue: mail.queue, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE });
+        await eventRoutes(root, { events: mail.inboundEvents });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

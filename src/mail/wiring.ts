@@ -7,6 +7,9 @@ import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
 import { Contacts } from './audience/contacts.ts';
+import { AutomationData } from './automations/automation-data.ts';
+import { Automations } from './automations/automations.ts';
+import { InboundEvents } from './automations/inbound-events.ts';
 import { Broadcasts } from './broadcasts/broadcasts.ts';
 import { Topics } from './audience/topics.ts';
 import { Domains } from './domains/domains.ts';
@@ -31,6 +34,11 @@ export interface MailServices {
   broadcasts: Broadcasts;
   /** Publishes recorded mail events to mail.events. */
   events: MailEventQueue;
+  automations: Automations;
+  /** POST /events: contacts, runs and their daily quotas. */
+  inboundEvents: InboundEvents;
+  /** Publishes accepted events and run changes to their data topics. */
+  automationData: AutomationData;
   /** The mail outboxes the ingress relays. */
   outboxes: Outbox[];
 }
@@ -40,6 +48,7 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
   const publishing = outboxPool(platform);
   const queue = new MessageQueue(publishing, platform.publisher, platform.log);
   const events = new MailEventQueue(publishing, platform.publisher, platform.log);
+  const automationData = new AutomationData(publishing, platform.publisher, platform.log);
   return {
     config,
     organizations: new Organizations(pg, config.ORG_DAILY_SEND_CAP),
@@ -53,7 +62,10 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     queue,
     broadcasts: new Broadcasts(pg, config.MAIL_RESEND_WAIT_HOURS),
     events,
-    outboxes: [queue.outbox, events.outbox],
+    automations: new Automations(pg),
+    inboundEvents: new InboundEvents(pg, automationData, config.MAIL_AUTOMATION_MINUTE_MS),
+    automationData,
+    outboxes: [queue.outbox, events.outbox, ...automationData.outboxes],
   };
 }
 

@@ -98,7 +98,8 @@ type Queryable = Pool | PoolClient;
 
 interface ToStore {
   organizationId: string;
-  keyId: string;
+  /** The API key that sent it; null for the service's own messages (automation steps). */
+  keyId: string | null;
   message: PreparedMessage;
 }
 
@@ -114,6 +115,16 @@ export class Messages {
    * Stores one message, leaving out recipients on the suppression list: with those of other
    * requests of this moment, or (with attachments) in a transaction of its own.
    */
+  /**
+   * Stores one message without attachments in the caller's transaction, so that it is written
+   * together with what it belongs to (an automation run's step).
+   */
+  async storeIn(db: PoolClient, organizationId: string, keyId: string | null, message: PreparedMessage): Promise<Stored> {
+    const [result] = await this.storeAll(db, [{ organizationId, keyId, message }]);
+    if (result!.status === 'rejected') throw result!.reason;
+    return result!.value;
+  }
+
   async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
     if (message.attachments.length === 0) return this.together.call({ organizationId, keyId, message });
     return withTransaction(this.pg, async (client) => {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { startTs, waitForOutput, type Child } from '../processes.ts';
 
 /** Debian's libfaketime (package faketime, installed by stack.sh), for the architecture at hand. */
-function libfaketime(): string {
+export function libfaketime(): string {
   const found = readdirSync('/usr/lib').map((dir) => `/usr/lib/${dir}/faketime/libfaketimeMT.so.1`).find((path) => existsSync(path));
   if (!found) throw new Error('libfaketime not found: install Debian\'s faketime (infra/local/stack.sh does)');
   return found;

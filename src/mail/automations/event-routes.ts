@@ -1,0 +1,72 @@
+// POST /events (SEND and FULL keys: access `events`), and POST /events/send with the
+// same body, the path the Resend SDK's `events.send` posts to. The body names the
+// event and its contact (`email` or `contact_id`), with optional `properties`
+// (`payload` in the SDK's shape). What it does, and its quotas: inbound-events.ts.
+import { Type } from '@sinclair/typebox';
+import { addComponents, ref } from '../../platform/http/components.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import { contactEmail, MAX_PROPERTIES_BYTES } from '../audience/contact-fields.ts';
+import { MAIL_BODY_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { EventName } from './automation-routes.ts';
+import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type InboundEvents } from './inbound-events.ts';
+
+const Properties = Type.Record(Type.String(), Type.Unknown(), { description: `Free-form JSON object, at most ${MAX_PROPERTIES_BYTES / 1024} KB.` });
+
+const EventBody = Type.Object(
+  {
+    event: EventName('The event\'s name; it starts a run of each enabled automation whose trigger is this name.'),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'The contact\'s address; an unknown one is created when the event starts a run.' })),
+    contact_id: Type.Optional(Type.String({ description: 'A contact of the organization.' })),
+    properties: Type.Optional(Properties),
+    payload: Type.Optional(Properties),
+  },
+  { additionalProperties: false, $id: 'EventRequest', title: 'EventRequest' },
+);
+
+const Accepted = Type.Object(
+  {
+    object: Type.Literal('event'),
+    event: Type.String(),
+    id: Type.String({ description: 'The accepted event (mail.inbound-events).' }),
+    contact_id: Type.Union([Type.String(), Type.Null()], { description: 'null: an unknown address and no automation matched, so no contact was made.' }),
+    contact_created: Type.Boolean(),
+    runs_started: Type.Array(Type.String(), { description: 'The automation runs it started.' }),
+  },
+  { $id: 'EventAccepted', title: 'EventAccepted' },
+);
+
+export async function eventRoutes(app: App, deps: { events: InboundEvents }): Promise<void> {
+  addComponents(app, [EventBody, Accepted]);
+  const options = (operationId: string, summary: string) => ({
+    config: { mailAccess: 'events' as const },
+    schema: {
+      tags: ['events'], operationId, summary,
+      description: `Starts a run of each enabled automation triggered by the event, creating the contact of an unknown address. Per organization and UTC day, events may create ${NEW_CONTACTS_PER_DAY} contacts ` +
+        `(429 contact_quota_exceeded) and start ${RUNS_PER_DAY} runs (429 run_quota_exceeded); an event over either is refused whole. Events that match no automation, and existing contacts, take no quota.`,
+      body: ref(EventBody),
+      response: { 200: withRateLimitHeaders(Accepted, 'The event was accepted.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 422) },
+    },
+  });
+
+  const handler = async (request: { body: typeof EventBody.static; mailAuth: { organizationId: string } }) => {
+    const body = request.body;
+    if ((body.email === undefined) === (body.contact_id === undefined)) {
+      throw new ApiError(400, 'invalid_contact', 'Name the contact with exactly one of email and contact_id.', [{ path: '/email', message: 'email or contact_id' }]);
+    }
+    if (body.properties !== undefined && body.payload !== undefined) throw new ApiError(400, 'invalid_properties', 'Send properties or payload, not both.', [{ path: '/payload', message: 'properties or payload' }]);
+    const email = body.email === undefined ? null : contactEmail(body.email);
+    if (email === undefined) throw new ApiError(400, 'invalid_email', 'email is not an email address.', [{ path: '/email', message: 'not an address' }]);
+    const contactId = body.contact_id ?? null;
+    if (contactId !== null && !isUuid(contactId)) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+    const properties = body.properties ?? body.payload ?? {};
+    if (Buffer.byteLength(JSON.stringify(properties)) > MAX_PROPERTIES_BYTES) throw new ApiError(400, 'properties_too_large', 'properties hold at most 16 KB as JSON.', [{ path: '/properties', message: 'too large' }]);
+    const accepted = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties });
+    return { object: 'event' as const, event: body.event, id: accepted.id, contact_id: accepted.contact_id, contact_created: accepted.contact_created, runs_started: accepted.run_ids };
+  };
+
+  app.post('/events', options('sendEvent', 'Post an event'), handler);
+  app.post('/events/send', options('sendEventResendPath', 'Post an event (the Resend SDK\'s path)'), handler);
+}

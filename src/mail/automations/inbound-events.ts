@@ -1,0 +1,120 @@
+// POST /events, in one transaction (spec: Events "Inbound", Limits):
+//   1. the enabled automations its name triggers;
+//   2. its contact: found by id or address; an unknown address is created only when an
+//      automation matched (an event that starts nothing creates nothing);
+//   3. the organization's quotas of the UTC day: a new contact takes one of 1,000, each
+//      run one of 5,000; taken under the quota row's lock, so concurrent events at the
+//      edge are admitted exactly; over either, 429 and the whole event is rolled back
+//      (no contact, no run, no quota spent: nothing partly applied);
+//   4. a run per automation (due at once, or after its first step's delay), the event,
+//      and their records for the data topics.
+// Events that match no automation, and contacts that already exist, take no quota.
+import type { PoolClient } from 'pg';
+import { ApiError } from '../../platform/http/errors.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { AutomationStep } from './automations.ts';
+import { recordInboundEvent, recordRunChanges, type AutomationData } from './automation-data.ts';
+
+/** Spec, Limits: per organization and UTC day. */
+export const NEW_CONTACTS_PER_DAY = 1000;
+export const RUNS_PER_DAY = 5000;
+
+export interface PostedEvent {
+  organizationId: string;
+  name: string;
+  /** Exactly one of email and contactId. */
+  email: string | null;
+  contactId: string | null;
+  properties: Record<string, unknown>;
+}
+
+export interface AcceptedEvent {
+  id: string;
+  contact_id: string | null;
+  contact_created: boolean;
+  run_ids: string[];
+}
+
+/** The UTC day of `at`, as Postgres reads a date. */
+const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+export class InboundEvents {
+  constructor(
+    private readonly pg: Pool,
+    private readonly data: AutomationData,
+    /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
+    private readonly minuteMs: number,
+  ) {}
+
+  /** Accepts the event (or refuses it, changing nothing); `now` (this process's clock) names the quota's UTC day. */
+  async accept(e: PostedEvent, now = new Date()): Promise<AcceptedEvent> {
+    const { accepted, eventId, changeIds } = await withTransaction(this.pg, async (db) => {
+      const { rows: automations } = await db.query<{ id: string; steps: AutomationStep[] }>(
+        'SELECT id, steps FROM mail_automations WHERE organization_id = $1 AND trigger_event = $2 AND enabled ORDER BY created_at, id',
+        [e.organizationId, e.name],
+      );
+      const contact = await this.contactOf(db, e, automations.length > 0);
+      if (automations.length > 0) await takeQuota(db, e.organizationId, utcDay(now), contact!.created ? 1 : 0, automations.length);
+      const eventId = await recordInboundEvent(db, {
+        organization_id: e.organizationId, name: e.name, contact_id: contact?.id ?? null, email: e.email, properties: e.properties,
+        contact_created: contact?.created ?? false, runs_started: automations.length,
+      });
+      const runs = automations.length > 0 ? await this.startRuns(db, e.organizationId, contact!.id, eventId, automations) : [];
+      const changeIds = await recordRunChanges(db, runs.map((r) => ({ ...r, state: 'started' as const, step: 0 })));
+      return { eventId, changeIds, accepted: { id: eventId, contact_id: contact?.id ?? null, contact_created: contact?.created ?? false, run_ids: runs.map((r) => r.run_id) } };
+    });
+    await this.data.publish([eventId], changeIds);
+    return accepted;
+  }
+
+  /** The event's contact; an unknown address is created when `create`, else there is none. */
+  private async contactOf(db: PoolClient, e: PostedEvent, create: boolean): Promise<{ id: string; created: boolean } | undefined> {
+    if (e.contactId) {
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND id = $2', [e.organizationId, e.contactId]);
+      if (!rows[0]) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+      return { id: rows[0].id, created: false };
+    }
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND email = $2', [e.organizationId, e.email]);
+    if (rows[0]) return { id: rows[0].id, created: false };
+    if (!create) return undefined;
+    // Two events for one new address at once: the second waits on the first's row, then finds it made.
+    const { rows: made } = await db.query<{ id: string }>(
+      `INSERT INTO mail_contacts (organization_id, email, properties, status) VALUES ($1, $2, '{}', 'subscribed')
+       ON CONFLICT (organization_id, email) DO NOTHING RETURNING id`,
+      [e.organizationId, e.email],
+    );
+    if (made[0]) return { id: made[0].id, created: true };
+    const { rows: existing } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND email = $2', [e.organizationId, e.email]);
+    return { id: existing[0]!.id, created: false };
+  }
+
+  /** One run per automation: due now, or waiting for its first step's delay. */
+  private async startRuns(db: PoolClient, organizationId: string, contactId: string, eventId: string, automations: { id: string; steps: AutomationStep[] }[]) {
+    const { rows } = await db.query<{ id: string; automation_id: string }>(
+      `INSERT INTO mail_automation_runs (organization_id, automation_id, contact_id, event_id, steps, state, next_at)
+       SELECT $1, a, $2, $3, s, CASE WHEN d > 0 THEN 'waiting' ELSE 'running' END, now() + make_interval(secs => d::double precision / 1000)
+         FROM unnest($4::uuid[], $5::bigint[], $6::jsonb[]) AS t(a, d, s)
+       RETURNING id, automation_id`,
+      [organizationId, contactId, eventId, automations.map((a) => a.id), automations.map((a) => a.steps[0]!.delay_minutes * this.minuteMs), automations.map((a) => JSON.stringify(a.steps))],
+    );
+    return rows.map((r) => ({ run_id: r.id, organization_id: organizationId, automation_id: r.automation_id, contact_id: contactId }));
+  }
+}
+
+/** Takes `contacts` and `runs` of the day's quotas, or refuses with 429 naming the one spent. */
+async function takeQuota(db: PoolClient, organizationId: string, day: string, contacts: number, runs: number): Promise<void> {
+  await db.query('INSERT INTO mail_event_quotas (organization_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [organizationId, day]);
+  const { rows } = await db.query<{ contacts: number; runs: number }>(
+    `UPDATE mail_event_quotas SET contacts = contacts + $3, runs = runs + $4
+      WHERE organization_id = $1 AND day = $2 AND contacts + $3 <= $5 AND runs + $4 <= $6
+      RETURNING contacts, runs`,
+    [organizationId, day, contacts, runs, NEW_CONTACTS_PER_DAY, RUNS_PER_DAY],
+  );
+  if (rows[0]) return;
+  const { rows: used } = await db.query<{ contacts: number; runs: number }>('SELECT contacts, runs FROM mail_event_quotas WHERE organization_id = $1 AND day = $2', [organizationId, day]);
+  const resets = `${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()}`;
+  if (used[0]!.contacts + contacts > NEW_CONTACTS_PER_DAY) {
+    throw new ApiError(429, 'contact_quota_exceeded', `The organization has created its ${NEW_CONTACTS_PER_DAY} new contacts through events of this UTC day; nothing of this event was applied. The quota renews at ${resets}.`);
+  }
+  throw new ApiError(429, 'run_quota_exceeded', `The organization has started its ${RUNS_PER_DAY} automation runs through events of this UTC day; nothing of this event was applied. The quota renews at ${resets}.`);
+}

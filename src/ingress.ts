@@ -10,11 +10,13 @@ import { linksHttp, linksOpenApi } from './links/links-http.ts';
 import { wireLinks } from './links/wiring.ts';
 import { mailHttp, mailOpenApi } from './mail/mail-http.ts';
 import { startInboundSmtp } from './mail/inbound/inbound-smtp.ts';
+import { relayTls } from './mail/relay/relay-tls.ts';
+import { startSmtpRelay } from './mail/relay/smtp-relay.ts';
 import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; inboundSmtpPort: number | undefined }> {
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   // One allowance of failed credentials per IP, for every product's keys and the operator token;
   // API responses that checked no credential describe it (api-limit-headers.ts).
@@ -43,6 +45,14 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     ? await startInboundSmtp({ pg: platform.pg, events: mail.events, log: platform.log }, config.MAIL_INBOUND_SMTP_HOST, config.MAIL_INBOUND_SMTP_PORT)
     : undefined;
   if (inbound) app.addHook('onClose', () => inbound.close());
+  // Submission over SMTP, for clients that do not speak HTTP.
+  const relay = config.MAIL_RELAY_SMTP_PORT >= 0
+    ? await startSmtpRelay(
+      { keys: mail.keys, guard, limit: mailSurface.keyLimit, domains: mail.domains, messages: mail.messages, queue: mail.queue, log: platform.log, ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH },
+      relayTls(config), config.MAIL_RELAY_SMTP_HOST, config.MAIL_RELAY_SMTP_PORT,
+    )
+    : undefined;
+  if (relay) app.addHook('onClose', () => relay.close());
   await app.ready();
-  return Object.assign(app, { redirects, inboundSmtpPort: inbound?.port });
+  return Object.assign(app, { redirects, inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

@@ -42,6 +42,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     TOPIC_PREFIX: `test-${runId}`,
     // Many ingresses run at once, so none listens for inbound SMTP unless its test asks (with '0', a free port).
     MAIL_INBOUND_SMTP_PORT: '-1',
+    MAIL_RELAY_SMTP_PORT: '-1',
   };
   const config = loadConfig({ ...process.env, ...testEnv });
   const log = createLogger(config, 'test-setup');

@@ -512,6 +512,8 @@ cmd_start() {
   need_cmd wrk wrk
   # The mail sender's day-turn test moves the sender's clock with libfaketime.
   need_cmd faketime faketime
+  # The SMTP relay's tests submit with Debian's swaks (an SMTP client nobody here wrote).
+  need_cmd swaks swaks
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.

@@ -34,6 +34,8 @@ const NAME = 'mail-key-requests';
 export interface KeyRequestLimit {
   /** The auth hook's step: applies the limit for the key and sets the headers, or throws 429. */
   limit: (request: FastifyRequest, reply: FastifyReply, grant: MailKeyGrant) => Promise<void>;
+  /** One request of the key outside HTTP (a message submitted to the SMTP relay): its decision, Redis away or not. */
+  take: (grant: MailKeyGrant) => Promise<LimitDecision>;
   /** A batch handler's settlement: `used` messages of the reservation are spent, the rest go back. */
   settleBatch: (request: FastifyRequest, used: number) => Promise<void>;
   /** onResponse hook: refunds a reservation that no handler settled (a refused batch used nothing). */
@@ -52,6 +54,7 @@ export function createKeyRequestLimit(redis: Redis, log: Logger, config: MailCon
   };
 
   return {
+    take: (grant) => failOpen(log, NAME, () => window.take(grant.keyId, grant.rateLimit ?? platformCap), fullAllowance(grant.rateLimit ?? platformCap, 1000)),
     async limit(request, reply, grant) {
       const cap = grant.rateLimit ?? platformCap;
       // Redis away: let the request through, with headers that show the whole allowance.

@@ -26,6 +26,11 @@ export interface AttemptGuard {
   check<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | undefined>, onFail: () => ApiError): Promise<T>;
   /** The IP's allowance as it stands, without counting anything (for responses that checked no credential). */
   allowance(request: FastifyRequest): Promise<LimitDecision>;
+  /**
+   * The same allowance for a credential checked outside HTTP (the SMTP relay's AUTH), by the
+   * client's limit subject (client-ip.ts limitKey): what `verify` found, or why there is nothing.
+   */
+  checkSubject<T>(subject: string, verify: () => Promise<T | undefined>): Promise<{ found: T } | { refused: 'failed' | 'limited' }>;
 }
 
 const WINDOW_MS = 60_000;
@@ -43,6 +48,13 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
 
   return {
     allowance,
+    async checkSubject(subject, verify) {
+      if (!(await failOpen(log, NAME, () => failures.peek(subject), unmeasured())).allowed) return { refused: 'limited' };
+      const found = await verify();
+      if (found !== undefined) return { found };
+      const failure = await failOpen(log, NAME, () => failures.hit(subject), unmeasured());
+      return { refused: failure.allowed ? 'failed' : 'limited' };
+    },
     async check(request, reply, verify, onFail) {
       const before = await allowance(request);
       reply.headers(rateLimitHeaders(before));

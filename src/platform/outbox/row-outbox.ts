@@ -10,10 +10,10 @@
 // Kafka never holds the connections the product's requests need.
 import type pg from 'pg';
 import { Coalescer } from '../coalescer.ts';
+import { isUuid } from '../http/validation.ts';
 import type { Logger } from '../logger.ts';
 import { outboxRelay } from './outbox-relay.ts';
 import type { Outbox } from './outbox.ts';
-import { isUuid } from '../http/validation.ts';
 
 export interface RowOutboxSource<R> {
   /** The topic fed, for logs. */

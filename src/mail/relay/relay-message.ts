@@ -1,0 +1,60 @@
+// A message submitted to the SMTP relay, as the request POST /emails would have
+// made of it, so that one set of rules (prepare-message.ts) checks both: From,
+// To and Cc from the headers, Bcc the envelope's other recipients (they are not
+// in the headers), Reply-To, Subject, the HTML and text parts, and attachments
+// (inline ones keep their Content-ID). Its idempotency key is
+// `smtp:<key id>:<Message-ID>` (spec, Idempotency 6), none without a Message-ID.
+import type { AddressObject, ParsedMail } from 'mailparser';
+import type { SendEmailInput } from '../emails/email-request.ts';
+
+const addresses = (header: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] =>
+  (Array.isArray(header) ? header : header ? [header] : [])
+    .flatMap((h) => h.value)
+    .flatMap((a) => (a.group ?? [a]))
+    .filter((a): a is { name: string; address: string } => Boolean(a.address));
+
+/** `Name <email>`, with the name quoted when it holds characters a mailbox name cannot. */
+const mailbox = (a: { name: string; address: string }) => (a.name ? `"${a.name.replace(/["\\]/g, '')}" <${a.address}>` : a.address);
+
+const MAX_SUBJECT = 998;
+/** The longest idempotency key POST /emails takes. */
+const MAX_KEY = 256;
+
+export type RelayInput = { input: SendEmailInput; idempotencyKey: string | null } | { problem: string };
+
+export function relayInput(parsed: ParsedMail, envelopeRecipients: readonly string[], keyId: string): RelayInput {
+  const from = addresses(parsed.from);
+  if (from.length !== 1) return { problem: 'The message needs exactly one From address' };
+  if (!parsed.subject?.trim()) return { problem: 'The message needs a Subject' };
+  if (parsed.subject.length > MAX_SUBJECT) return { problem: `The Subject is longer than ${MAX_SUBJECT} characters` };
+  const to = addresses(parsed.to);
+  const cc = addresses(parsed.cc);
+  if (to.length === 0) return { problem: 'The message needs a To address in its headers' };
+  const shown = new Set([...to, ...cc].map((a) => a.address.toLowerCase()));
+  const bcc = envelopeRecipients.filter((r) => !shown.has(r.toLowerCase()));
+  const html = typeof parsed.html === 'string' ? parsed.html : undefined;
+  const text = parsed.text && parsed.text.trim() !== '' ? parsed.text : undefined;
+  const key = parsed.messageId ? `smtp:${keyId}:${parsed.messageId}` : null;
+  if (key !== null && key.length > MAX_KEY) return { problem: `The Message-ID is longer than ${MAX_KEY - keyId.length - 6} characters` };
+  const input: SendEmailInput = {
+    from: mailbox(from[0]!),
+    to: to.map(mailbox),
+    ...(cc.length > 0 ? { cc: cc.map(mailbox) } : {}),
+    ...(bcc.length > 0 ? { bcc } : {}),
+    ...(parsed.replyTo ? { reply_to: addresses(parsed.replyTo).map(mailbox) } : {}),
+    subject: parsed.subject.replace(/[\r\n]+/g, ' ').trim(),
+    ...(html !== undefined ? { html } : {}),
+    ...(text !== undefined ? { text } : {}),
+    ...(parsed.attachments.length > 0
+      ? {
+          attachments: parsed.attachments.map((a, i) => ({
+            filename: a.filename ?? `attachment-${i + 1}`,
+            content: a.content.toString('base64'),
+            ...(a.contentType ? { content_type: a.contentType } : {}),
+            ...(a.cid ? { content_id: a.cid } : {}),
+          })),
+        }
+      : {}),
+  };
+  return { input, idempotencyKey: key };
+}

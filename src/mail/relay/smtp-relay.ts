@@ -1,0 +1,150 @@
+// The SMTP relay: submission for clients that speak SMTP rather than HTTP, run by
+// the ingress (smtp-server). What a client goes through, and the replies it gets:
+//   STARTTLS     required before AUTH (530/538 otherwise); the certificate of relay-tls.ts
+//   AUTH         PLAIN or LOGIN, user name `resend`, password a mail API key of a kind that
+//                may send (535 5.7.8 otherwise); failures count against the same per-IP
+//                allowance as the API's (454 4.7.0 once it is spent)
+//   MAIL FROM    one request of the key's per-second limit, as POST /emails (451 4.7.1 over it)
+//   RCPT TO      at most 50 recipients (452 4.5.3)
+//   DATA         the message, checked by the rules of POST /emails (554 5.6.0 naming the
+//                problem); its From on a verified domain the key may use (550 5.7.1); stored
+//                with the key `smtp:<key id>:<Message-ID>`, so a resubmission after a lost
+//                reply is answered 250 with the first message's id and sends nothing again.
+// Caps and suppressions then apply as for /emails (the store and the sender).
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { AttemptGuard } from '../../platform/http/attempt-guard.ts';
+import { limitKey } from '../../platform/http/client-ip.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { MailKeyGrant, MailKeys } from '../accounts/mail-keys.ts';
+import { fromDomainRefusal, kindAllows } from '../auth/permissions.ts';
+import type { KeyRequestLimit } from '../auth/key-request-limit.ts';
+import type { Domains } from '../domains/domains.ts';
+import { MAX_RECIPIENTS } from '../emails/email-request.ts';
+import type { MessageQueue } from '../emails/message-queue.ts';
+import type { Messages } from '../emails/messages.ts';
+import { MAX_ATTACHMENT_BYTES, prepareMessage } from '../emails/prepare-message.ts';
+import { relayInput } from './relay-message.ts';
+import type { RelayTls } from './relay-tls.ts';
+
+/** The user name of AUTH (the password is the API key), as Resend's own relay. */
+export const RELAY_USER = 'resend';
+/** Attachments of 40 MB, base64-encoded, with the message around them. */
+const MAX_MESSAGE_BYTES = Math.ceil((MAX_ATTACHMENT_BYTES * 4) / 3) + 10 * 1024 * 1024;
+
+export interface SmtpRelayDeps {
+  keys: MailKeys;
+  guard: AttemptGuard;
+  limit: KeyRequestLimit;
+  domains: Domains;
+  messages: Messages;
+  queue: MessageQueue;
+  log: Logger;
+  ipv6LimitPrefixLength: number;
+}
+
+export interface SmtpRelay {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** An SMTP reply for the callback of a command. */
+const reply = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
+
+const grantOf = (session: SMTPServerSession) => (session.user as unknown as { grant: MailKeyGrant }).grant;
+
+export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: string, port: number): Promise<SmtpRelay> {
+  const log = deps.log.child({ component: 'mail-smtp-relay' });
+
+  async function authenticate(username: string | undefined, password: string | null | undefined, session: SMTPServerSession): Promise<MailKeyGrant> {
+    const subject = limitKey(session.remoteAddress, deps.ipv6LimitPrefixLength);
+    const checked = await deps.guard.checkSubject(subject, async () => {
+      if (username !== RELAY_USER || !password) return undefined;
+      return deps.keys.authenticate(password);
+    });
+    if ('found' in checked) {
+      if (!kindAllows(checked.found.kind, 'send')) throw reply(535, `5.7.8 A ${checked.found.kind} key cannot send; use a full or send key`);
+      return checked.found;
+    }
+    if (checked.refused === 'limited') throw reply(454, '4.7.0 Too many failed authentication attempts from this address; try again later');
+    throw reply(535, `5.7.8 Authentication failed: the user name is "${RELAY_USER}" and the password a mail API key (mk_live_…) of a full or send key`);
+  }
+
+  async function take(stream: NodeJS.ReadableStream & { sizeExceeded?: boolean }, session: SMTPServerSession): Promise<string> {
+    const grant = grantOf(session);
+    const parsed = await simpleParser(stream as never, { keepCidLinks: true });
+    if (stream.sizeExceeded) throw reply(552, '5.3.4 Message too large');
+    const recipients = session.envelope.rcptTo.map((r) => r.address);
+    const made = relayInput(parsed, recipients, grant.keyId);
+    if ('problem' in made) throw reply(554, `5.6.0 ${made.problem}`);
+    let message;
+    try {
+      message = prepareMessage(made.input, made.idempotencyKey ?? undefined);
+    } catch (err) {
+      if (err instanceof ApiError) throw reply(554, `5.6.0 ${err.message}`);
+      throw err;
+    }
+    const refusal = fromDomainRefusal(grant, message.from.domain, await deps.domains.verifiedNames(grant.organizationId));
+    if (refusal) throw reply(550, `5.7.1 ${refusal.message}`);
+    let stored;
+    try {
+      stored = await deps.messages.store(grant.organizationId, grant.keyId, message);
+    } catch (err) {
+      if (err instanceof ApiError) throw reply(554, `5.6.0 This Message-ID was already submitted with other content; give a new message a new Message-ID`);
+      throw err;
+    }
+    if (stored.unpublished) {
+      const publishing = deps.queue.publish([stored.id], stored.replayed);
+      if (stored.replayed) await publishing;
+    }
+    return stored.id;
+  }
+
+  const server = new SMTPServer({
+    name: 'linkmail-relay',
+    key: tls.key,
+    cert: tls.cert,
+    authMethods: ['PLAIN', 'LOGIN'],
+    // AUTH only after STARTTLS: a key never crosses the network in the clear.
+    allowInsecureAuth: false,
+    size: MAX_MESSAGE_BYTES,
+    logger: false,
+    onAuth(auth, session, callback) {
+      authenticate(auth.username, auth.password, session).then(
+        (grant) => callback(null, { user: { grant } as never }),
+        (err: Error) => callback(err),
+      );
+    },
+    onMailFrom(_address, session, callback) {
+      deps.limit.take(grantOf(session)).then((decision) => {
+        if (decision.allowed) callback();
+        else callback(reply(451, `4.7.1 More than ${decision.limit} requests in this second for this key; retry after 1 s`));
+      }, (err: Error) => callback(err));
+    },
+    onRcptTo(_address, session, callback) {
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) callback(reply(452, `4.5.3 At most ${MAX_RECIPIENTS} recipients per message`));
+      else callback();
+    },
+    onData(stream, session, callback) {
+      take(stream, session).then(
+        (id) => callback(null, `2.0.0 Queued as ${id}`),
+        (err: Error & { responseCode?: number }) => {
+          if (err.responseCode) return callback(err);
+          // Ours (Postgres away): a temporary refusal, so the client submits again.
+          log.warn({ err }, 'relayed message could not be stored; asked the client to retry');
+          callback(reply(451, '4.3.0 Try again later'));
+        },
+      );
+    },
+  });
+  server.on('error', (err) => log.warn({ err }, 'SMTP relay connection error'));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.server.address() as AddressInfo;
+  log.info({ host, port: address.port }, 'SMTP relay listening');
+  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

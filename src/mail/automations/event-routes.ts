@@ -47,11 +47,11 @@ export async function eventRoutes(app: App, deps: { events: InboundEvents }): Pr
       description: `Starts a run of each enabled automation triggered by the event, creating the contact of an unknown address. Per organization and UTC day, events may create ${NEW_CONTACTS_PER_DAY} contacts ` +
         `(429 contact_quota_exceeded) and start ${RUNS_PER_DAY} runs (429 run_quota_exceeded); an event over either is refused whole. Events that match no automation, and existing contacts, take no quota.`,
       body: ref(EventBody),
-      response: { 200: withRateLimitHeaders(Accepted, 'The event was accepted.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 422) },
+      response: { 200: withRateLimitHeaders(Accepted, 'The event was accepted.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
     },
   });
 
-  const handler = async (request: { body: typeof EventBody.static; mailAuth: { organizationId: string } }) => {
+  const handler = async (request: { body: typeof EventBody.static; mailAuth: { organizationId: string; domains: string[] | null } }) => {
     const body = request.body;
     if ((body.email === undefined) === (body.contact_id === undefined)) {
       throw new ApiError(400, 'invalid_contact', 'Name the contact with exactly one of email and contact_id.', [{ path: '/email', message: 'email or contact_id' }]);
@@ -63,7 +63,7 @@ export async function eventRoutes(app: App, deps: { events: InboundEvents }): Pr
     if (contactId !== null && !isUuid(contactId)) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
     const properties = body.properties ?? body.payload ?? {};
     if (Buffer.byteLength(JSON.stringify(properties)) > MAX_PROPERTIES_BYTES) throw new ApiError(400, 'properties_too_large', 'properties hold at most 16 KB as JSON.', [{ path: '/properties', message: 'too large' }]);
-    const accepted = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties });
+    const accepted = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties, scope: request.mailAuth.domains });
     return { object: 'event' as const, event: body.event, id: accepted.id, contact_id: accepted.contact_id, contact_created: accepted.contact_created, runs_started: accepted.run_ids };
   };
 

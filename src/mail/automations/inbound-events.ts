@@ -1,7 +1,9 @@
 // POST /events, in one transaction (spec: Events "Inbound", Limits):
-//   1. the enabled automations its name triggers;
+//   1. the enabled automations its name triggers (for a domain-restricted key, those
+//      sending from its domains);
 //   2. its contact: found by id or address; an unknown address is created only when an
-//      automation matched (an event that starts nothing creates nothing);
+//      automation matched (an event that starts nothing creates nothing); an unsubscribed
+//      contact starts nothing;
 //   3. the organization's quotas of the UTC day: a new contact takes one of 1,000, each
 //      run one of 5,000; taken under the quota row's lock, so concurrent events at the
 //      edge are admitted exactly; over either, 429 and the whole event is rolled back
@@ -26,6 +28,8 @@ export interface PostedEvent {
   email: string | null;
   contactId: string | null;
   properties: Record<string, unknown>;
+  /** A domain-restricted key's domains: it starts only the automations sending from them (null: any). */
+  scope: string[] | null;
 }
 
 export interface AcceptedEvent {
@@ -49,11 +53,15 @@ export class InboundEvents {
   /** Accepts the event (or refuses it, changing nothing); `now` (this process's clock) names the quota's UTC day. */
   async accept(e: PostedEvent, now = new Date()): Promise<AcceptedEvent> {
     const { accepted, eventId, changeIds } = await withTransaction(this.pg, async (db) => {
-      const { rows: automations } = await db.query<{ id: string; steps: AutomationStep[] }>(
-        'SELECT id, steps FROM mail_automations WHERE organization_id = $1 AND trigger_event = $2 AND enabled ORDER BY created_at, id',
-        [e.organizationId, e.name],
+      const { rows: triggered } = await db.query<{ id: string; steps: AutomationStep[] }>(
+        `SELECT id, steps FROM mail_automations WHERE organization_id = $1 AND trigger_event = $2 AND enabled AND ($3::text[] IS NULL OR from_domain = ANY($3))
+          ORDER BY created_at, id`,
+        [e.organizationId, e.name, e.scope],
       );
-      const contact = await this.contactOf(db, e, automations.length > 0);
+      const known = await this.knownContact(db, e);
+      // An unsubscribed contact starts nothing (and so takes no quota).
+      const automations = known?.status === 'unsubscribed' ? [] : triggered;
+      const contact = known ?? (automations.length > 0 ? await this.createContact(db, e) : undefined);
       if (automations.length > 0) await takeQuota(db, e.organizationId, utcDay(now), contact!.created ? 1 : 0, automations.length);
       const eventId = await recordInboundEvent(db, {
         organization_id: e.organizationId, name: e.name, contact_id: contact?.id ?? null, email: e.email, properties: e.properties,
@@ -67,16 +75,18 @@ export class InboundEvents {
     return accepted;
   }
 
-  /** The event's contact; an unknown address is created when `create`, else there is none. */
-  private async contactOf(db: PoolClient, e: PostedEvent, create: boolean): Promise<{ id: string; created: boolean } | undefined> {
-    if (e.contactId) {
-      const { rows } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND id = $2', [e.organizationId, e.contactId]);
-      if (!rows[0]) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
-      return { id: rows[0].id, created: false };
-    }
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND email = $2', [e.organizationId, e.email]);
-    if (rows[0]) return { id: rows[0].id, created: false };
-    if (!create) return undefined;
+  /** The event's contact if it exists; an unknown contact_id is refused. */
+  private async knownContact(db: PoolClient, e: PostedEvent): Promise<{ id: string; created: false; status: string } | undefined> {
+    const { rows } = await db.query<{ id: string; status: string }>(
+      `SELECT id, status FROM mail_contacts WHERE organization_id = $1 AND ${e.contactId ? 'id = $2::uuid' : 'email = $2'}`,
+      [e.organizationId, e.contactId ?? e.email],
+    );
+    if (!rows[0] && e.contactId) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+    return rows[0] && { ...rows[0], created: false };
+  }
+
+  /** Creates the contact of an unknown address (subscribed). */
+  private async createContact(db: PoolClient, e: PostedEvent): Promise<{ id: string; created: boolean }> {
     // Two events for one new address at once: the second waits on the first's row, then finds it made.
     const { rows: made } = await db.query<{ id: string }>(
       `INSERT INTO mail_contacts (organization_id, email, properties, status) VALUES ($1, $2, '{}', 'subscribed')

@@ -8,6 +8,7 @@
 // email is queued once. The sender then applies caps, the send rate and suppressions.
 import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { ActorMessage, MessageWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
@@ -61,15 +62,15 @@ export class RunSteps {
   private async takeStep(db: PoolClient, runId: string): Promise<StepTaken> {
     const { rows: runs } = await db.query<RunRow>('SELECT * FROM mail_automation_runs WHERE id = $1 FOR UPDATE', [runId]);
     const run = runs[0];
-    // Gone with its automation, already moved on, or waiting: a repeated command does nothing.
-    if (!run || run.state !== 'running' || run.next_at !== null) return NOTHING;
+    // Gone with its automation, waiting, or ended: a repeated command does nothing.
+    if (!run || run.state !== 'running') return NOTHING;
     const { rows: automations } = await db.query<AutomationRow>('SELECT * FROM mail_automations WHERE id = $1', [run.automation_id]);
     const automation = automations[0]!;
     const change = (state: RunChange['state'], step: number, messageId: string | null = null): RunChange => ({
       run_id: run.id, organization_id: run.organization_id, automation_id: run.automation_id, contact_id: run.contact_id, state, step, message_id: messageId,
     });
     const cancel = async (reason: string): Promise<StepTaken> => {
-      await db.query("UPDATE mail_automation_runs SET state = 'canceled', reason = $2, finished_at = now(), updated_at = now() WHERE id = $1", [run.id, reason]);
+      await db.query("UPDATE mail_automation_runs SET state = 'canceled', reason = $2, next_at = NULL, finished_at = now(), updated_at = now() WHERE id = $1", [run.id, reason]);
       return { messageId: null, changeIds: await recordRunChanges(db, [change('canceled', run.step)]), again: false };
     };
 
@@ -106,14 +107,23 @@ export class RunSteps {
       idempotencyKey: key,
       requestHash: createHash('sha256').update(key).digest(),
     };
-    const stored = await this.messages.storeIn(db, run.organization_id, null, message);
+    const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [run.organization_id, automation.from_domain]);
+    if (domains.length === 0) return cancel(`The sending domain ${automation.from_domain} is no longer verified; verify it again.`);
+    let stored;
+    try {
+      stored = await this.messages.storeIn(db, run.organization_id, null, message);
+    } catch (err) {
+      // The step's key taken by another message: retrying cannot help.
+      if (err instanceof ApiError) return cancel(`The step's idempotency key ${key} is held by another message.`);
+      throw err;
+    }
     const changes = [change('step_queued', run.step, stored.id)];
 
     const next = run.step + 1;
     const following = run.steps[next];
     let again = false;
     if (!following) {
-      await db.query("UPDATE mail_automation_runs SET state = 'completed', step = $2, finished_at = now(), updated_at = now() WHERE id = $1", [run.id, next]);
+      await db.query("UPDATE mail_automation_runs SET state = 'completed', step = $2, next_at = NULL, finished_at = now(), updated_at = now() WHERE id = $1", [run.id, next]);
       changes.push(change('completed', next));
     } else if (following.delay_minutes > 0) {
       await db.query(

@@ -1,9 +1,11 @@
 // The automation runs' durable timer: runs whose next step is due (next_at passed)
-// are published to mail.automation-steps and their next_at cleared in one
-// transaction held across the Kafka send (as broadcast-jobs.ts does): a worker
-// that dies before the commit leaves them to the next pass; two workers never take
-// one run (SKIP LOCKED); a run published twice is harmless (the actor takes the
-// step the run has stored, once).
+// are published to mail.automation-steps in one transaction held across the Kafka
+// send (as broadcast-jobs.ts does), which also sets their next_at a lease ahead: a
+// worker that dies before the commit leaves them to the next pass, and a run whose
+// command was lost (a worker killed mid-step, a command dead-lettered) is published
+// again when its lease runs out. Two workers never take one run (SKIP LOCKED); a
+// run published twice is harmless (the actor takes the step the run has stored,
+// once, and sets next_at itself when the run moves on).
 import { Repeating } from '../../platform/background.ts';
 import type { BackgroundTask } from '../../platform/actors/worker-kind.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
@@ -18,6 +20,8 @@ export interface AutomationStepCommand {
 }
 
 const DUE_PER_PASS = 500;
+/** How long a published run is left to the actor before it is published again. */
+export const STEP_LEASE_MS = 60_000;
 
 export class RunTimer implements BackgroundTask {
   private readonly repeating: Repeating;
@@ -27,6 +31,7 @@ export class RunTimer implements BackgroundTask {
     private readonly publisher: Publisher,
     private readonly log: Logger,
     intervalMs = 250,
+    private readonly leaseMs = STEP_LEASE_MS,
   ) {
     this.repeating = new Repeating(async () => {
       // A full pass means more are due: go on at once.
@@ -42,13 +47,14 @@ export class RunTimer implements BackgroundTask {
     return this.repeating.stop();
   }
 
-  /** Publishes the runs that are due and marks them running; how many. */
+  /** Publishes the runs that are due (or whose lease ran out) and marks them running; how many. */
   async runDue(): Promise<number> {
     return withTransaction(this.pg, async (db) => {
       const { rows } = await db.query<{ id: string; organization_id: string }>(
-        `UPDATE mail_automation_runs SET next_at = NULL, state = 'running', updated_at = now()
+        `UPDATE mail_automation_runs SET next_at = now() + make_interval(secs => $1::double precision / 1000), state = 'running', updated_at = now()
           WHERE id IN (SELECT id FROM mail_automation_runs WHERE next_at <= now() ORDER BY next_at LIMIT ${DUE_PER_PASS} FOR UPDATE SKIP LOCKED)
           RETURNING id, organization_id`,
+        [this.leaseMs],
       );
       const now = Date.now();
       await this.publisher.publish<AutomationStepCommand>(mailAutomationStepsTopic, rows.map((r) => ({ key: r.id, value: { run_id: r.id, organization_id: r.organization_id, issued_at: now } })));

@@ -18,7 +18,7 @@ import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts'
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
 import type { MessageQueue } from './message-queue.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
-import { prepareMessage, type PreparedMessage } from './prepare-message.ts';
+import { prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
 
 export const MAX_BATCH = 100;
 /** Bodies up to this size: 40 MB of attachments in base64, and the parts. */
@@ -161,6 +161,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     },
   }, async (request, reply) => {
     const message = prepareMessage(request.body, headerKey(request));
+    refuseServiceKey(message.idempotencyKey);
     const refusal = (await checkSenders(request.mailAuth, [{ message, at: '' }])).get('');
     if (refusal) throw refusal;
     const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message);
@@ -194,7 +195,9 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     const items: { message: PreparedMessage; at: string; index: number }[] = [];
     for (const [index, input] of request.body.entries()) {
       try {
-        items.push({ message: prepareMessage(input, undefined, `/${index}`), at: `/${index}`, index });
+        const message = prepareMessage(input, undefined, `/${index}`);
+        refuseServiceKey(message.idempotencyKey, `/${index}`);
+        items.push({ message, at: `/${index}`, index });
       } catch (err) {
         if (strict || !(err instanceof ApiError)) throw err;
         errors.push({ index, message: err.message, code: err.code });

@@ -112,10 +112,6 @@ export class Messages {
   }
 
   /**
-   * Stores one message, leaving out recipients on the suppression list: with those of other
-   * requests of this moment, or (with attachments) in a transaction of its own.
-   */
-  /**
    * Stores one message without attachments in the caller's transaction, so that it is written
    * together with what it belongs to (an automation run's step).
    */
@@ -125,6 +121,10 @@ export class Messages {
     return result!.value;
   }
 
+  /**
+   * Stores one message, leaving out recipients on the suppression list: with those of other
+   * requests of this moment, or (with attachments) in a transaction of its own.
+   */
   async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
     if (message.attachments.length === 0) return this.together.call({ organizationId, keyId, message });
     return withTransaction(this.pg, async (client) => {

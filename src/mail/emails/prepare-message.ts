@@ -43,6 +43,16 @@ export interface PreparedMessage {
   requestHash: Buffer;
 }
 
+/** Key prefixes the service writes itself (broadcasts, automation steps, the SMTP relay): a client's key may not take one. */
+const SERVICE_KEY = /^(broadcast|automation|smtp):/i;
+
+/** Refuses a client's idempotency key in the service's own namespaces, which would block the service's message. */
+export function refuseServiceKey(key: string | null, at = ''): void {
+  if (key !== null && SERVICE_KEY.test(key)) {
+    throw refuse(400, 'reserved_idempotency_key', 'Idempotency keys starting with broadcast:, automation: or smtp: are the service\'s own; choose another.', `${at}/idempotency_key`);
+  }
+}
+
 const refuse = (status: number, code: string, message: string, path: string) => new ApiError(status, code, message, [{ path, message }]);
 
 function mailboxes(value: string | string[] | undefined, field: string, at: string): Mailbox[] {

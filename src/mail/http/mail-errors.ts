@@ -35,7 +35,7 @@ const MAIL_STATUS_TEXT: Record<number, string> = {
   404: 'Not found among the resources this key can see (not_found).',
   409: 'Conflict with the resource\'s state or existing data.',
   422: 'Well-formed but not acceptable (for example from_domain_not_verified).',
-  429: 'Rate limited (rate_limited: the key\'s requests per second; auth_rate_limited: failed keys per IP); see Retry-After.',
+  429: 'Rate limited (rate_limited: the key\'s requests per second; auth_rate_limited: failed keys per IP; see Retry-After) or a daily quota of POST /events spent (contact_quota_exceeded, run_quota_exceeded).',
 };
 
 /** Response schemas for the given error statuses of a mail route. */

@@ -175,6 +175,44 @@ describe('automations', () => {
   });
 });
 
+describe('runs and keys', () => {
+  it('a run whose step command was lost is published again when its lease runs out', async () => {
+    const org = await organization();
+    const a = await automation(org, 'lost');
+    await stopWorker('SIGKILL');
+    try {
+      const posted = await post(org, { event: 'lost', email: 'lost@example.net' });
+      // As a timer that published the step and died with its command would leave it: running, leased ahead.
+      await db.query("UPDATE mail_automation_runs SET state = 'running', next_at = now() + interval '2 seconds' WHERE id = $1", [posted.body.runs_started[0]]);
+    } finally {
+      worker = await startWorker();
+    }
+    const done = await eventually(async () => ((await runsOf(org, a.id))[0]?.state === 'completed' ? (await runsOf(org, a.id))[0] : undefined), 30_000);
+    expect(done.step).toBe(1);
+  });
+
+  it('a domain-restricted key starts only the automations of its domains; an unsubscribed contact starts none; the service\'s key prefixes are refused on /emails', async () => {
+    const org = await organization();
+    const other = await verifiedDomain(ingress.url, org.key);
+    await automation(org, 'joined');
+    await automation(org, 'joined', [{ template: { slug: 'tips' } }], { from: `news@${other.name}` });
+    const restricted = await mailKey(ingress.url, org.organizationId, { kind: 'send', domains: [other.name] });
+    const started = await post({ ...org, key: restricted.key }, { event: 'joined', email: 'joiner@example.net' });
+    expect(started.body.runs_started).toHaveLength(1);
+    const { rows } = await db.query('SELECT a.from_domain FROM mail_automation_runs r JOIN mail_automations a ON a.id = r.automation_id WHERE r.id = $1', [started.body.runs_started[0]]);
+    expect(rows[0].from_domain).toBe(other.name);
+
+    await api(org, 'POST', '/api/v1/contacts', { email: 'gone@example.net', status: 'unsubscribed' });
+    const before = await quota(org);
+    const none = await post(org, { event: 'joined', email: 'gone@example.net' });
+    expect(none.body).toMatchObject({ contact_created: false, runs_started: [] });
+    expect(await quota(org)).toEqual(before);
+
+    const taken = await call(ingress.url, 'POST', '/emails', { key: org.key, headers: { 'idempotency-key': `automation:${started.body.runs_started[0]}:1` }, body: { from: org.from, to: 'x@example.net', subject: 'S', text: 'T' } });
+    expect([taken.status, taken.body.error.code]).toEqual([400, 'reserved_idempotency_key']);
+  });
+});
+
 describe('POST /events', () => {
   it('takes SEND and FULL keys (not TEST), through the Resend SDK too, and refuses bad bodies with a code, changing nothing', async () => {
     const org = await organization();

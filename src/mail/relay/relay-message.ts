@@ -1,8 +1,9 @@
 // A message submitted to the SMTP relay, as the request POST /emails would have
-// made of it, so that one set of rules (prepare-message.ts) checks both: From,
-// To and Cc from the headers, Bcc the envelope's other recipients (they are not
-// in the headers), Reply-To, Subject, the HTML and text parts, and attachments
-// (inline ones keep their Content-ID). Its idempotency key is
+// made of it, so that one set of rules (prepare-message.ts) checks both. The
+// envelope (RCPT TO) says who receives it: To and Cc are the header's addresses
+// that are envelope recipients, Bcc the envelope's others; a header address that
+// is not in the envelope receives nothing. Then From, Reply-To, Subject, the HTML
+// and text parts, and attachments (inline ones keep their Content-ID). Its idempotency key is
 // `smtp:<key id>:<Message-ID>` (spec, Idempotency 6), none without a Message-ID.
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { SendEmailInput } from '../emails/email-request.ts';
@@ -27,9 +28,11 @@ export function relayInput(parsed: ParsedMail, envelopeRecipients: readonly stri
   if (from.length !== 1) return { problem: 'The message needs exactly one From address' };
   if (!parsed.subject?.trim()) return { problem: 'The message needs a Subject' };
   if (parsed.subject.length > MAX_SUBJECT) return { problem: `The Subject is longer than ${MAX_SUBJECT} characters` };
-  const to = addresses(parsed.to);
-  const cc = addresses(parsed.cc);
-  if (to.length === 0) return { problem: 'The message needs a To address in its headers' };
+  const envelope = new Set(envelopeRecipients.map((r) => r.toLowerCase()));
+  const inEnvelope = (a: { address: string }) => envelope.has(a.address.toLowerCase());
+  const to = addresses(parsed.to).filter(inEnvelope);
+  const cc = addresses(parsed.cc).filter(inEnvelope);
+  if (to.length === 0) return { problem: 'None of the To header\'s addresses is a recipient (RCPT TO); a message to Bcc recipients only is not supported: give it a To' };
   const shown = new Set([...to, ...cc].map((a) => a.address.toLowerCase()));
   const bcc = envelopeRecipients.filter((r) => !shown.has(r.toLowerCase()));
   const html = typeof parsed.html === 'string' ? parsed.html : undefined;

@@ -4,9 +4,12 @@
 //   AUTH         PLAIN or LOGIN, user name `resend`, password a mail API key of a kind that
 //                may send (535 5.7.8 otherwise); failures count against the same per-IP
 //                allowance as the API's (454 4.7.0 once it is spent)
-//   MAIL FROM    one request of the key's per-second limit, as POST /emails (451 4.7.1 over it)
-//   RCPT TO      at most 50 recipients (452 4.5.3)
-//   DATA         the message, checked by the rules of POST /emails (554 5.6.0 naming the
+//   MAIL FROM    the key looked up again (a key revoked or changed since AUTH applies at once:
+//                535 5.7.8), and one request of its per-second limit, as POST /emails (451 4.7.1)
+//   RCPT TO      at most 50 recipients; the 51st is refused for good (552 5.5.3): a message of
+//                more must be split into messages with Message-IDs of their own
+//   DATA         at most MAX_MESSAGE_BYTES, read into memory no further (552 5.3.4);
+//                the message, checked by the rules of POST /emails (554 5.6.0 naming the
 //                problem); its From on a verified domain the key may use (550 5.7.1); stored
 //                with the key `smtp:<key id>:<Message-ID>`, so a resubmission after a lost
 //                reply is answered 250 with the first message's id and sends nothing again.
@@ -53,7 +56,14 @@ export interface SmtpRelay {
 /** An SMTP reply for the callback of a command. */
 const reply = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
 
-const grantOf = (session: SMTPServerSession) => (session.user as unknown as { grant: MailKeyGrant }).grant;
+/** What AUTH left on the session: the key's grant, and the key itself to look it up again. */
+interface SessionUser {
+  grant: MailKeyGrant;
+  token: string;
+}
+const userOf = (session: SMTPServerSession) => session.user as unknown as SessionUser;
+/** Sessions at once: each may hold a message of MAX_MESSAGE_BYTES in memory. */
+const MAX_CLIENTS = 50;
 
 export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: string, port: number): Promise<SmtpRelay> {
   const log = deps.log.child({ component: 'mail-smtp-relay' });
@@ -72,10 +82,35 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
     throw reply(535, `5.7.8 Authentication failed: the user name is "${RELAY_USER}" and the password a mail API key (mk_live_…) of a full or send key`);
   }
 
-  async function take(stream: NodeJS.ReadableStream & { sizeExceeded?: boolean }, session: SMTPServerSession): Promise<string> {
-    const grant = grantOf(session);
-    const parsed = await simpleParser(stream as never, { keepCidLinks: true });
-    if (stream.sizeExceeded) throw reply(552, '5.3.4 Message too large');
+  /** At each message: the key as it stands now (revoked, or its kind changed: refused), and one request of its limit. */
+  async function checkSender(user: SessionUser): Promise<void> {
+    const grant = await deps.keys.authenticate(user.token);
+    if (!grant || !kindAllows(grant.kind, 'send')) throw reply(535, '5.7.8 The key was revoked or may no longer send; authenticate with another');
+    user.grant = grant;
+    const decision = await deps.limit.take(grant);
+    if (!decision.allowed) throw reply(451, `4.7.1 More than ${decision.limit} requests in this second for this key; retry after 1 s`);
+  }
+
+  /** The message's bytes, or 552 once it passes the size (the rest is read and dropped, never kept). */
+  function readMessage(stream: NodeJS.ReadableStream): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= MAX_MESSAGE_BYTES) chunks.push(chunk);
+      });
+      stream.on('error', reject);
+      stream.on('end', () => (bytes > MAX_MESSAGE_BYTES ? reject(reply(552, '5.3.4 Message too large')) : resolve(Buffer.concat(chunks))));
+    });
+  }
+
+  async function take(stream: NodeJS.ReadableStream, session: SMTPServerSession): Promise<string> {
+    const { grant } = userOf(session);
+    const raw = await readMessage(stream);
+    const parsed = await simpleParser(raw, { keepCidLinks: true }).catch(() => {
+      throw reply(554, '5.6.0 The message cannot be parsed as MIME');
+    });
     const recipients = session.envelope.rcptTo.map((r) => r.address);
     const made = relayInput(parsed, recipients, grant.keyId);
     if ('problem' in made) throw reply(554, `5.6.0 ${made.problem}`);
@@ -110,21 +145,19 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
     // AUTH only after STARTTLS: a key never crosses the network in the clear.
     allowInsecureAuth: false,
     size: MAX_MESSAGE_BYTES,
+    maxClients: MAX_CLIENTS,
     logger: false,
     onAuth(auth, session, callback) {
       authenticate(auth.username, auth.password, session).then(
-        (grant) => callback(null, { user: { grant } as never }),
+        (grant) => callback(null, { user: { grant, token: auth.password! } satisfies SessionUser as never }),
         (err: Error) => callback(err),
       );
     },
     onMailFrom(_address, session, callback) {
-      deps.limit.take(grantOf(session)).then((decision) => {
-        if (decision.allowed) callback();
-        else callback(reply(451, `4.7.1 More than ${decision.limit} requests in this second for this key; retry after 1 s`));
-      }, (err: Error) => callback(err));
+      checkSender(userOf(session)).then(() => callback(), (err: Error) => callback(err));
     },
     onRcptTo(_address, session, callback) {
-      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) callback(reply(452, `4.5.3 At most ${MAX_RECIPIENTS} recipients per message`));
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) callback(reply(552, `5.5.3 At most ${MAX_RECIPIENTS} recipients per message; send a message of more as several, each with its own Message-ID`));
       else callback();
     },
     onData(stream, session, callback) {

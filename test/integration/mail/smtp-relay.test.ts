@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { testConfig } from '../../support/env.ts';
-import { mailKey, nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { adminOptions, mailKey, nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 
 const run = promisify(execFile);
 let ingress: TestIngress;
@@ -112,6 +112,32 @@ describe('the SMTP relay', () => {
     const api = await call(ingress.url, 'GET', '/api/v1/domains', { key: 'mk_live_wrong', ip: address });
     expect([api.status, api.body.error.code]).toEqual([429, 'auth_rate_limited']);
     expect(await relay({ user: 'resend', pass: org.key }).verify()).toBe(true);
+  });
+
+  it('sends to the envelope\'s recipients only, refuses a Bcc-only message and a 51st recipient, and a key revoked mid-session at its next message', async () => {
+    const org = await organization();
+    const transport = relay({ user: 'resend', pass: org.key }, { pool: true, maxConnections: 1 });
+    // The header names shown@ and not-a-recipient@; the envelope names shown@ and quiet@.
+    const info = await transport.sendMail({
+      envelope: { from: org.from, to: ['shown@example.net', 'quiet@example.net'] },
+      from: org.from, to: ['shown@example.net', 'not-a-recipient@example.net'], subject: 'Envelope', text: 'x',
+    });
+    const id = /Queued as ([0-9a-f-]{36})/.exec(info.response)![1];
+    const { rows } = await db.query('SELECT to_addresses, bcc_addresses FROM mail_messages WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ to_addresses: ['shown@example.net'], bcc_addresses: ['quiet@example.net'] });
+    await expect(transport.sendMail({ envelope: { from: org.from, to: ['quiet@example.net'] }, from: org.from, to: 'shown@example.net', subject: 'Bcc only', text: 'x' }))
+      .rejects.toMatchObject({ responseCode: 554 });
+    // The 51st recipient is refused for good; the message goes to the first 50.
+    const many = Array.from({ length: 51 }, (_, i) => `r${i}@example.net`);
+    const partial = await transport.sendMail({ from: org.from, to: many, subject: 'Many', text: 'x' });
+    expect([partial.accepted.length, partial.rejected]).toEqual([50, ['r50@example.net']]);
+    expect(partial.rejectedErrors?.[0]).toMatchObject({ responseCode: 552 });
+
+    const revoked = await call(ingress.url, 'DELETE', `/admin/v1/organizations/${org.organizationId}/keys/${org.keyId}`, adminOptions);
+    expect(revoked.status).toBe(200);
+    await new Promise((r) => setTimeout(r, Number(config.MAIL_LOOKUP_CACHE_MS) + 100));
+    await expect(transport.sendMail({ from: org.from, to: 'shown@example.net', subject: 'After revoking', text: 'x' })).rejects.toMatchObject({ responseCode: 535 });
+    transport.close();
   });
 
   it('refuses From on an unverified domain with 550, a message without a Subject with 554, and a key over its per-second limit with 451', async () => {

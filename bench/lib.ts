@@ -23,6 +23,8 @@ export const BENCH_ENV: Record<string, string> = {
   ADMIN_TOKEN: 'bench-admin-token-0123456789',
   SCAN_JOURNAL_DIR: `${ROOT}.stack/bench-journal`,
   MAIL_INBOUND_SMTP_PORT: '0',
+  // No SMTP relay (production would need its certificate).
+  MAIL_RELAY_SMTP_PORT: '-1',
   // As `npm start` runs the ingress (package.json): large image buffers stay in malloc's heap.
   MALLOC_MMAP_THRESHOLD_: '33554432',
   MALLOC_TRIM_THRESHOLD_: '268435456',
@@ -34,11 +36,11 @@ export interface Proc {
   stop: () => Promise<void>;
 }
 
-/** Starts a TypeScript entry point under tsx and waits for `ready` in its output. */
-export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000): Promise<Proc> {
+/** Starts a TypeScript entry point (with `args`) under tsx and waits for `ready` in its output. */
+export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000, args: string[] = []): Promise<Proc> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes under test.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

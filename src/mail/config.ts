@@ -61,8 +61,6 @@ export const mailSettings: ProductSettings<typeof MailConfigSchema> = {
   schema: MailConfigSchema,
   check: (config) => [
     ...(config.MAIL_TEST_CRASH_AFTER_STORE && config.NODE_ENV !== 'test' ? ['MAIL_TEST_CRASH_AFTER_STORE is for tests only (NODE_ENV=test)'] : []),
-    ...(config.NODE_ENV === 'production' && config.MAIL_RELAY_SMTP_PORT >= 0 && (!config.MAIL_RELAY_TLS_KEY_FILE || !config.MAIL_RELAY_TLS_CERT_FILE)
-      ? ['MAIL_RELAY_TLS_KEY_FILE and MAIL_RELAY_TLS_CERT_FILE must be set in production (or MAIL_RELAY_SMTP_PORT=-1)'] : []),
     ...(config.NODE_ENV === 'production' && config.MAIL_LINK_SECRET === 'development-mail-link-secret' ? ['MAIL_LINK_SECRET must be set in production'] : []),
   ],
 };

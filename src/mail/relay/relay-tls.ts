@@ -14,10 +14,12 @@ export interface RelayTls {
 
 const LOCAL_DIR = '.stack/relay-tls';
 
-export function relayTls(config: Pick<MailConfig, 'MAIL_RELAY_TLS_KEY_FILE' | 'MAIL_RELAY_TLS_CERT_FILE'>): RelayTls {
+export function relayTls(config: Pick<MailConfig, 'MAIL_RELAY_TLS_KEY_FILE' | 'MAIL_RELAY_TLS_CERT_FILE'> & { NODE_ENV: string }): RelayTls {
   if (config.MAIL_RELAY_TLS_KEY_FILE && config.MAIL_RELAY_TLS_CERT_FILE) {
     return { key: readFileSync(config.MAIL_RELAY_TLS_KEY_FILE), cert: readFileSync(config.MAIL_RELAY_TLS_CERT_FILE) };
   }
+  // Checked by the ingress that runs the relay, not by the configuration every process shares (workers run none).
+  if (config.NODE_ENV === 'production') throw new Error('MAIL_RELAY_TLS_KEY_FILE and MAIL_RELAY_TLS_CERT_FILE must be set in production (or MAIL_RELAY_SMTP_PORT=-1 to run no SMTP relay)');
   if (!existsSync(join(LOCAL_DIR, 'cert.pem'))) {
     const tmp = `${LOCAL_DIR}.${process.pid}`;
     mkdirSync(tmp, { recursive: true });

@@ -4,6 +4,7 @@
 // bare `INSERT … SELECT` of the same 100,000 recipient rows in Postgres, in two
 // alternating rounds. The worker's peak RSS is also measured on a 20,000-contact
 // audience: memory that does not grow with the audience is the same peak for both.
+// Last, GET /report against GET of the broadcast itself, for both audiences.
 // Results: bench/results/broadcast.json. Run: npx tsx bench/broadcast.bench.ts
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -54,7 +55,23 @@ async function fanOut(base: string, org: Org, worker: Proc, db: pg.Pool) {
   const seconds = (performance.now() - t0) / 1000;
   // Keep the bench database small: the broadcast's messages go (nothing sends them).
   await db.query("DELETE FROM mail_messages WHERE organization_id = $1 AND kind = 'broadcast.news'", [org.id]);
-  return { recipients: stats.queued as number, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(stats.queued / seconds), rssBeforeMb: Math.round(rssBefore), peakRssMb: Math.round(peak) };
+  return { id: b.id as string, recipients: stats.queued as number, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(stats.queued / seconds), rssBeforeMb: Math.round(rssBefore), peakRssMb: Math.round(peak) };
+}
+
+/** Median milliseconds of `count` sequential GETs of the broadcast's report, and of the broadcast itself (the baseline). */
+async function reportLatency(base: string, org: Org, broadcastId: string, count = 200) {
+  const timed = async (path: string) => {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now();
+      await request(`${base}${path}`, 'GET', undefined, org.auth);
+      times.push(performance.now() - t0);
+    }
+    return Number(times.sort((a, b) => a - b)[Math.floor(count / 2)]!.toFixed(2));
+  };
+  const get = await timed(`/api/v1/broadcasts/${broadcastId}`);
+  const report = await timed(`/api/v1/broadcasts/${broadcastId}/report`);
+  return { getMs: get, reportMs: report };
 }
 
 /** The baseline: the same recipient rows by one INSERT … SELECT (then removed). */
@@ -92,6 +109,9 @@ try {
   }
   const smaller = await fanOut(base, small, worker, db);
   console.log(`${SMALL} contacts: ${smaller.perSecond}/s, peak RSS ${smaller.peakRssMb} MB`);
+  // The report reads counters: its latency is the same for both audiences, near a plain GET.
+  const reports = { [AUDIENCE]: await reportLatency(base, big, rounds.at(-1)!.fanOut.id), [SMALL]: await reportLatency(base, small, smaller.id) };
+  console.log(`report: ${JSON.stringify(reports)}`);
   const median = medianBy(rounds, (r) => r.fanOut.perSecond);
   const result = {
     benchmark: 'broadcast',
@@ -100,6 +120,7 @@ try {
     recipientsPerSecond: median.fanOut.perSecond,
     ratio: median.ratio,
     memory: { [`peakRssMb${AUDIENCE}`]: Math.max(...rounds.map((r) => r.fanOut.peakRssMb)), [`peakRssMb${SMALL}`]: smaller.peakRssMb },
+    reportMedianMs: reports,
     met: { atLeast5000PerSecond: median.fanOut.perSecond >= 5000 },
   };
   console.log(JSON.stringify(result, null, 2));

@@ -18,6 +18,13 @@ export interface WrkOptions {
   maxRequests: number;
   /** Lua defining `request()` (and anything it needs); the count limit is added around it. */
   script: string;
+  /** About this many requests a second in all (wrk 4.1 has no fixed rate: each connection waits between its requests). */
+  rate?: number;
+}
+
+/** A LoadResult with the CPU wrk itself used (user + system), to take out of the machine's. */
+export interface WrkResult extends LoadResult {
+  wrkCpuMs: number;
 }
 
 const LIMIT = (perThread: number) => `
@@ -34,12 +41,27 @@ end
 
 const toMs = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000, m: 60_000 } as Record<string, number>)[unit]!;
 
-export async function wrk(url: string, options: WrkOptions): Promise<LoadResult> {
+const PACE = (connections: number, rate: number) => `
+delay = function()
+  return ${((connections * 1000) / rate).toFixed(3)}
+end
+`;
+
+/** `times` of the shell that ran wrk: its second line is its children's user and system time. */
+function childCpuMs(stderr: string): number {
+  const lines = stderr.trim().split('\n');
+  const m = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/.exec(lines[lines.length - 1] ?? '');
+  return m ? (Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4])) * 1000 : NaN;
+}
+
+export async function wrk(url: string, options: WrkOptions): Promise<WrkResult> {
   const threads = options.threads ?? 1;
   const dir = mkdtempSync(join(tmpdir(), 'wrk-'));
   const file = join(dir, 'script.lua');
-  writeFileSync(file, `${options.script}\n${LIMIT(Math.ceil(options.maxRequests / threads))}`);
-  const { stdout } = await run('wrk', ['-t', String(threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '-s', file, url], { timeout: (options.seconds + 30) * 1000 });
+  writeFileSync(file, `${options.script}\n${LIMIT(Math.ceil(options.maxRequests / threads))}${options.rate ? PACE(options.connections, options.rate) : ''}`);
+  const args = ['-t', String(threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '-s', file, url];
+  // Through a shell whose `times` reports wrk's CPU once it has exited.
+  const { stdout, stderr } = await run('bash', ['-c', 'wrk "$@"; status=$?; times >&2; exit $status', 'bash', ...args], { timeout: (options.seconds + 30) * 1000 });
   const percentile = (p: string) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(stdout);
     return m ? toMs(m[1]!, m[2]!) : NaN;
@@ -53,5 +75,6 @@ export async function wrk(url: string, options: WrkOptions): Promise<LoadResult>
     requests,
     non2xx3xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
     errors: errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+    wrkCpuMs: childCpuMs(stderr),
   };
 }

@@ -512,6 +512,14 @@ cmd_start() {
   need_cmd wrk wrk
   # The mail sender's day-turn test moves the sender's clock with libfaketime.
   need_cmd faketime faketime
+  # The redirect benchmark compares with nginx's `return 302` (Debian's nginx-light, run on loopback
+  # by the benchmark itself); its package must not start a server of its own on port 80.
+  if ! command -v nginx >/dev/null 2>&1; then
+    local own_policy=0
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; own_policy=1; fi
+    apt_install nginx-light
+    if [[ $own_policy == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+  fi
   # The SMTP relay's tests submit with Debian's swaks (an SMTP client nobody here wrote).
   need_cmd swaks swaks
   ensure_postgres

@@ -126,17 +126,25 @@ const topicPrefix = `bench-redirect-${Date.now()}`;
 const nginxPort = freePort();
 const barePort = freePort();
 const ingressPorts = [freePort(), freePort()];
-const nginx = await startNginx(nginxPort);
-const bare = await start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(barePort) }, 'baseline listening');
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
-const ingresses = [
-  await start('src/main.ts', ingressEnv(ingressPorts[0]!), 'ingress listening'),
-  await start('src/main.ts', { ...ingressEnv(ingressPorts[1]!), SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-2` }, 'ingress listening'),
-];
-// The consumers of scans (and conversions), as one worker process runs them.
-const scanWorkers = await start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, ['scan-sink', 'conversion-sink', 'webhooks', 'scan-limits']);
+/** Every process started, stopped in reverse order at the end, also when a later start fails. */
+const running: Proc[] = [];
+const started = async (starting: Promise<Proc>) => {
+  const proc = await starting;
+  running.push(proc);
+  return proc;
+};
 
 try {
+  const nginx = await started(startNginx(nginxPort));
+  const bare = await started(start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(barePort) }, 'baseline listening'));
+  const ingresses = [
+    await started(start('src/main.ts', ingressEnv(ingressPorts[0]!), 'ingress listening')),
+    await started(start('src/main.ts', { ...ingressEnv(ingressPorts[1]!), SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-2` }, 'ingress listening')),
+  ];
+  // The consumers of scans (and conversions), as one worker process runs them.
+  const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, ['scan-sink', 'conversion-sink', 'webhooks', 'scan-limits']));
+
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
   const { key } = await adminCreateKey(base(0));
   const link = (await (await fetch(`${base(0)}/api/v1/links`, {
@@ -225,9 +233,6 @@ try {
   console.log(JSON.stringify(result, null, 2));
   writeResult('redirect', result);
 } finally {
-  for (const ingress of ingresses) await ingress.stop();
-  await scanWorkers.stop();
-  await bare.stop();
-  await nginx.stop();
+  for (const proc of running.reverse()) await proc.stop();
   await deleteRunResources(topicPrefix);
 }

@@ -46,24 +46,29 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
 
   const allowance = (request: FastifyRequest) => failOpen(log, NAME, () => failures.peek(clientLimitKey(request)), unmeasured());
 
+  /** The one sequence of both checks: refused while over the allowance, else verify, else count the failure. */
+  type Attempt<T> = { found: T } | { refused: 'failed' | 'limited'; decision: LimitDecision };
+  async function attempt<T>(subject: string, verify: () => Promise<T | undefined>, seen: (decision: LimitDecision) => void): Promise<Attempt<T>> {
+    const before = await failOpen(log, NAME, () => failures.peek(subject), unmeasured());
+    seen(before);
+    if (!before.allowed) return { refused: 'limited', decision: before };
+    const found = await verify();
+    if (found !== undefined) return { found };
+    const failure = await failOpen(log, NAME, () => failures.hit(subject), unmeasured());
+    seen(failure);
+    return { refused: failure.allowed ? 'failed' : 'limited', decision: failure };
+  }
+
   return {
     allowance,
     async checkSubject(subject, verify) {
-      if (!(await failOpen(log, NAME, () => failures.peek(subject), unmeasured())).allowed) return { refused: 'limited' };
-      const found = await verify();
-      if (found !== undefined) return { found };
-      const failure = await failOpen(log, NAME, () => failures.hit(subject), unmeasured());
-      return { refused: failure.allowed ? 'failed' : 'limited' };
+      const result = await attempt(subject, verify, () => {});
+      return 'found' in result ? { found: result.found } : { refused: result.refused };
     },
     async check(request, reply, verify, onFail) {
-      const before = await allowance(request);
-      reply.headers(rateLimitHeaders(before));
-      if (!before.allowed) throw tooManyFailures(before);
-      const found = await verify();
-      if (found !== undefined) return found;
-      const failure = await failOpen(log, NAME, () => failures.hit(clientLimitKey(request)), unmeasured());
-      reply.headers(rateLimitHeaders(failure));
-      if (!failure.allowed) throw tooManyFailures(failure);
+      const result = await attempt(clientLimitKey(request), verify, (decision) => reply.headers(rateLimitHeaders(decision)));
+      if ('found' in result) return result.found;
+      if (result.refused === 'limited') throw tooManyFailures(result.decision);
       throw onFail();
     },
   };

@@ -53,8 +53,11 @@ export function createKeyRequestLimit(redis: Redis, log: Logger, config: MailCon
     if (tokens > 0) await failOpen(log, NAME, () => window.refund(held.reservation, tokens), undefined);
   };
 
+  // Redis away: let the request through, with a decision that shows the whole allowance.
+  const take = (grant: MailKeyGrant) => failOpen(log, NAME, () => window.take(grant.keyId, grant.rateLimit ?? platformCap), fullAllowance(grant.rateLimit ?? platformCap, 1000));
+
   return {
-    take: (grant) => failOpen(log, NAME, () => window.take(grant.keyId, grant.rateLimit ?? platformCap), fullAllowance(grant.rateLimit ?? platformCap, 1000)),
+    take,
     async limit(request, reply, grant) {
       const cap = grant.rateLimit ?? platformCap;
       // Redis away: let the request through, with headers that show the whole allowance.
@@ -65,7 +68,7 @@ export function createKeyRequestLimit(redis: Redis, log: Logger, config: MailCon
         decision = reserved.decision;
         request.mailBatchReservation = reserved.reservation ? { reservation: reserved.reservation, settled: false } : null;
       } else {
-        decision = await failOpen(log, NAME, () => window.take(grant.keyId, cap), unmeasured);
+        decision = await take(grant);
       }
       reply.headers(rateLimitHeaders(decision));
       if (!decision.allowed) {

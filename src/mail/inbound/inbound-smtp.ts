@@ -2,21 +2,18 @@
 // by the ingress: MX records of the bounce domain point here, and Return-Path /
 // feedback loops deliver to it. Every message is accepted (a report is never
 // bounced back); what is not a report about our mail is logged and dropped.
-import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { Logger } from '../../platform/logger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { MailEventQueue } from '../events/mail-events.ts';
 import { parseReport } from './report-parser.ts';
 import { takeReports } from './report-intake.ts';
+import { listenSmtp, type ListeningSmtp } from '../smtp-listen.ts';
 
 /** Reports are small; a larger message is refused while it is sent. */
 const MAX_BYTES = 10 * 1024 * 1024;
 
-export interface InboundSmtp {
-  port: number;
-  close(): Promise<void>;
-}
+export type InboundSmtp = ListeningSmtp;
 
 export async function startInboundSmtp(deps: { pg: Pool; events: MailEventQueue; log: Logger }, host: string, port: number): Promise<InboundSmtp> {
   const log = deps.log.child({ component: 'mail-inbound-smtp' });
@@ -48,12 +45,5 @@ export async function startInboundSmtp(deps: { pg: Pool; events: MailEventQueue;
       });
     },
   });
-  server.on('error', (err) => log.warn({ err }, 'inbound SMTP connection error'));
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.server.address() as AddressInfo;
-  log.info({ host, port: address.port }, 'inbound SMTP listening');
-  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return listenSmtp(server, host, port, log, 'inbound SMTP');
 }

@@ -14,7 +14,6 @@
 //                with the key `smtp:<key id>:<Message-ID>`, so a resubmission after a lost
 //                reply is answered 250 with the first message's id and sends nothing again.
 // Caps and suppressions then apply as for /emails (the store and the sender).
-import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { AttemptGuard } from '../../platform/http/attempt-guard.ts';
@@ -31,6 +30,7 @@ import type { Messages } from '../emails/messages.ts';
 import { MAX_ATTACHMENT_BYTES, prepareMessage } from '../emails/prepare-message.ts';
 import { relayInput } from './relay-message.ts';
 import type { RelayTls } from './relay-tls.ts';
+import { listenSmtp, type ListeningSmtp } from '../smtp-listen.ts';
 
 /** The user name of AUTH (the password is the API key), as Resend's own relay. */
 export const RELAY_USER = 'resend';
@@ -48,10 +48,7 @@ export interface SmtpRelayDeps {
   ipv6LimitPrefixLength: number;
 }
 
-export interface SmtpRelay {
-  port: number;
-  close(): Promise<void>;
-}
+export type SmtpRelay = ListeningSmtp;
 
 /** An SMTP reply for the callback of a command. */
 const reply = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
@@ -172,12 +169,5 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
       );
     },
   });
-  server.on('error', (err) => log.warn({ err }, 'SMTP relay connection error'));
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.server.address() as AddressInfo;
-  log.info({ host, port: address.port }, 'SMTP relay listening');
-  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return listenSmtp(server, host, port, log, 'SMTP relay');
 }

@@ -13,20 +13,6 @@ export interface AutomationStep {
   delay_minutes: number;
 }
 
-export interface AutomationRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  trigger_event: string;
-  from_address: string;
-  from_domain: string;
-  reply_to: string | null;
-  steps: AutomationStep[];
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export interface NewAutomation {
   name: string;
   trigger_event: string;
@@ -35,6 +21,13 @@ export interface NewAutomation {
   reply_to: string | null;
   steps: AutomationStep[];
   enabled: boolean;
+}
+
+export interface AutomationRow extends NewAutomation {
+  id: string;
+  organization_id: string;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export const RUN_STATES = ['running', 'waiting', 'completed', 'canceled'] as const;

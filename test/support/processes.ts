@@ -47,3 +47,17 @@ export async function waitForOutput(child: Child, text: string, timeoutMs = 60_0
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Starts `workers/run.ts` with these worker kinds and waits until the process is ready. */
+export async function startWorkerKinds(kinds: string[], env: Record<string, string> = {}): Promise<Child> {
+  const child = startTs('workers/run.ts', kinds, { LOG_LEVEL: 'info', ...env });
+  await waitForOutput(child, 'worker process ready', 90_000);
+  return child;
+}
+
+/** Stops a child (SIGTERM, or `signal`) unless it has already ended, and waits for it to exit. */
+export async function stopChild(child: Child | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill(signal);
+  await child.exited;
+}

@@ -13,7 +13,7 @@ import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, INGRESS_ENV, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
-import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { childPort, startTs, startWorkerKinds, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { libfaketime, startMailSender, stopMailSender } from '../../support/mail/sender.ts';
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
@@ -26,18 +26,12 @@ const config = testConfig();
 /** A minute of a step's delay lasts this long in the worker of this file. */
 const MINUTE_MS = '200';
 
-async function startWorker(): Promise<Child> {
-  const child = startTs('workers/run.ts', ['mail-automations'], { LOG_LEVEL: 'info', MAIL_AUTOMATION_MINUTE_MS: MINUTE_MS });
-  await waitForOutput(child, 'worker process ready', 90_000);
-  return child;
-}
+const startWorker = (): Promise<Child> => startWorkerKinds(['mail-automations'], { MAIL_AUTOMATION_MINUTE_MS: MINUTE_MS });
 
 async function stopWorker(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   const w = worker;
   worker = undefined;
-  if (!w || w.process.exitCode !== null || w.process.signalCode !== null) return;
-  w.process.kill(signal);
-  await w.exited;
+  await stopChild(w, signal);
 }
 
 beforeAll(async () => {

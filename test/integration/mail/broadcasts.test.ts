@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { startWorkerKinds, stopChild, type Child } from '../../support/processes.ts';
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
 import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
@@ -19,18 +19,12 @@ let db: pg.Pool;
 let worker: Child | undefined;
 const config = testConfig();
 
-async function startWorker(env: Record<string, string> = {}): Promise<Child> {
-  const child = startTs('workers/run.ts', ['mail-broadcasts'], { LOG_LEVEL: 'info', MAIL_RESEND_WAIT_HOURS: '0', ...env });
-  await waitForOutput(child, 'worker process ready', 90_000);
-  return child;
-}
+const startWorker = (env: Record<string, string> = {}): Promise<Child> => startWorkerKinds(['mail-broadcasts'], { MAIL_RESEND_WAIT_HOURS: '0', ...env });
 
 async function stopWorker(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   const w = worker;
   worker = undefined;
-  if (!w || w.process.exitCode !== null || w.process.signalCode !== null) return;
-  w.process.kill(signal);
-  await w.exited;
+  await stopChild(w, signal);
 }
 
 beforeAll(async () => {

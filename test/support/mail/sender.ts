@@ -1,6 +1,6 @@
 // Mail sender processes for tests: `workers/run.ts mail-sender` with the test env, a relay and settings of the test's.
 import { existsSync, readdirSync } from 'node:fs';
-import { startTs, waitForOutput, type Child } from '../processes.ts';
+import { startTs, stopChild, waitForOutput, type Child } from '../processes.ts';
 
 /** Debian's libfaketime (package faketime, installed by stack.sh), for the architecture at hand. */
 export function libfaketime(): string {
@@ -23,8 +23,4 @@ export async function startMailSender(env: Record<string, string>, fakeTime?: st
 }
 
 /** Stops a sender (SIGTERM, or `signal`) and waits for it to exit. */
-export async function stopMailSender(child: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  child.process.kill(signal);
-  await child.exited;
-}
+export const stopMailSender = (child: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => stopChild(child, signal);

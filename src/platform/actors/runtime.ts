@@ -59,6 +59,7 @@ export class WorkerRuntime<V, S> {
       sessionTimeout: 30_000,
       heartbeatInterval: 3000,
       retry: { retries: 10 },
+      ...(this.kind.fetch ?? {}),
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, (event) => this.onAssignment(event.payload.memberAssignment));
@@ -128,9 +129,13 @@ export class WorkerRuntime<V, S> {
     const kind = this.kind as Extract<WorkerKind<V, S>, { handleBatch: unknown }>;
     const { batch } = payload;
     const decoded: ActorMessage<V>[] = [];
-    for (const raw of batch.messages) {
-      if (!raw.value) continue; // tombstone
-      const message = await this.withRetries(batch.topic, batch.partition, raw, payload, stillRunning, () => this.decode(batch.topic, batch.partition, raw));
+    const present = batch.messages.filter((raw) => raw.value); // not tombstones
+    const picked = await this.select(present, payload, stillRunning);
+    for (const [i, raw] of present.entries()) {
+      if (!picked[i]) continue;
+      // Tried once bare (a retry loop per message costs a heartbeat timer each); a failure goes through the retries.
+      const message = await this.decode(batch.topic, batch.partition, raw).catch(() =>
+        this.withRetries(batch.topic, batch.partition, raw, payload, stillRunning, () => this.decode(batch.topic, batch.partition, raw)));
       if (message) decoded.push(message);
     }
     if (decoded.length > 0) {
@@ -145,6 +150,24 @@ export class WorkerRuntime<V, S> {
     }
     const last = batch.messages.at(-1);
     if (last) payload.resolveOffset(last.offset);
+  }
+
+  /**
+   * The messages the kind selects (all, if it has no select). A select that keeps failing for
+   * another reason than an outage selects all: handleBatch then decides, and dead-letters what it
+   * cannot handle.
+   */
+  private async select(messages: KafkaMessage[], payload: EachBatchPayload, stillRunning: () => boolean): Promise<boolean[]> {
+    const kind = this.kind as Extract<WorkerKind<V, S>, { handleBatch: unknown }>;
+    if (!kind.select || messages.length === 0) return messages.map(() => true);
+    const select = kind.select;
+    let picked: boolean[] = [];
+    const result = await this.attempt(async () => {
+      picked = await select(messages.map((raw) => ({ key: raw.key?.toString() ?? '', headers: raw.headers ?? {} })));
+    }, payload, stillRunning);
+    if (result.ok) return picked;
+    this.log.error({ err: result.error }, 'selecting messages failed; handling all of the batch');
+    return messages.map(() => true);
   }
 
   private async handleOne(topic: string, partition: number, raw: KafkaMessage, payload: EachBatchPayload, stillRunning: () => boolean): Promise<void> {

@@ -36,6 +36,18 @@ interface WorkerKindBase<S> {
   fromBeginning?: boolean;
   /** Work the kind runs beside its consumer (a scheduler), started before it and stopped after it. */
   background?: BackgroundTask;
+  /**
+   * How the broker gathers a fetch: it answers once `minBytes` are there or `maxWaitTimeInMs` has
+   * passed (kafkajs's defaults: 1 byte, 5 s). A kind whose cost is per batch (a transaction, an
+   * insert) asks for fuller fetches, trading that wait in freshness for fewer, larger batches.
+   */
+  fetch?: { minBytes: number; maxWaitTimeInMs: number };
+}
+
+/** What a kind can see of a message without decoding its value. */
+export interface MessageEnvelope {
+  key: string;
+  headers: IHeaders;
 }
 
 export interface BackgroundTask {
@@ -52,6 +64,12 @@ export interface MessageWorkerKind<V, S> extends WorkerKindBase<S> {
 /** Handles a partition's batch at once (sinks). Must be idempotent; resolves only when the batch is durable. */
 export interface BatchWorkerKind<V> extends WorkerKindBase<never> {
   handleBatch: (messages: ActorMessage<V>[]) => Promise<void>;
+  /**
+   * Which of a batch's messages the kind handles, told from keys and headers alone; the others
+   * are neither decoded nor handed to handleBatch (their offsets are committed all the same).
+   * Without it, every message is handled.
+   */
+  select?: (messages: readonly MessageEnvelope[]) => Promise<boolean[]>;
 }
 
 export type WorkerKind<V = any, S = any> = MessageWorkerKind<V, S> | BatchWorkerKind<V>;

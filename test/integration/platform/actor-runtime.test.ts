@@ -158,4 +158,77 @@ describe('actor runtime', () => {
       await runtime!.stop();
     }
   });
+
+  it('decodes and hands a batch kind only the messages its select picks from keys and headers, and commits past the rest', async () => {
+    const handled: string[] = [];
+    const offered: string[] = [];
+    const kind: WorkerKind<Probe> = {
+      kind: 'selecting',
+      topics: [topic],
+      maxAttempts: 2,
+      fetch: { minBytes: 64 * 1024, maxWaitTimeInMs: 200 },
+      select: async (messages) => {
+        offered.push(...messages.map((m) => m.key));
+        return messages.map((m) => m.key.startsWith('pick-') || m.headers.pick?.toString() === 'yes');
+      },
+      handleBatch: async (messages) => {
+        handled.push(...messages.filter((m) => m.value.text === 'select').map((m) => m.value.id));
+      },
+    };
+    // A message that is not Avro under a key the kind skips: never decoded, so never dead-lettered.
+    await platform.producer.send({
+      topic: prefixed(platform.config.TOPIC_PREFIX, topic.name),
+      messages: [{ key: 'skip-poison', value: Buffer.from('not avro either') }],
+    });
+    await platform.publisher.publish(topic, [
+      { key: 'pick-1', value: probe('s1', 1, 'select') },
+      { key: 'skip-2', value: probe('s2', 2, 'select') },
+      { key: 'skip-3', value: probe('s3', 3, 'select'), headers: { pick: 'yes' } },
+      { key: 'pick-4', value: probe('s4', 4, 'select') },
+    ]);
+    const [runtime] = await hostWorkers(platform, [kind]);
+    try {
+      await eventually(async () => handled.length >= 3);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(handled.sort()).toEqual(['s1', 's3', 's4']);
+      expect(offered).toEqual(expect.arrayContaining(['skip-poison', 'skip-2']));
+      // Read the whole dead-letter topic (for 8 s, unless a letter of this kind turns up first).
+      const letters = await readDeadLetters(platform.config, (l) => l.some((x) => x.workerKind === 'selecting'), 8000);
+      expect(letters.filter((l) => l.workerKind === 'selecting')).toEqual([]);
+    } finally {
+      await runtime!.stop();
+    }
+    // Committed past the skipped ones: a new member of the group is offered nothing again.
+    offered.length = 0;
+    const [again] = await hostWorkers(platform, [kind]);
+    try {
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(offered).not.toContain('skip-2');
+    } finally {
+      await again!.stop();
+    }
+  });
+
+  it('hands a batch kind all of a batch when its select keeps failing', async () => {
+    const handled: string[] = [];
+    const kind: WorkerKind<Probe> = {
+      kind: 'failing-select',
+      topics: [topic],
+      maxAttempts: 2,
+      select: async () => {
+        throw new Error('select broke');
+      },
+      handleBatch: async (messages) => {
+        handled.push(...messages.filter((m) => m.value.text === 'fallback').map((m) => m.value.id));
+      },
+    };
+    await platform.publisher.publish(topic, [{ key: 'f-1', value: probe('f1', 1, 'fallback') }, { key: 'f-2', value: probe('f2', 2, 'fallback') }]);
+    const [runtime] = await hostWorkers(platform, [kind]);
+    try {
+      await eventually(async () => handled.length >= 2);
+      expect(handled.sort()).toEqual(['f1', 'f2']);
+    } finally {
+      await runtime!.stop();
+    }
+  });
 });

@@ -5,6 +5,7 @@
 // dispatcher killed mid-attempt leaves a lease that runs out; the attempt then
 // counts as failed ("interrupted") and the schedule goes on from there.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import type { DeliveryState } from './webhook-schemas.ts';
 
 export const MAX_ATTEMPTS = 5;
@@ -49,6 +50,17 @@ export class DeliveryQueue {
     private readonly pg: Pool,
     private readonly schedule: RetrySchedule,
   ) {}
+
+  /**
+   * Of these workspaces, those with at least one endpoint: their scans may need deliveries, the
+   * others' need none (one indexed lookup per batch instead of a body per scan sent to Postgres).
+   */
+  async workspacesWithEndpoints(workspaceIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(workspaceIds)].filter(isUuid);
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.pg.query<{ workspace_id: string }>('SELECT DISTINCT workspace_id FROM webhook_endpoints WHERE workspace_id = ANY($1::uuid[])', [ids]);
+    return new Set(rows.map((r) => r.workspace_id));
+  }
 
   /** Queues one delivery per scan and endpoint of its workspace that existed at scan time; a scan seen again queues nothing. */
   async enqueue(scans: readonly QueuedScan[]): Promise<number> {

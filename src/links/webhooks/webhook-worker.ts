@@ -5,7 +5,7 @@
 // consumer, makes the attempts on the schedule kept in Postgres.
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { scansTopic } from '../../../topics/scans.ts';
+import { SCAN_BATCH_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { scanCreatedBody } from './scan-payload.ts';
@@ -27,6 +27,13 @@ export function webhookKind(platform: Platform, options: WebhookWorkerOptions): 
     topics: [scansTopic],
     concurrency: 2,
     background: dispatcher,
+    // Deliveries are per batch (one insert): fuller fetches, a fraction of a second later.
+    fetch: SCAN_BATCH_FETCH,
+    // Scans are keyed by workspace: those of workspaces without endpoints are not even decoded.
+    select: async (messages) => {
+      const wanted = await queue.workspacesWithEndpoints(messages.map((m) => m.key));
+      return messages.map((m) => wanted.has(m.key));
+    },
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
       const scans = messages.map(({ value }) => ({ workspaceId: value.workspaceId, scanId: value.scanId, timestamp: value.timestamp, body: scanCreatedBody(value) }));
       if ((await queue.enqueue(scans)) > 0) dispatcher.nudge();

@@ -10,3 +10,14 @@ export const scansTopic: TopicDefinition = {
   valueSchema: 'scan.avsc',
   description: 'Scans of short links, keyed by workspace; at-least-once, deduplicate by scanId.',
 };
+
+/**
+ * How the consumers of scans whose cost is per batch fetch: the broker answers once it has
+ * `minBytes` of scans or after `maxWaitTimeInMs`, whichever comes first. Under load batches get
+ * several times larger; idle, a scan waits at most that long more.
+ * - The scan sink: 1 MiB (about 2,500 scans; ClickHouse's cost is per insert) or 500 ms.
+ * - The webhook and scan-limit kinds (a Postgres statement or transaction per batch): 256 KiB or
+ *   250 ms, so a webhook or a link's closing waits little.
+ */
+export const SCAN_SINK_FETCH = { minBytes: 1024 * 1024, maxWaitTimeInMs: 500 };
+export const SCAN_BATCH_FETCH = { minBytes: 256 * 1024, maxWaitTimeInMs: 250 };

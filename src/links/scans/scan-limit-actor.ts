@@ -13,7 +13,7 @@
 import { withAppliedOffsets } from '../../platform/actors/applied-offsets.ts';
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { scansTopic } from '../../../topics/scans.ts';
+import { SCAN_BATCH_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { ScanEvent } from './scan-event.ts';
 
@@ -24,6 +24,8 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
     kind: SCAN_LIMIT_GROUP,
     topics: [scansTopic],
     concurrency: 2,
+    // One transaction per batch: fuller fetches.
+    fetch: SCAN_BATCH_FETCH,
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
       const exhausted = await withAppliedOffsets(pg, SCAN_LIMIT_GROUP, messages, async (client, fresh) => {
         const firstSeen = fresh.length

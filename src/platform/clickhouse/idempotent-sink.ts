@@ -35,6 +35,7 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   toRow: (event: E) => Record<string, unknown>;
   /** Rows per insert; keep small when materialized views multiply each block. */
   insertChunk?: number;
+  fetch?: BatchWorkerKind<E>['fetch'];
 }
 
 /** The events not yet in the table, each once. */
@@ -60,6 +61,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
     kind: options.kind,
     topics: [options.topic],
     concurrency: 2,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     handleBatch: async (messages: ActorMessage<E>[]) => {
       const first = messages[0];
       if (!first) return;

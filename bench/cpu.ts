@@ -8,12 +8,25 @@ import { processCpuMs } from './lib.ts';
 /** Linux's USER_HZ, what /proc counts CPU time in (100 on every common build). */
 const TICK_MS = 10;
 
+/** The machine's CPU time so far (all CPUs, /proc/stat's first line): fields by name, in milliseconds. */
+function machineTimes(): Record<'user' | 'nice' | 'system' | 'idle' | 'iowait' | 'irq' | 'softirq' | 'steal', number> {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map((t) => Number(t) * TICK_MS) as number[];
+  return { user: user!, nice: nice!, system: system!, idle: idle!, iowait: iowait!, irq: irq!, softirq: softirq!, steal: steal! };
+}
+
 /** Busy time of the whole machine so far (all CPUs: everything but idle and iowait). */
 export function machineBusyMs(): number {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal
-  const [user, nice, system, , , irq, softirq, steal] = fields as number[];
-  return (user! + nice! + system! + irq! + softirq! + steal!) * TICK_MS;
+  const t = machineTimes();
+  return t.user + t.nice + t.system + t.irq + t.softirq + t.steal;
+}
+
+/**
+ * Interrupt time so far: packets handled in softirq (here mostly the loopback network between the
+ * processes), which the kernel charges to no process.
+ */
+export function machineInterruptMs(): number {
+  const t = machineTimes();
+  return t.irq + t.softirq;
 }
 
 interface ProcessInfo {
@@ -73,16 +86,45 @@ export function sampleCpu(groups: Record<string, number[]>): CpuSample {
 }
 
 /**
- * CPU spent between two samples, per group: the growth of each process seen in both (a process
- * that ended meanwhile took its last CPU with it, and is left out rather than counted negative).
+ * CPU spent between two samples, per group: the growth of each process seen in both, and all of
+ * the CPU of one that started meanwhile (a Postgres backend or autovacuum worker forked during the
+ * run). A process that ended meanwhile took its last CPU with it, and is left out rather than
+ * counted negative (the machine's busy time still has it, under `other`).
  */
 export function cpuDelta(before: CpuSample, after: CpuSample): Record<string, number> {
   return Object.fromEntries(Object.entries(after).map(([name, pids]) => {
     let spent = 0;
-    for (const [pid, ms] of pids) {
-      const was = before[name]?.get(pid);
-      if (was !== undefined) spent += ms - was;
-    }
+    for (const [pid, ms] of pids) spent += ms - (before[name]?.get(pid) ?? 0);
     return [name, spent];
   }));
+}
+
+/** CPU so far of every process on the machine, kernel threads included, by pid (with its name). */
+export function sampleAll(): Map<number, { comm: string; ms: number }> {
+  const all = new Map<number, { comm: string; ms: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      all.set(Number(entry), { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return all;
+}
+
+/** The CPU of the processes outside `groups` between two samples, summed by name, largest first (the load generator, counted apart, left out). */
+export function otherProcesses(before: Map<number, { comm: string; ms: number }>, after: Map<number, { comm: string; ms: number }>, groups: Record<string, number[]>, top = 6): [string, number][] {
+  const grouped = new Set(Object.values(groups).flat());
+  const byName = new Map<string, number>();
+  for (const [pid, { comm, ms }] of after) {
+    const was = before.get(pid);
+    if (grouped.has(pid) || !was || comm === 'wrk') continue;
+    // A kernel worker's name carries its CPU and index (kworker/1:2): one name for all of them.
+    const name = comm.replace(/\/.*$/, '');
+    byName.set(name, (byName.get(name) ?? 0) + ms - was.ms);
+  }
+  return [...byName].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]).slice(0, top);
 }

@@ -10,7 +10,9 @@
 // CPU per redirect is the machine's busy time during the run (for ours, until every
 // scan of the run is in ClickHouse) minus wrk's own, divided by the responses; it is
 // attributed to the ingress, the workers, Postgres, ClickHouse, Kafka, the registry
-// and Redis by their processes' CPU. The headline is the median of the rounds' ratios
+// and Redis by their processes' CPU, to interrupts (softirq time, which the kernel
+// charges to no process: mostly the loopback network between them), and the rest
+// (`other`) to the largest other processes by name. The headline is the median of the rounds' ratios
 // ours / bare. The run also counts the scans in ClickHouse (every redirect, once),
 // measures p99 at half of ours' maximum rate, and two ingresses (one per core)
 // against one.
@@ -19,7 +21,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuDelta, machineBusyMs, sampleCpu, stackProcesses } from './cpu.ts';
+import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses } from './cpu.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 
@@ -100,24 +102,33 @@ async function clickhouseScans(shortId: string): Promise<{ rows: number; distinc
 interface Measured {
   load: WrkResult;
   cpuPerRedirectUs: number;
-  /** µs per redirect by process group; `other` is the rest of the machine's busy time. */
+  /** µs per redirect by process group, `interrupts` (softirq: mostly the loopback network) and `other`, the rest of the machine's busy time. */
   attributionUs: Record<string, number>;
+  /** The largest parts of `other` by process name, µs per redirect (kernel threads: the rest is interrupt time no process is charged). */
+  otherByProcessUs: Record<string, number>;
 }
 
 /** One wrk run, with the machine's CPU until `settled` says the work of the run is done. */
 async function measure(url: string, path: string, groups: Record<string, number[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
   const busyBefore = machineBusyMs();
+  const interruptsBefore = machineInterruptMs();
   const before = sampleCpu(groups);
+  const allBefore = sampleAll();
   const load = await wrk(url, { connections: rate ? 20 : CONNECTIONS, seconds: SECONDS, maxRequests: MAX_REQUESTS, script: script(path), ...(rate ? { rate } : {}) });
   await settled(load);
-  const spent = cpuDelta(before, sampleCpu(groups));
+  // The stack's processes again: those started during the run count in their group.
+  const groupsAfter = { ...groups, ...stackProcesses() };
+  const spent = cpuDelta(before, sampleCpu(groupsAfter));
+  const others = otherProcesses(allBefore, sampleAll(), groupsAfter);
   const busy = machineBusyMs() - busyBefore - load.wrkCpuMs;
+  const interrupts = machineInterruptMs() - interruptsBefore;
   const perUs = (ms: number) => Number(((ms * 1000) / load.requests).toFixed(1));
   const attributed = Object.values(spent).reduce((a, b) => a + b, 0);
   return {
     load,
     cpuPerRedirectUs: perUs(busy),
-    attributionUs: { ...Object.fromEntries(Object.entries(spent).map(([k, v]) => [k, perUs(v)])), other: perUs(busy - attributed) },
+    attributionUs: { ...Object.fromEntries(Object.entries(spent).map(([k, v]) => [k, perUs(v)])), interrupts: perUs(interrupts), other: perUs(busy - attributed - interrupts) },
+    otherByProcessUs: Object.fromEntries(others.map(([name, ms]) => [name, perUs(ms)])),
   };
 }
 
@@ -142,8 +153,10 @@ try {
     await started(start('src/main.ts', ingressEnv(ingressPorts[0]!), 'ingress listening')),
     await started(start('src/main.ts', { ...ingressEnv(ingressPorts[1]!), SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-2` }, 'ingress listening')),
   ];
-  // The consumers of scans (and conversions), as one worker process runs them.
-  const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, ['scan-sink', 'conversion-sink', 'webhooks', 'scan-limits']));
+  // The consumers of scans (and conversions), as one worker process runs them. BENCH_WORKER_KINDS
+  // (comma-separated) runs fewer, to measure what one costs; the scan sink is always needed.
+  const kinds = (process.env.BENCH_WORKER_KINDS ?? 'scan-sink,conversion-sink,webhooks,scan-limits').split(',');
+  const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, kinds));
 
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
   const { key } = await adminCreateKey(base(0));
@@ -160,14 +173,14 @@ try {
     if (url === base(0) || url === base(1)) warmedUp += warm.requests - warm.non2xx3xx;
   }
 
-  const stack = stackProcesses();
   const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
     ...(server === 'ours' || server === 'both' ? { ingress: withChildren(ingresses[0]!.child.pid!) } : {}),
     ...(server === 'both' ? { 'second ingress': withChildren(ingresses[1]!.child.pid!) } : {}),
     ...(server === 'ours' || server === 'both' ? { workers: withChildren(scanWorkers.child.pid!) } : {}),
-    ...stack,
+    // Looked up at each run's start: Postgres forks backends as pools connect.
+    ...stackProcesses(),
   });
 
   // Every redirect of ours reaches ClickHouse, once: the run waits for the count to reach all responses so far.
@@ -212,6 +225,7 @@ try {
   const counted = await clickhouseScans(link.shortId);
   const result = {
     benchmark: 'redirect',
+    workerKinds: kinds,
     seconds: SECONDS,
     connections: CONNECTIONS,
     rounds,

@@ -12,13 +12,6 @@ export const scansTopic: TopicDefinition = {
 };
 
 /**
- * A header on every scan: '1' when its link had a scan limit at the redirect, '0' when it had none.
- * The scan-limit actor counts only the former (a scan without the header, published before it
- * existed, is counted too).
- */
-export const SCAN_LIMITED_HEADER = 'scan-limited';
-
-/**
  * How the consumers of scans whose cost is per batch fetch: the broker answers once it has
  * `minBytes` of scans or after `maxWaitTimeInMs`, whichever comes first. Under load batches get
  * several times larger; idle, a scan waits at most that long more.

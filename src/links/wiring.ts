@@ -20,7 +20,6 @@ import type { WebhookWorkerOptions } from './webhooks/webhook-worker.ts';
 import { WebhookStore } from './webhooks/webhook-store.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
-import { lifetimeScans } from './scans/lifetime-scans.ts';
 
 export type LinksProcessConfig = Config & LinksConfig;
 
@@ -65,7 +64,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     shortLinkBase,
     keys: new ApiKeys(pg),
     workspaces: new Workspaces(pg),
-    links: new LinkStore(pg, new URL(shortLinkBase).host, options.reservedShortIds, lifetimeScans(platform.clickhouse)),
+    links: new LinkStore(pg, new URL(shortLinkBase).host, options.reservedShortIds),
     campaigns: new CampaignStore(pg),
     changelog,
     conversions,

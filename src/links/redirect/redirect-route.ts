@@ -142,7 +142,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       userAgent: request.headers['user-agent'] ?? null,
       referrer: request.headers.referer ?? null,
       query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
-      scanLimited: link.scanLimit !== null,
     };
     // A browser following a link with pixels gets the page that fires them and then sends it on.
     if (wantsPixelPage(link, request)) return sendPixelPage(reply, withClickId(target, clickId), link.pixels);

@@ -21,6 +21,4 @@ export interface RawScan extends ScanIdentity {
   referrer: string | null;
   /** The query string of the short-link request (its utm_* parameters are kept). */
   query: string;
-  /** Whether the link had a scan limit at the redirect (missing in journals written before it was kept: counted as limited). */
-  scanLimited?: boolean;
 }

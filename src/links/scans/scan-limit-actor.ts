@@ -1,8 +1,6 @@
-// The scan-limit actor: counts the scans of links that have a scan limit (bots
-// too: every redirect sent someone to the destination, and a User-Agent is the client's
-// to choose) from the `scans` topic, told by their SCAN_LIMITED_HEADER (the scans of
-// other links are neither decoded nor written anywhere; a limit added to a link later
-// starts from ClickHouse's count, link-store.ts), and, when a link reaches its limit, marks it exhausted and
+// The scan-limit actor: counts each link's scans (bots too: every redirect
+// sent someone to the destination, and a User-Agent is the client's to choose) from the
+// `scans` topic and, when a link reaches its scan limit, marks it exhausted and
 // publishes the new state to links.changelog, from which every ingress stops
 // redirecting it. Counting is exactly-once in effect: the counts and the counted
 // scan ids are written in the transaction of withAppliedOffsets, which records
@@ -15,7 +13,7 @@
 import { withAppliedOffsets } from '../../platform/actors/applied-offsets.ts';
 import type { ActorMessage, BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { SCAN_BATCH_FETCH, SCAN_LIMITED_HEADER, scansTopic } from '../../../topics/scans.ts';
+import { SCAN_BATCH_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { ScanEvent } from './scan-event.ts';
 
@@ -28,9 +26,6 @@ export function scanLimitKind(pg: Pool, changelog: LinkChangelog): BatchWorkerKi
     concurrency: 2,
     // One transaction per batch: fuller fetches.
     fetch: SCAN_BATCH_FETCH,
-    // Only scans of links that had a limit: the others are not decoded, and a batch of them
-    // alone costs Postgres nothing (a limit added later starts from ClickHouse's count: link-store.ts).
-    select: async (messages) => messages.map((m) => m.headers[SCAN_LIMITED_HEADER]?.toString() !== '0'),
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
       const exhausted = await withAppliedOffsets(pg, SCAN_LIMIT_GROUP, messages, async (client, fresh) => {
         const firstSeen = fresh.length

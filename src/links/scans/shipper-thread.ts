@@ -5,7 +5,7 @@
 // now) and `stop` (ship what you can, then say `stopped`).
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SCAN_LIMITED_HEADER, scansTopic } from '../../../topics/scans.ts';
+import { scansTopic } from '../../../topics/scans.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { linksSettings } from '../config.ts';
 import { createKafka } from '../../platform/kafka/client.ts';
@@ -53,11 +53,7 @@ const shipper = new JournalShipper<RawScan>(
   dir,
   async (raws) => {
     await ensureConnected();
-    await publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({
-      key: raw.workspaceId,
-      value: enrich(raw),
-      headers: { [SCAN_LIMITED_HEADER]: raw.scanLimited === false ? '0' : '1' },
-    })));
+    await publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) })));
   },
   log,
 );

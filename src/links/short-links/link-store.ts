@@ -11,7 +11,6 @@ import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import type { LifetimeScans } from '../scans/lifetime-scans.ts';
 
 export interface LinkRow {
   id: string;
@@ -95,8 +94,6 @@ export class LinkStore {
     private readonly ownHost = '',
     // Without the server's (a process that serves no HTTP), at least the conventional root names.
     private readonly reserved: ReservedShortIds = new ReservedPaths(),
-    /** A link's scans so far (ClickHouse): where a limit given to a link that had none starts. */
-    private readonly lifetimeScans?: LifetimeScans,
   ) {}
 
   /** Runs fn in a transaction. */
@@ -175,7 +172,6 @@ export class LinkStore {
       if (changes.pixels !== undefined) set('pixels', JSON.stringify(normalizePixels(changes.pixels)));
       if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
       if (changes.scanLimit !== undefined) {
-        if (changes.scanLimit !== null) await this.seedScanCount(client, workspaceId, id);
         set('scan_limit', changes.scanLimit);
         // The limit counts scans over the link's whole life: a new limit above the scans so far
         // re-opens the link, one at or below them closes it now.
@@ -196,23 +192,6 @@ export class LinkStore {
       if (row) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
       return row;
     });
-  }
-
-  /**
-   * A link without a limit has its scans counted only in ClickHouse (the scan-limit actor skips
-   * them). When it is given one, its durable count starts from ClickHouse's: every scan stored
-   * there. Scans still on their way there (redirected without a limit, under a second's worth) are
-   * not counted.
-   */
-  private async seedScanCount(client: pg.PoolClient, workspaceId: string, id: string): Promise<void> {
-    const { rows } = await client.query<{ scan_limit: number | null }>('SELECT scan_limit FROM links WHERE id = $1 AND workspace_id = $2 FOR UPDATE', [id, workspaceId]);
-    if (!rows[0] || rows[0].scan_limit !== null || !this.lifetimeScans) return;
-    const scans = await this.lifetimeScans(workspaceId, id);
-    await client.query(
-      `INSERT INTO link_scan_counts (link_id, scans) VALUES ($1, $2)
-       ON CONFLICT (link_id) DO UPDATE SET scans = GREATEST(link_scan_counts.scans, EXCLUDED.scans)`,
-      [id, scans],
-    );
   }
 
   /** Soft delete: the record is kept with isActive = false. Deleting a deleted link changes nothing. */

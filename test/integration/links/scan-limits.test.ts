@@ -12,29 +12,17 @@ import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { scansTopic } from '../../../topics/scans.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
-import { lifetimeScans } from '../../../src/links/scans/lifetime-scans.ts';
-import { ClickIds } from '../../../src/links/scans/click-id.ts';
 
 let one: TestIngress;
 let two: TestIngress;
 let api: ReturnType<typeof client>;
-let workspaceId: string;
 let stopActor: () => Promise<void>;
 
 beforeAll(async () => {
   [one, two] = await Promise.all([startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' }), startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' })]);
-  const owner = await workspaceWithKey(one.url);
-  api = client(one.url, owner.key);
-  workspaceId = owner.workspaceId;
-  // The scan sink too: a limit given to a link that had none starts from ClickHouse's count.
-  const runtimes = await hostWorkers(one.platform, [
-    scanLimitKind(one.platform.pg, new LinkChangelog(one.platform.pg, one.platform.publisher, one.platform.log)),
-    scanSinkKind(one.platform.clickhouse, one.platform.pg),
-  ]);
-  stopActor = async () => {
-    for (const runtime of runtimes) await runtime.stop();
-  };
+  api = client(one.url, (await workspaceWithKey(one.url)).key);
+  const [runtime] = await hostWorkers(one.platform, [scanLimitKind(one.platform.pg, new LinkChangelog(one.platform.pg, one.platform.publisher, one.platform.log))]);
+  stopActor = () => runtime!.stop();
 });
 afterAll(async () => {
   await stopActor?.();
@@ -48,23 +36,6 @@ const scan = async (base: string, shortId: string, ua = 'Mozilla/5.0 (X11; Linux
 
 const counted = async (linkId: string) =>
   Number((await one.platform.pg.query('SELECT coalesce((SELECT scans FROM link_scan_counts WHERE link_id = $1), 0) AS n', [linkId])).rows[0].n);
-
-/** Rows the scan-limit actor wrote for a link: its count, and the ids of its scans it counted. */
-const postgresRows = async (linkId: string, scanIds: string[]) =>
-  Number((await one.platform.pg.query('SELECT count(*) AS n FROM link_scan_counts WHERE link_id = $1', [linkId])).rows[0].n) +
-  Number((await one.platform.pg.query('SELECT count(*) AS n FROM counted_scans WHERE scan_id = ANY($1::uuid[])', [scanIds])).rows[0].n);
-
-/** Redirects a link `n` times and returns the scan ids (from the click IDs of the Locations). */
-const scanIds = async (shortId: string, n: number) => {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(`${one.url}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
-    expect(res.status).toBe(302);
-    const clickId = new URL(res.headers.get('location')!).searchParams.get('svc_cid')!;
-    ids.push(new ClickIds(one.platform.config.CLICK_ID_SECRET).verify(clickId)!.scanId);
-  }
-  return ids;
-};
 
 describe('scan limit', () => {
   it('admits exactly the limit even under a concurrent burst, closes the link everywhere, and counts each scan once', async () => {
@@ -106,37 +77,6 @@ describe('scan limit', () => {
     await eventually(async () => (await counted(link.id)) >= 4, 10_000, 100);
     await new Promise((r) => setTimeout(r, 500));
     expect(await counted(link.id)).toBe(4);
-  });
-
-  it('writes nothing to Postgres for the scans of a link without a limit, and a limit given later counts them from ClickHouse', async () => {
-    const lifetime = lifetimeScans(one.platform.clickhouse);
-    const { body: open } = await api.post('/api/v1/links', { destination: 'https://example.com/unlimited' });
-    const { body: closing } = await api.post('/api/v1/links', { destination: 'https://example.com/unlimited-2' });
-    await eventually(async () => !!one.app.redirects.cache.get(open.shortId) && !!one.app.redirects.cache.get(closing.shortId), 5000, 20);
-    const openScans = await scanIds(open.shortId, 3);
-    const closingScans = await scanIds(closing.shortId, 4);
-    await eventually(async () => (await lifetime(workspaceId, open.id)) === 3 && (await lifetime(workspaceId, closing.id)) === 4, 20_000, 200);
-    // A scan of a limited link published after them, once counted, shows the actor has passed them.
-    const { body: marker } = await api.post('/api/v1/links', { destination: 'https://example.com/marker', scanLimit: 100 });
-    await eventually(async () => !!one.app.redirects.cache.get(marker.shortId), 5000, 20);
-    await scanIds(marker.shortId, 1);
-    await eventually(async () => (await counted(marker.id)) === 1, 10_000, 100);
-    expect(await postgresRows(open.id, openScans)).toBe(0);
-    expect(await postgresRows(closing.id, closingScans)).toBe(0);
-
-    // A limit above the scans so far: the count starts at them, so two more are admitted.
-    const limited = await api.patch(`/api/v1/links/${open.id}`, { scanLimit: 5 });
-    expect(limited.body.exhaustedAt).toBeNull();
-    expect(await counted(open.id)).toBe(3);
-    await eventually(async () => one.app.redirects.cache.get(open.shortId)?.scanLimit === 5, 5000, 20);
-    expect((await scan(one.url, open.shortId)).status).toBe(302);
-    expect((await scan(one.url, open.shortId)).status).toBe(302);
-    expect((await scan(one.url, open.shortId)).status).toBe(410);
-    await eventually(async () => (await counted(open.id)) === 5, 10_000, 100);
-    // A limit at the scans so far closes the link at once.
-    const closed = await api.patch(`/api/v1/links/${closing.id}`, { scanLimit: 4 });
-    expect(closed.body.exhaustedAt).toBeTruthy();
-    await eventually(async () => (await scan(one.url, closing.shortId)).status === 410, 2000, 20);
   });
 
   it('reopens when the limit is raised above the scans so far, and closes at once when lowered to them', async () => {

@@ -164,6 +164,8 @@ export class WorkerRuntime<V, S> {
     let picked: boolean[] = [];
     const result = await this.attempt(async () => {
       picked = await select(messages.map((raw) => ({ key: raw.key?.toString() ?? '', headers: raw.headers ?? {} })));
+      // An answer that does not say yes or no for every message would skip (and commit) messages silently.
+      if (!Array.isArray(picked) || picked.length !== messages.length) throw new Error(`select answered for ${Array.isArray(picked) ? picked.length : 'no'} of ${messages.length} messages`);
     }, payload, stillRunning);
     if (result.ok) return picked;
     this.log.error({ err: result.error }, 'selecting messages failed; handling all of the batch');

@@ -209,24 +209,27 @@ describe('actor runtime', () => {
     }
   });
 
-  it('hands a batch kind all of a batch when its select keeps failing', async () => {
+  it.each([
+    ['throws', 'failing-select', async (): Promise<boolean[]> => {
+      throw new Error('select broke');
+    }],
+    ['answers for fewer messages than it was given', 'short-select', async (): Promise<boolean[]> => []],
+  ])('hands a batch kind all of a batch when its select keeps failing (it %s)', async (_how, name, select) => {
     const handled: string[] = [];
     const kind: WorkerKind<Probe> = {
-      kind: 'failing-select',
+      kind: name,
       topics: [topic],
       maxAttempts: 2,
-      select: async () => {
-        throw new Error('select broke');
-      },
+      select,
       handleBatch: async (messages) => {
-        handled.push(...messages.filter((m) => m.value.text === 'fallback').map((m) => m.value.id));
+        handled.push(...messages.filter((m) => m.value.text === 'fallback' && m.value.id.startsWith(name)).map((m) => m.value.id));
       },
     };
-    await platform.publisher.publish(topic, [{ key: 'f-1', value: probe('f1', 1, 'fallback') }, { key: 'f-2', value: probe('f2', 2, 'fallback') }]);
+    await platform.publisher.publish(topic, [{ key: `${name}-1`, value: probe(`${name}1`, 1, 'fallback') }, { key: `${name}-2`, value: probe(`${name}2`, 2, 'fallback') }]);
     const [runtime] = await hostWorkers(platform, [kind]);
     try {
       await eventually(async () => handled.length >= 2);
-      expect(handled.sort()).toEqual(['f1', 'f2']);
+      expect(handled.sort()).toEqual([`${name}1`, `${name}2`]);
     } finally {
       await runtime!.stop();
     }

@@ -76,9 +76,9 @@ export class ClickIds {
     // Written straight into the HMAC's message buffer (no allocation per redirect).
     const body = this.hmac.message;
     body[0] = VERSION;
-    body.write(claims.scanId.replace(/-/g, ''), 1, 'hex');
-    body.write(claims.linkId.replace(/-/g, ''), 17, 'hex');
-    body.write(claims.workspaceId.replace(/-/g, ''), 33, 'hex');
+    // Each id fills its 16 bytes, or the buffer would keep the previous call's.
+    const written = body.write(claims.scanId.replace(/-/g, ''), 1, 'hex') + body.write(claims.linkId.replace(/-/g, ''), 17, 'hex') + body.write(claims.workspaceId.replace(/-/g, ''), 33, 'hex');
+    if (written !== 48) throw new Error('click ID claims must be UUIDs');
     body.copy(this.token);
     this.hmac.digest().copy(this.token, BODY_BYTES, 0, MAC_BYTES);
     return this.token.toString('base64url');

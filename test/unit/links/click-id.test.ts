@@ -8,8 +8,8 @@ import { ClickIds } from '../../../src/links/scans/click-id.ts';
 const uuidBytes = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex');
 
 describe('click IDs', () => {
-  it('carry the claims and an HMAC-SHA256 equal to createHmac, for short, block-sized and long secrets', () => {
-    for (const secret of ['s', 'bench-click-id-secret-0123456789', 'k'.repeat(64), 'long'.repeat(40)]) {
+  it('carry the claims and an HMAC-SHA256 equal to createHmac, for secrets shorter than, as long as and longer than a block (also counted in UTF-8 bytes)', () => {
+    for (const secret of ['s', 'bench-click-id-secret-0123456789', 'k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), 'é'.repeat(40), 'long'.repeat(40)]) {
       const ids = new ClickIds(secret);
       for (let i = 0; i < 50; i++) {
         const claims = { scanId: randomUUID(), linkId: randomUUID(), workspaceId: randomUUID() };
@@ -37,5 +37,6 @@ describe('click IDs', () => {
     for (const bad of ['', 'x', ids.sign(claims).slice(1), `${ids.sign(claims)}A`, '!'.repeat(84)]) expect(ids.verify(bad)).toBeUndefined();
     // Verifying does not disturb signing (they share the HMAC's buffers).
     expect(ids.verify(ids.sign(claims))).toEqual(claims);
+    expect(() => ids.sign({ ...claims, linkId: 'not-a-uuid' })).toThrow();
   });
 });

@@ -15,7 +15,8 @@ export const scansTopic: TopicDefinition = {
  * How the consumers of scans whose cost is per batch fetch: the broker answers once it has
  * `minBytes` of scans or after `maxWaitTimeInMs`, whichever comes first. Under load batches get
  * several times larger; idle, a scan waits at most that long more.
- * - The scan sink: 1 MiB (about 2,500 scans; ClickHouse's cost is per insert) or 500 ms.
+ * - The scan sink: 1 MiB or 500 ms (ClickHouse's cost is per insert; a partition's batch is at most
+ *   kafkajs's 1 MiB per partition, about 2,500 scans; about 1,800 per insert under the benchmark's load).
  * - The webhook and scan-limit kinds (a Postgres statement or transaction per batch): 256 KiB or
  *   250 ms, so a webhook or a link's closing waits little.
  */

@@ -10,7 +10,7 @@
 // How far over the limit a link can go: 0 while Redis is up. After a Redis
 // restart the seed lags by the scans still in the pipeline (normally well under
 // a second's worth). If Redis is unreachable, redirects are let through and
-// the actor's exhaustion (≈ 0.5 s away) is the only bound.
+// the actor's exhaustion (within about a second) is the only bound.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Redis } from '../../platform/redis.ts';
 

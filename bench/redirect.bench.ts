@@ -18,6 +18,9 @@
 // against one.
 // Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
 import { spawn } from 'node:child_process';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { loadConfig } from '../src/platform/config.ts';
+import { prefixed } from '../src/platform/kafka/topic-definition.ts';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,6 +143,7 @@ const ingressPorts = [freePort(), freePort()];
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
 /** Every process started, stopped in reverse order at the end, also when a later start fails. */
 const running: Proc[] = [];
+let admin: Admin | undefined;
 const started = async (starting: Promise<Proc>) => {
   const proc = await starting;
   running.push(proc);
@@ -183,15 +187,33 @@ try {
     ...stackProcesses(),
   });
 
-  // Every redirect of ours reaches ClickHouse, once: the run waits for the count to reach all responses so far.
+  // Every redirect of ours reaches ClickHouse, once: the run waits for the count to reach all
+  // responses so far, and for every consumer of scans to have committed all of the topic, so that
+  // no consumer's work (the scan-limit actor's, say) is left to a later run's account.
+  const kafkaAdmin = new Kafka({ brokers: loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
+  admin = kafkaAdmin;
+  await kafkaAdmin.connect();
+  const scansTopicName = prefixed(topicPrefix, 'scans');
+  const consumersBehind = async (): Promise<number> => {
+    const end = await kafkaAdmin.fetchTopicOffsets(scansTopicName);
+    let behind = 0;
+    for (const kind of kinds.filter((k) => k !== 'conversion-sink')) {
+      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(topicPrefix, kind), topics: [scansTopicName] });
+      for (const p of end) {
+        const at = Number(committed?.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
+        behind += Math.max(0, Number(p.offset) - Math.max(at, 0));
+      }
+    }
+    return behind;
+  };
   let expected = 0;
   const drained = async (answered: number) => {
     expected += answered;
     const end = Date.now() + DRAIN_TIMEOUT_MS;
     for (;;) {
       const { distinct } = await clickhouseScans(link.shortId);
-      if (distinct >= expected) return;
-      if (Date.now() > end) throw new Error(`only ${distinct} of ${expected} scans reached ClickHouse within ${DRAIN_TIMEOUT_MS / 1000} s`);
+      if (distinct >= expected && (await consumersBehind()) === 0) return;
+      if (Date.now() > end) throw new Error(`${distinct} of ${expected} scans reached ClickHouse, consumers ${await consumersBehind()} behind, after ${DRAIN_TIMEOUT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));
     }
   };
@@ -247,6 +269,7 @@ try {
   console.log(JSON.stringify(result, null, 2));
   writeResult('redirect', result);
 } finally {
+  await admin?.disconnect();
   for (const proc of running.reverse()) await proc.stop();
   await deleteRunResources(topicPrefix);
 }

@@ -3,10 +3,7 @@
 // milliseconds, so that a run's CPU can be divided by its units of work and
 // attributed to the processes that spent it (Linux only).
 import { readdirSync, readFileSync } from 'node:fs';
-import { processCpuMs } from './lib.ts';
-
-/** Linux's USER_HZ, what /proc counts CPU time in (100 on every common build). */
-const TICK_MS = 10;
+import { processCpuMs, procStat, TICK_MS, type ProcStat } from './lib.ts';
 
 /** The machine's CPU time so far (all CPUs, /proc/stat's first line): fields by name, in milliseconds. */
 function machineTimes(): Record<'user' | 'nice' | 'system' | 'idle' | 'iowait' | 'irq' | 'softirq' | 'steal', number> {
@@ -29,22 +26,13 @@ export function machineInterruptMs(): number {
   return t.irq + t.softirq;
 }
 
-interface ProcessInfo {
-  pid: number;
-  comm: string;
-  cmdline: string;
-}
-
-function processes(): ProcessInfo[] {
-  const found: ProcessInfo[] = [];
+/** Every process on the machine now, kernel threads included (one that ends meanwhile is left out). */
+export function allProcesses(): ProcStat[] {
+  const found: ProcStat[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      found.push({
-        pid: Number(entry),
-        comm: readFileSync(`/proc/${entry}/comm`, 'utf8').trim(),
-        cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' '),
-      });
+      found.push(procStat(Number(entry)));
     } catch {
       // gone meanwhile
     }
@@ -52,15 +40,31 @@ function processes(): ProcessInfo[] {
   return found;
 }
 
+/** The pids of a process and its descendants (nginx's worker, a process's forks). */
+export function withChildren(pid: number): number[] {
+  const found = [pid];
+  for (const p of allProcesses().sort((a, b) => a.pid - b.pid)) if (found.includes(p.ppid)) found.push(p.pid);
+  return found;
+}
+
+/** A process's command line, or '' when it is gone. */
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
 /** The stack's processes by part, as this machine's local stack runs them (infra/local/stack.sh). */
 export function stackProcesses(): Record<string, number[]> {
-  const all = processes();
-  const pick = (test: (p: ProcessInfo) => boolean) => all.filter(test).map((p) => p.pid);
+  const all = allProcesses();
+  const pick = (test: (p: ProcStat) => boolean) => all.filter(test).map((p) => p.pid);
   return {
     postgres: pick((p) => p.comm === 'postgres'),
     clickhouse: pick((p) => p.comm.startsWith('clickhouse')),
-    kafka: pick((p) => p.comm === 'java' && p.cmdline.includes('kafka.Kafka')),
-    'schema registry': pick((p) => p.comm === 'java' && /apicurio|quarkus/i.test(p.cmdline)),
+    kafka: pick((p) => p.comm === 'java' && cmdline(p.pid).includes('kafka.Kafka')),
+    'schema registry': pick((p) => p.comm === 'java' && /apicurio|quarkus/i.test(cmdline(p.pid))),
     redis: pick((p) => p.comm === 'redis-server'),
   };
 }
@@ -101,18 +105,7 @@ export function cpuDelta(before: CpuSample, after: CpuSample): Record<string, nu
 
 /** CPU so far of every process on the machine, kernel threads included, by pid (with its name). */
 export function sampleAll(): Map<number, { comm: string; ms: number }> {
-  const all = new Map<number, { comm: string; ms: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      all.set(Number(entry), { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return all;
+  return new Map(allProcesses().map((p) => [p.pid, { comm: p.comm, ms: p.cpuMs }]));
 }
 
 /** The CPU of the processes outside `groups` between two samples, summed by name, largest first (the load generator, counted apart, left out). */

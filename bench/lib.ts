@@ -124,14 +124,25 @@ export async function deleteRunResources(prefix: string): Promise<void> {
   await deleteOwned({ brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL }, underPrefix(prefix));
 }
 
-/** CPU time (user + system) a process has used so far, in milliseconds, from /proc (Linux). */
-export function processCpuMs(pid: number): number {
+/** Linux's USER_HZ tick, what /proc counts CPU time in, in milliseconds (USER_HZ is 100 on every common build). */
+export const TICK_MS = 10;
+
+/** What /proc/<pid>/stat says of a process (Linux); throws when the process is gone. */
+export interface ProcStat {
+  pid: number;
+  /** Its name (at most 15 characters). */
+  comm: string;
+  ppid: number;
+  /** CPU time (user + system) used so far, in milliseconds. */
+  cpuMs: number;
+}
+
+export function procStat(pid: number): ProcStat {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  return { pid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
 }
 
-/** Linux's USER_HZ, what /proc counts CPU time in (100 on every common build). */
-const CLOCK_TICKS_PER_SECOND = 100;
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export const processCpuMs = (pid: number): number => procStat(pid).cpuMs;

@@ -21,10 +21,10 @@ import { spawn } from 'node:child_process';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { loadConfig } from '../src/platform/config.ts';
 import { prefixed } from '../src/platform/kafka/topic-definition.ts';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses } from './cpu.ts';
+import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses, withChildren } from './cpu.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 
@@ -72,27 +72,6 @@ http {
       await new Promise((r) => child.once('exit', r));
     },
   };
-}
-
-/** The pids of a process and its descendants (nginx's worker, tsx's node). */
-function withChildren(pid: number): number[] {
-  const found = [pid];
-  for (const p of processTree()) if (found.includes(p.ppid)) found.push(p.pid);
-  return found;
-}
-
-function processTree(): { pid: number; ppid: number }[] {
-  const out: { pid: number; ppid: number }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      out.push({ pid: Number(entry), ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) });
-    } catch {
-      // gone
-    }
-  }
-  return out.sort((a, b) => a.pid - b.pid);
 }
 
 async function clickhouseScans(shortId: string): Promise<{ rows: number; distinct: number }> {

@@ -53,18 +53,18 @@ export function createKeyRequestLimit(redis: Redis, log: Logger, config: MailCon
     if (tokens > 0) await failOpen(log, NAME, () => window.refund(held.reservation, tokens), undefined);
   };
 
-  // Redis away: let the request through, with a decision that shows the whole allowance.
-  const take = (grant: MailKeyGrant) => failOpen(log, NAME, () => window.take(grant.keyId, grant.rateLimit ?? platformCap), fullAllowance(grant.rateLimit ?? platformCap, 1000));
+  const capOf = (grant: MailKeyGrant) => grant.rateLimit ?? platformCap;
+  // Redis away: let the request through, with a decision (and headers) that show the whole allowance.
+  const unmeasured = (cap: number) => fullAllowance(cap, 1000);
+  const take = (grant: MailKeyGrant) => failOpen(log, NAME, () => window.take(grant.keyId, capOf(grant)), unmeasured(capOf(grant)));
 
   return {
     take,
     async limit(request, reply, grant) {
-      const cap = grant.rateLimit ?? platformCap;
-      // Redis away: let the request through, with headers that show the whole allowance.
-      const unmeasured = fullAllowance(cap, 1000);
+      const cap = capOf(grant);
       let decision: LimitDecision;
       if (request.routeOptions.config.mailBatch && !request.is404) {
-        const reserved = await failOpen(log, NAME, () => window.reserveBatch(grant.keyId, cap, BATCH_TOKENS), { decision: unmeasured, reservation: null });
+        const reserved = await failOpen(log, NAME, () => window.reserveBatch(grant.keyId, cap, BATCH_TOKENS), { decision: unmeasured(cap), reservation: null });
         decision = reserved.decision;
         request.mailBatchReservation = reserved.reservation ? { reservation: reserved.reservation, settled: false } : null;
       } else {

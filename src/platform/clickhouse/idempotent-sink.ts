@@ -33,8 +33,9 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   idColumn: string;
   idOf: (event: E) => string;
   toRow: (event: E) => Record<string, unknown>;
-  /** Rows per insert; keep small when materialized views multiply each block. */
+  /** Rows per insert at most: ClickHouse's cost is per insert, but materialized views hold each block multiplied in memory. */
   insertChunk?: number;
+  /** How full the broker's fetches are (see WorkerKind's `fetch`). */
   fetch?: BatchWorkerKind<E>['fetch'];
 }
 

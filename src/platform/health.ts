@@ -4,6 +4,7 @@ import type { Admin } from 'kafkajs';
 import type { Pool } from './postgres/pool.ts';
 import type { ClickHouse } from './clickhouse/client.ts';
 import type { Redis } from './redis.ts';
+import { within } from './within.ts';
 
 export interface CheckResult {
   name: string;
@@ -16,19 +17,11 @@ export type Check = { name: string; run: () => Promise<unknown> };
 
 async function timed(check: Check, timeoutMs: number): Promise<CheckResult> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      check.run(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    await within(check.run(), timeoutMs);
     return { name: check.name, ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (err) {
     return { name: check.name, ok: false, latencyMs: Math.round(performance.now() - started), error: (err as Error).message };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -11,6 +11,7 @@ import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
 import { prefixed } from '../../platform/kafka/topic-definition.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
+import { within } from '../../platform/within.ts';
 import type { LinkState } from '../changelog/link-state.ts';
 
 export class LinkCache {
@@ -108,11 +109,7 @@ export class LinkCache {
       },
     });
     check();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      warmed,
-      new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`link cache not warm after ${warmTimeoutMs} ms`)), warmTimeoutMs))),
-    ]).finally(() => clearTimeout(timer));
+    await within(warmed, warmTimeoutMs, `link cache not warm after ${warmTimeoutMs} ms`);
     this.log.info({ links: this.links.size }, 'link cache warm');
   }
 

@@ -30,9 +30,11 @@ export function webhookKind(platform: Platform, options: WebhookWorkerOptions): 
     // Deliveries are per batch (one insert): fuller fetches, a fraction of a second later.
     fetch: SCAN_BATCH_FETCH,
     // Scans are keyed by workspace: those of workspaces without endpoints are not even decoded.
+    // Postgres answers UUIDs in lower case, whatever case a producer wrote the key in.
     select: async (messages) => {
-      const wanted = await queue.workspacesWithEndpoints(messages.map((m) => m.key));
-      return messages.map((m) => wanted.has(m.key));
+      const keys = messages.map((m) => m.key.toLowerCase());
+      const wanted = await queue.workspacesWithEndpoints(keys);
+      return keys.map((key) => wanted.has(key));
     },
     handleBatch: async (messages: ActorMessage<ScanEvent>[]) => {
       const scans = messages.map(({ value }) => ({ workspaceId: value.workspaceId, scanId: value.scanId, timestamp: value.timestamp, body: scanCreatedBody(value) }));

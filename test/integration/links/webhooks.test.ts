@@ -1,7 +1,11 @@
 // Signed scan.created webhooks through the real stack: real redirects, the
 // scans topic, the webhook worker as its own process (killed with SIGKILL in
 // one test), and real HTTPS receivers on loopback with a test CA.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
+import { scansTopic } from '../../../topics/scans.ts';
+import { readTopic } from '../../support/topic-reader.ts';
 import { verifyWebhook } from '../../../examples/verify-webhook-signature.mjs';
 import { DeliveryQueue } from '../../../src/links/webhooks/delivery-queue.ts';
 import { signatureHeader } from '../../../src/links/webhooks/webhook-signature.ts';
@@ -155,6 +159,19 @@ describe('scan.created delivery', () => {
     expect(r.received).toHaveLength(1);
     const [d] = await deliveries(api, endpoint.id);
     expect(d).toMatchObject({ state: 'acknowledged', attempts: 1, lastStatusCode: 204, nextAttemptAt: null });
+  });
+
+  it('delivers a scan whose message key names the workspace in upper case', async () => {
+    // Another producer of `scans` may write the key (the workspace UUID) in upper case; the worker
+    // picks scans by key, so it must not take that for a workspace without endpoints.
+    const r = await receiver(() => 204);
+    const { api, workspaceId, endpoint, shortId } = await setup(r.url);
+    await scanOnce(shortId);
+    const [stored] = (await readTopic<ScanEvent>(ingress.platform.config, 'scans', (m) => m.some((x) => x.value.workspaceId === workspaceId))).filter((m) => m.value.workspaceId === workspaceId);
+    const scanId = randomUUID();
+    await ingress.platform.publisher.publish(scansTopic, [{ key: workspaceId.toUpperCase(), value: { ...stored!.value, scanId } }]);
+    await eventually(async () => (await deliveries(api, endpoint.id)).filter((d) => d.state === 'acknowledged').length === 2, 30_000);
+    expect(r.received.map((x) => JSON.parse(x.body).data.scanId)).toContain(scanId);
   });
 
   it('4xx: one attempt, permanently rejected, never retried', async () => {

@@ -138,7 +138,7 @@ try {
   ];
   // The consumers of scans (and conversions), as one worker process runs them. BENCH_WORKER_KINDS
   // (comma-separated) runs fewer, to measure what one costs; the scan sink is always needed.
-  const kinds = (process.env.BENCH_WORKER_KINDS ?? 'scan-sink,conversion-sink,webhooks,scan-limits').split(',');
+  const kinds = (process.env.BENCH_WORKER_KINDS ?? 'scan-sink,conversion-sink,webhooks').split(',');
   const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, kinds));
 
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
@@ -168,7 +168,7 @@ try {
 
   // Every redirect of ours reaches ClickHouse, once: the run waits for the count to reach all
   // responses so far, and for every consumer of scans to have committed all of the topic, so that
-  // no consumer's work (the scan-limit actor's, say) is left to a later run's account.
+  // no consumer's work (a slow one's, say) is left to a later run's account.
   const kafkaAdmin = new Kafka({ brokers: loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
   admin = kafkaAdmin;
   await kafkaAdmin.connect();

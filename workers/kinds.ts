@@ -4,7 +4,6 @@
 import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
 import type { Platform } from '../src/platform/platform.ts';
 import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
-import { scanLimitKind } from '../src/links/scans/scan-limit-actor.ts';
 import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
 import type { LinksServices } from '../src/links/wiring.ts';
@@ -22,10 +21,9 @@ export interface WorkerServices {
 }
 
 export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
-  'scan-sink': ({ platform }) => scanSinkKind(platform.clickhouse, platform.pg),
+  'scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits),
   'conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
   webhooks: ({ platform, links }) => webhookKind(platform, links.webhookWorker),
-  'scan-limits': ({ platform, links }) => scanLimitKind(platform.pg, links.changelog),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
   'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
   'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),

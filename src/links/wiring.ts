@@ -12,6 +12,8 @@ import { Conversions } from './conversions/conversions.ts';
 import { FunnelQueries } from './conversions/funnel-query.ts';
 import { RenderPool } from './qr/render-pool.ts';
 import { ClickIds } from './scans/click-id.ts';
+import { LifetimeScans } from './scans/lifetime-scans.ts';
+import { ScanLimitCloser } from './scans/scan-limit-closer.ts';
 import { LinkStore } from './short-links/link-store.ts';
 import type { ReservedShortIds } from './short-links/short-id.ts';
 import { DeliveryLog } from './webhooks/delivery-log.ts';
@@ -30,6 +32,10 @@ export interface LinksServices {
   keys: ApiKeys;
   workspaces: Workspaces;
   links: LinkStore;
+  /** Links' scans over their whole life, from ClickHouse: what scan limits count. */
+  lifetimeScans: LifetimeScans;
+  /** Closes links at their scan limit after the scan sink stored their scans. */
+  scanLimits: ScanLimitCloser;
   campaigns: CampaignStore;
   changelog: LinkChangelog;
   conversions: Conversions;
@@ -59,12 +65,16 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   const changelog = new LinkChangelog(pg, publisher, log);
   const clickIds = new ClickIds(config.CLICK_ID_SECRET);
   const conversions = new Conversions(pg, publisher, log, clickIds);
+  const lifetimeScans = new LifetimeScans(platform.clickhouse);
+  const links = new LinkStore(pg, lifetimeScans, { ownHost: new URL(shortLinkBase).host, reserved: options.reservedShortIds, log });
   return {
     config,
     shortLinkBase,
     keys: new ApiKeys(pg),
     workspaces: new Workspaces(pg),
-    links: new LinkStore(pg, new URL(shortLinkBase).host, options.reservedShortIds),
+    links,
+    lifetimeScans,
+    scanLimits: new ScanLimitCloser(links, lifetimeScans, changelog, log),
     campaigns: new CampaignStore(pg),
     changelog,
     conversions,

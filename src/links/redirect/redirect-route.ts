@@ -113,11 +113,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       return;
     }
     // A limited link admits a scan only while it has scans left, whatever the User-Agent: every
-    // redirect sends someone to the destination. Redis away: let it through; the scan-limit actor
-    // still closes the link, a moment later.
+    // redirect sends someone to the destination. Redis away, or its counter not seeded in time:
+    // let it through; the scan sink still closes the link once its scans are stored.
     const { scanLimit } = link;
     if (scanLimit !== null) {
-      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link.id, scanLimit), true).then((admitted) => {
+      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link, scanLimit), true).then((admitted) => {
         if (!admitted) return refuse(request, reply, 'scan_limit_reached');
         scanAndRedirect(request, reply, link, target, ip, now);
       });

@@ -39,7 +39,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   await redirectRoutes(app, {
     cache,
     readThrough,
-    scanLimits: new ScanLimitGuard(platform.redis, platform.pg),
+    scanLimits: new ScanLimitGuard(platform.redis, links.lifetimeScans),
     clickIds: links.clickIds,
     redis: platform.redis,
     log,

@@ -2,17 +2,25 @@
 // redirect of such a link takes one unit from a Redis counter of the link's
 // admitted scans, and is refused once the count would pass the limit. The
 // counter holds the link's lifetime scans; when Redis does not have it (first
-// scan since Redis started), it is seeded once from the durable count kept by
-// the scan-limit actor in Postgres. The actor remains the source of truth and
-// closes the link in links.changelog; this guard only stops concurrent scans
-// from overshooting while that news travels.
+// scan since Redis started, or since the limit changed), it is seeded from the
+// scans stored in ClickHouse (lifetime-scans.ts). The scan sink remains the
+// authority that closes the link for good in links.changelog
+// (scan-limit-closer.ts); this guard only stops concurrent scans from
+// overshooting while that news travels.
 //
 // How far over the limit a link can go: 0 while Redis is up. After a Redis
 // restart the seed lags by the scans still in the pipeline (normally well under
-// a second's worth). If Redis is unreachable, redirects are let through and
-// the actor's exhaustion (within about a second) is the only bound.
-import type { Pool } from '../../platform/postgres/pool.ts';
+// a second's worth). If Redis is unreachable, or ClickHouse cannot seed the
+// counter within SEED_WAIT_MS, redirects are let through and the sink's closing
+// (about a second after the scans are stored) is the only bound.
 import type { Redis } from '../../platform/redis.ts';
+import { within } from '../../platform/within.ts';
+import type { CountedLink, LifetimeScans } from '../scans/lifetime-scans.ts';
+
+/** How long a redirect waits for its link's counter to be seeded before it is let through. */
+const SEED_WAIT_MS = 500;
+/** A seed that failed is not tried again for this long (redirects are let through meanwhile). */
+const SEED_RETRY_MS = 1000;
 
 // KEYS[1] = counter; ARGV[1] = limit. Returns -1 when the counter must be seeded, 1 admitted, 0 refused.
 const TAKE = `
@@ -29,7 +37,7 @@ export const scanLimitKey = (linkId: string) => `scan-limit:${linkId}`;
 
 /**
  * Forgets a link's counter when its limit changes: while a link had no limit its scans were not
- * counted here, so the next admission reseeds from the durable count instead of a stale one.
+ * counted here, so the next admission reseeds from the stored scans instead of a stale count.
  */
 export async function resetScanLimitCounter(redis: Redis, linkId: string): Promise<void> {
   await redis.del(scanLimitKey(linkId));
@@ -39,21 +47,50 @@ type WithTake = Redis & { scanLimitTake(key: string, limit: number): Promise<num
 
 export class ScanLimitGuard {
   private readonly redis: WithTake;
+  /** Seeds under way, one per link, shared by every redirect waiting for it. */
+  private readonly seeding = new Map<string, Promise<void>>();
+  private readonly failedAt = new Map<string, number>();
 
-  constructor(redis: Redis, private readonly pg: Pool) {
+  constructor(
+    redis: Redis,
+    private readonly lifetimeScans: LifetimeScans,
+  ) {
     if (!('scanLimitTake' in redis)) redis.defineCommand('scanLimitTake', { numberOfKeys: 1, lua: TAKE });
     this.redis = redis as WithTake;
   }
 
-  /** True when one more scan of the link fits within its limit (and counts it). */
-  async admit(linkId: string, limit: number): Promise<boolean> {
-    const key = scanLimitKey(linkId);
+  /** True when one more scan of the link fits within its limit (and counts it); throws when it cannot be told. */
+  async admit(link: CountedLink, limit: number): Promise<boolean> {
+    const key = scanLimitKey(link.id);
     let result = await this.redis.scanLimitTake(key, limit);
     if (result === -1) {
-      const { rows } = await this.pg.query<{ scans: string }>('SELECT scans FROM link_scan_counts WHERE link_id = $1', [linkId]);
-      await this.redis.set(key, rows[0]?.scans ?? '0', 'NX');
+      await within(this.seed(link, key), SEED_WAIT_MS, `scans of link ${link.id} not counted within ${SEED_WAIT_MS} ms`);
       result = await this.redis.scanLimitTake(key, limit);
+      // Reset again (its limit changed) since the seed: let the caller decide rather than loop.
+      if (result === -1) throw new Error(`scan-limit counter of link ${link.id} was reset during its seed`);
     }
     return result === 1;
+  }
+
+  private seed(link: CountedLink, key: string): Promise<void> {
+    const running = this.seeding.get(link.id);
+    if (running) return running;
+    const failed = this.failedAt.get(link.id);
+    if (failed !== undefined && Date.now() - failed < SEED_RETRY_MS) return Promise.reject(new Error(`scans of link ${link.id} could not be counted less than ${SEED_RETRY_MS} ms ago`));
+    const seed = this.lifetimeScans
+      .of(link)
+      .then(async (scans) => {
+        await this.redis.set(key, String(scans), 'NX');
+        this.failedAt.delete(link.id);
+      })
+      .catch((err: unknown) => {
+        this.failedAt.set(link.id, Date.now());
+        throw err;
+      })
+      .finally(() => this.seeding.delete(link.id));
+    // Waiters may all have stopped waiting; the outcome is kept in failedAt either way.
+    seed.catch(() => {});
+    this.seeding.set(link.id, seed);
+    return seed;
   }
 }

@@ -1,12 +1,15 @@
 // The scan sink: writes scans from the `scans` topic to ClickHouse, each scan
 // exactly once (see idempotent-sink.ts for how). Analytics therefore read
-// without FINAL, and the rollup views fed by these inserts are exact.
+// without FINAL, and the rollup views fed by these inserts are exact, exact
+// enough to hold scan limits to: after each batch the sink closes the links
+// that reached theirs (scan-limit-closer.ts).
 import type { BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { idempotentSinkKind } from '../../platform/clickhouse/idempotent-sink.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { SCAN_SINK_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
+import type { ScanLimitCloser } from './scan-limit-closer.ts';
 
 /** A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). */
 export function toScanRow(e: ScanEvent): Record<string, unknown> {
@@ -38,7 +41,8 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
   };
 }
 
-export function scanSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorkerKind<ScanEvent> {
+/** `scanLimits` closes the links whose stored scans reached their limit, after each batch. */
+export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser): BatchWorkerKind<ScanEvent> {
   return idempotentSinkKind<ScanEvent>(clickhouse, pg, {
     kind: 'scan-sink',
     topic: scansTopic,
@@ -53,5 +57,6 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorkerKind<
     insertChunk: 10_000,
     // ClickHouse's cost is per insert (a part of the table and of each of the eight rollups): fuller fetches.
     fetch: SCAN_SINK_FETCH,
+    afterStored: (scans) => scanLimits.afterStored(scans),
   });
 }

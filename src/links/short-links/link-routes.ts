@@ -50,9 +50,11 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
 
   app.patch('/links/:id', {
     schema: {
-      tags, operationId: 'updateLink', summary: 'Update a link', description: 'Change destination, tags, pixels, expiry, scan limit, active state, campaign or device URLs.',
+      tags, operationId: 'updateLink', summary: 'Update a link',
+      description: 'Change destination, tags, pixels, expiry, scan limit, active state, campaign or device URLs. ' +
+        'A scan limit counts the link\'s scans over its whole life, so setting one counts them first; while they cannot be counted the change is refused with 503 `scan_count_unavailable` (see Retry-After) and nothing is changed.',
       params: IdParams, body: ref(UpdateLinkBody),
-      response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_BODY_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_BODY_ERRORS, 404, 503) },
     },
   }, async (request) => {
     const row = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);

@@ -11,6 +11,9 @@ import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { within } from '../../platform/within.ts';
+import type { LifetimeScans } from '../scans/lifetime-scans.ts';
 
 export interface LinkRow {
   id: string;
@@ -87,21 +90,46 @@ function checkFields<T extends Checked>(input: T, ownHost: string): T {
   return out as T;
 }
 
+/** How long setting a scan limit waits for the link's scans so far before it is refused (503). */
+const COUNT_TIMEOUT_MS = 2000;
+
+/** A link with a scan limit that is still open. */
+export interface LimitedLink {
+  id: string;
+  workspaceId: string;
+  scanLimit: number;
+}
+
+export interface LinkStoreOptions {
+  /** The host of the short links, which a link may not point at. */
+  ownHost?: string;
+  /** The root paths the service serves; without the server's (a process that serves no HTTP), at least the conventional root names. */
+  reserved?: ReservedShortIds;
+  log?: Logger;
+}
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
 export class LinkStore {
-  /** `ownHost`: the host of the short links, which a link may not point at; `reserved`: the root paths the service serves. */
+  private readonly ownHost: string;
+  private readonly reserved: ReservedShortIds;
+
   constructor(
     private readonly pg: Pool,
-    private readonly ownHost = '',
-    // Without the server's (a process that serves no HTTP), at least the conventional root names.
-    private readonly reserved: ReservedShortIds = new ReservedPaths(),
-  ) {}
+    /** Scan limits count the scans stored in ClickHouse. */
+    private readonly lifetimeScans: LifetimeScans,
+    private readonly options: LinkStoreOptions = {},
+  ) {
+    this.ownHost = options.ownHost ?? '';
+    this.reserved = options.reserved ?? new ReservedPaths();
+  }
 
   /** Runs fn in a transaction. */
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return withTransaction(this.pg, fn);
   }
 
-  private async checkCampaign(client: pg.PoolClient, workspaceId: string, campaignId: string | null | undefined): Promise<void> {
+  private async checkCampaign(client: Queryable, workspaceId: string, campaignId: string | null | undefined): Promise<void> {
     if (!campaignId) return;
     const found = await client.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [campaignId, workspaceId]);
     if (found.rowCount === 0) {
@@ -157,8 +185,20 @@ export class LinkStore {
   async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<LinkRow | undefined> {
     const changes = checkFields(raw, this.ownHost);
     if (!isUuid(id)) return undefined;
-    return this.tx(async (client) => {
-      await this.checkCampaign(client, workspaceId, changes.campaignId);
+    const limit = changes.scanLimit;
+    // The limit counts scans over the link's whole life: a new limit above the scans so far
+    // re-opens the link, one at or below them closes it now. They are counted before the
+    // transaction (ClickHouse may be slow; no row lock is held meanwhile), after the checks
+    // that would refuse the change anyway.
+    let scansSoFar = 0;
+    if (typeof limit === 'number') {
+      const current = await this.get(workspaceId, id);
+      if (!current) return undefined;
+      await this.checkCampaign(this.pg, workspaceId, changes.campaignId);
+      scansSoFar = await this.countForLimit(current);
+    }
+    const row = await this.tx(async (client) => {
+      if (typeof limit !== 'number') await this.checkCampaign(client, workspaceId, changes.campaignId);
       const sets: string[] = [];
       const values: unknown[] = [id, workspaceId];
       const set = (column: string, value: unknown) => {
@@ -171,15 +211,9 @@ export class LinkStore {
       if (changes.tags !== undefined) set('tags', normalizeTags(changes.tags));
       if (changes.pixels !== undefined) set('pixels', JSON.stringify(normalizePixels(changes.pixels)));
       if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
-      if (changes.scanLimit !== undefined) {
-        set('scan_limit', changes.scanLimit);
-        // The limit counts scans over the link's whole life: a new limit above the scans so far
-        // re-opens the link, one at or below them closes it now.
-        sets.push(
-          `exhausted_at = CASE WHEN $${values.length}::int IS NOT NULL
-             AND coalesce((SELECT scans FROM link_scan_counts c WHERE c.link_id = links.id), 0) >= $${values.length}::int
-             THEN coalesce(exhausted_at, date_trunc('milliseconds', now())) ELSE NULL END`,
-        );
+      if (limit !== undefined) {
+        set('scan_limit', limit);
+        sets.push(limit !== null && scansSoFar >= limit ? `exhausted_at = coalesce(exhausted_at, date_trunc('milliseconds', now()))` : 'exhausted_at = NULL');
       }
       if (changes.campaignId !== undefined) set('campaign_id', changes.campaignId);
       if (changes.isActive !== undefined) set('is_active', changes.isActive);
@@ -188,9 +222,67 @@ export class LinkStore {
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
         values,
       );
-      const row = rows[0];
-      if (row) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
-      return row;
+      const updated = rows[0];
+      if (updated) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [updated.id]);
+      return updated;
+    });
+    if (!row || typeof limit !== 'number' || row.exhausted_at) return row;
+    return (await this.closeIfReachedSince(row)) ?? row;
+  }
+
+  /** The link's scans so far, or a 503 when ClickHouse does not answer in time (nothing is changed then). */
+  private async countForLimit(link: LinkRow): Promise<number> {
+    try {
+      return await within(this.lifetimeScans.of({ id: link.id, workspaceId: link.workspace_id }), COUNT_TIMEOUT_MS);
+    } catch (err) {
+      this.options.log?.warn({ err, linkId: link.id }, 'scans of a link could not be counted; its scan limit is not changed');
+      throw new ApiError(503, 'scan_count_unavailable', 'The link\'s scans so far cannot be counted right now, so its scan limit cannot be set; try again shortly.', undefined, { 'retry-after': '5' });
+    }
+  }
+
+  /**
+   * Counts again after the new limit committed: scans the sink stored between the first count and
+   * the commit were held to the old limit (or none), so a link that reached its new limit through
+   * them is closed here. When this count fails, the next stored scan of the link closes it.
+   */
+  private async closeIfReachedSince(row: LinkRow): Promise<LinkRow | undefined> {
+    try {
+      const scans = await within(this.lifetimeScans.of({ id: row.id, workspaceId: row.workspace_id }), COUNT_TIMEOUT_MS);
+      if ((await this.closeAtLimit(new Map([[row.id, scans]]))).length === 0) return undefined;
+      return await this.get(row.workspace_id, row.id);
+    } catch (err) {
+      this.options.log?.warn({ err, linkId: row.id }, 'scans of a link could not be counted again after its scan limit was set');
+      return undefined;
+    }
+  }
+
+  /** Of these links, those with a scan limit that are still open. */
+  async limitedOpen(ids: readonly string[]): Promise<LimitedLink[]> {
+    const uuids = [...new Set(ids.filter(isUuid))];
+    if (uuids.length === 0) return [];
+    const { rows } = await this.pg.query<{ id: string; workspace_id: string; scan_limit: number }>(
+      'SELECT id, workspace_id, scan_limit FROM links WHERE id = ANY($1::uuid[]) AND scan_limit IS NOT NULL AND exhausted_at IS NULL',
+      [uuids],
+    );
+    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, scanLimit: r.scan_limit }));
+  }
+
+  /**
+   * Closes the links whose scans so far (given) reached their limit, recording each in the changelog
+   * outbox; returns the ids it closed, for the caller to publish. Closing a closed link changes nothing.
+   */
+  async closeAtLimit(scans: ReadonlyMap<string, number>): Promise<string[]> {
+    if (scans.size === 0) return [];
+    return this.tx(async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        `UPDATE links l SET exhausted_at = date_trunc('milliseconds', now()), version = version + 1, updated_at = date_trunc('milliseconds', now())
+           FROM unnest($1::uuid[], $2::bigint[]) AS t(id, scans)
+          WHERE l.id = t.id AND l.scan_limit IS NOT NULL AND t.scans >= l.scan_limit AND l.exhausted_at IS NULL
+         RETURNING l.id`,
+        [[...scans.keys()], [...scans.values()]],
+      );
+      for (const { id } of rows) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
+      return rows.map((r) => r.id);
     });
   }
 

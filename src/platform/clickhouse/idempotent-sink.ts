@@ -37,6 +37,12 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   insertChunk?: number;
   /** How full the broker's fetches are (see WorkerKind's `fetch`). */
   fetch?: BatchWorkerKind<E>['fetch'];
+  /**
+   * Runs with all of a batch's events (those stored before too: a replay) once they are in the
+   * table, outside the partition's lock and before the batch's offsets are committed; if it fails,
+   * the batch is handled again.
+   */
+  afterStored?: (events: readonly E[]) => Promise<void>;
 }
 
 /** The events not yet in the table, each once. */
@@ -70,6 +76,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
         for (let i = 0; i < fresh.length; i += chunk) await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
       });
+      await options.afterStored?.(messages.map((m) => m.value));
     },
   };
 }

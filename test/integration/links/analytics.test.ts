@@ -8,13 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { inList, sql } from '../../../src/platform/clickhouse/literal.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { scansStored } from '../../support/links/scans.ts';
+import { scansStored, scanSink } from '../../support/links/scans.ts';
 
 const HOUR = 3_600_000;
 let ingress: TestIngress;
@@ -76,7 +75,7 @@ beforeAll(async () => {
   const messages = events.map((e) => ({ key: e.workspaceId, value: e }));
   for (let i = 0; i < messages.length; i += 500) await ingress.platform.publisher.publish(scansTopic, messages.slice(i, i + 500));
   await ingress.platform.publisher.publish(scansTopic, messages.slice(0, 300));
-  const [runtime] = await hostWorkers(ingress.platform, [scanSinkKind(ingress.platform.clickhouse, ingress.platform.pg)]);
+  const [runtime] = await hostWorkers(ingress.platform, [scanSink(ingress.platform)]);
   stopSink = () => runtime!.stop();
   await eventually(() => scansStored(ingress.platform.clickhouse, ws.workspaceId, events.length), 60_000, 250);
 }, 120_000);

@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
 import type { ConversionEvent } from '../../../src/links/conversions/conversion-event.ts';
 import { Conversions } from '../../../src/links/conversions/conversions.ts';
@@ -12,7 +11,7 @@ import { ClickIds } from '../../../src/links/scans/click-id.ts';
 import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { scan } from '../../support/links/scans.ts';
+import { scan, scanSink } from '../../support/links/scans.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 
 let ingress: TestIngress;
@@ -29,7 +28,7 @@ beforeAll(async () => {
   api = client(ingress.url, ws.key);
   other = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
   const runtimes = await hostWorkers(ingress.platform, [
-    scanSinkKind(ingress.platform.clickhouse, ingress.platform.pg),
+    scanSink(ingress.platform),
     conversionSinkKind(ingress.platform.clickhouse, ingress.platform.pg),
   ]);
   stopWorkers = async () => { for (const r of runtimes) await r.stop(); };

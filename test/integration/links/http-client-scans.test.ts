@@ -7,11 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { LinkChangelog } from '../../../src/links/changelog/link-changelog.ts';
-import { scanLimitKind } from '../../../src/links/scans/scan-limit-actor.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { scan } from '../../support/links/scans.ts';
+import { scan, scanSink } from '../../support/links/scans.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 
@@ -26,8 +23,7 @@ beforeAll(async () => {
   api = client(ingress.url, key);
   const { platform } = ingress;
   const runtimes = await hostWorkers(platform, [
-    scanSinkKind(platform.clickhouse, platform.pg),
-    scanLimitKind(platform.pg, new LinkChangelog(platform.pg, platform.publisher, platform.log)),
+    scanSink(platform),
   ]);
   stopWorkers = async () => {
     for (const r of runtimes) await r.stop();

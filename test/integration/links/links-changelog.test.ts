@@ -3,6 +3,7 @@
 // after the commit) is published by the outbox relay.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LinkState } from '../../../src/links/changelog/link-state.ts';
+import { LifetimeScans } from '../../../src/links/scans/lifetime-scans.ts';
 import { LinkStore } from '../../../src/links/short-links/link-store.ts';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
@@ -39,7 +40,7 @@ describe('links.changelog', () => {
 
   it('publishes a committed change that was never published, through the outbox relay', async () => {
     // A change committed by a process that died before publishing: only the outbox row exists.
-    const store = new LinkStore(ingress.platform.pg);
+    const store = new LinkStore(ingress.platform.pg, new LifetimeScans(ingress.platform.clickhouse));
     const row = await store.create(workspaceId, { destination: 'https://example.com/orphan', shortId: `orphan-${Date.now()}` });
     const messages = await readTopic<LinkState>(ingress.platform.config, 'links.changelog', (m) => m.some((x) => x.key === row.short_id), 15_000);
     expect(messages.find((m) => m.key === row.short_id)?.value.destination).toBe('https://example.com/orphan');

@@ -12,12 +12,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
 import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { scan, scansStored } from '../../support/links/scans.ts';
+import { scan, scansStored, scanSink } from '../../support/links/scans.ts';
 
 const TOOLS = ['list_links', 'create_link', 'list_campaigns', 'create_campaign', 'get_analytics', 'get_report', 'get_referrers', 'get_funnel', 'track_conversion'];
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
@@ -29,7 +28,7 @@ let stopWorkers: () => Promise<void>;
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
   const runtimes = await hostWorkers(ingress.platform, [
-    scanSinkKind(ingress.platform.clickhouse, ingress.platform.pg),
+    scanSink(ingress.platform),
     conversionSinkKind(ingress.platform.clickhouse, ingress.platform.pg),
   ]);
   stopWorkers = async () => {

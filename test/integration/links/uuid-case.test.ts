@@ -4,9 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { ADMIN_TOKEN, call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { scan } from '../../support/links/scans.ts';
+import { scan, scanSink } from '../../support/links/scans.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 
@@ -21,7 +20,7 @@ beforeAll(async () => {
   const ws = await workspaceWithKey(ingress.url);
   ({ workspaceId, keyId } = ws);
   api = client(ingress.url, ws.key);
-  const [runtime] = await hostWorkers(ingress.platform, [scanSinkKind(ingress.platform.clickhouse, ingress.platform.pg)]);
+  const [runtime] = await hostWorkers(ingress.platform, [scanSink(ingress.platform)]);
   stopSink = () => runtime!.stop();
 });
 afterAll(async () => {

@@ -1,9 +1,16 @@
 // Scans a short link through the real redirect, as a phone's browser would.
 import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import type { Platform } from '../../../src/platform/platform.ts';
+import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
+import { wireLinks } from '../../../src/links/wiring.ts';
+import type { ServiceConfig } from '../../../src/service.ts';
 import { freshIp } from '../ingress.ts';
 
 export const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+/** The scan sink kind as the worker process builds it (closing links at their scan limit). */
+export const scanSink = (platform: Platform<ServiceConfig>) => scanSinkKind(platform.clickhouse, platform.pg, wireLinks(platform, platform.config).scanLimits);
 
 /** Follows nothing: the status, Location, click ID (svc_cid) and body of GET /:shortId from a fresh client IP. */
 export async function scan(base: string, path: string, headers: Record<string, string> = {}) {

@@ -40,7 +40,7 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   /**
    * Runs with all of a batch's events (those stored before too: a replay) once they are in the
    * table, outside the partition's lock and before the batch's offsets are committed; if it fails,
-   * the batch is handled again.
+   * the batch is handled again, until it succeeds.
    */
   afterStored?: (events: readonly E[]) => Promise<void>;
 }
@@ -62,6 +62,18 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
   return [...unique.values()];
 }
 
+/**
+ * Runs a sink's afterStored. Its failure is retried like an outage (until it succeeds, the partition
+ * waiting): the events are stored, and dead-lettering them would only lose what afterStored does.
+ */
+async function afterStored<E>(run: (events: readonly E[]) => Promise<void>, events: readonly E[]): Promise<void> {
+  try {
+    await run(events);
+  } catch (err) {
+    throw Object.assign(new Error(`after storing: ${(err as Error).message}`, { cause: err }), { retriable: true });
+  }
+}
+
 export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, pg: Pool, options: IdempotentSinkOptions<E>): BatchWorkerKind<E> {
   const chunk = options.insertChunk ?? 5000;
   return {
@@ -76,7 +88,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
         for (let i = 0; i < fresh.length; i += chunk) await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
       });
-      await options.afterStored?.(messages.map((m) => m.value));
+      if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));
     },
   };
 }

@@ -11,15 +11,19 @@ import { SCAN_SINK_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 import type { ScanLimitCloser } from './scan-limit-closer.ts';
 
-/** A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). */
+/**
+ * A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). ClickHouse
+ * compares ids as text, so UUIDs are stored in lower case, as Postgres and the API give them,
+ * whatever case another producer of `scans` wrote them in.
+ */
 export function toScanRow(e: ScanEvent): Record<string, unknown> {
   return {
-    scan_id: e.scanId,
+    scan_id: e.scanId.toLowerCase(),
     click_id: e.clickId,
-    workspace_id: e.workspaceId,
-    link_id: e.linkId,
+    workspace_id: e.workspaceId.toLowerCase(),
+    link_id: e.linkId.toLowerCase(),
     short_id: e.shortId,
-    campaign_id: e.campaignId ?? '',
+    campaign_id: e.campaignId?.toLowerCase() ?? '',
     ts: Math.floor(e.timestamp / 1000),
     destination: e.destination,
     country: e.country ?? '',
@@ -48,9 +52,9 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanL
     topic: scansTopic,
     table: 'scans',
     tenantColumn: 'workspace_id',
-    tenantOf: (e) => e.workspaceId,
+    tenantOf: (e) => e.workspaceId.toLowerCase(),
     idColumn: 'scan_id',
-    idOf: (e) => e.scanId,
+    idOf: (e) => e.scanId.toLowerCase(),
     toRow: toScanRow,
     // A whole batch in one insert (at most about 2,500 scans: 1 MiB a partition); the rollup views
     // expand each block 13-fold in memory, about 130,000 rows a view for 10,000 scans.

@@ -11,6 +11,14 @@ export const LinksConfigSchema = Type.Object({
   CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
   /** Redirects per minute per client IP (spec: 60). */
   REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
+  /**
+   * How long a redirect of a link with a scan limit waits for the link's scans to be counted in
+   * ClickHouse when Redis has no counter for it (after a Redis restart or a changed limit); past
+   * it, the redirect is let through uncounted and the scan sink's closing is the only bound.
+   */
+  SCAN_LIMIT_SEED_WAIT_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 500 }),
+  /** How long setting a scan limit waits for the link's scans so far to be counted; past it the change is refused (503 scan_count_unavailable). */
+  SCAN_LIMIT_COUNT_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 2000 }),
   /** Short IDs a redirect found neither in the link cache nor in Postgres are remembered as missing: at most this many, for this long. */
   REDIRECT_MISS_CACHE_SIZE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
   REDIRECT_MISS_CACHE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 2000 }),

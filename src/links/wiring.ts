@@ -43,7 +43,7 @@ export interface LinksServices {
   /** Signs click IDs at the redirect and checks them when a conversion is tracked. */
   clickIds: ClickIds;
   /** The redirect path's settings. */
-  redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number };
+  redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number; scanLimitSeedWaitMs: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
   webhookWorker: WebhookWorkerOptions;
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
@@ -66,7 +66,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   const clickIds = new ClickIds(config.CLICK_ID_SECRET);
   const conversions = new Conversions(pg, publisher, log, clickIds);
   const lifetimeScans = new LifetimeScans(platform.clickhouse);
-  const links = new LinkStore(pg, lifetimeScans, { ownHost: new URL(shortLinkBase).host, reserved: options.reservedShortIds, log });
+  const links = new LinkStore(pg, lifetimeScans, { ownHost: new URL(shortLinkBase).host, reserved: options.reservedShortIds, countTimeoutMs: config.SCAN_LIMIT_COUNT_TIMEOUT_MS, log });
   return {
     config,
     shortLinkBase,
@@ -85,6 +85,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
       perMinutePerIp: config.REDIRECTS_PER_MINUTE_PER_IP,
       missCacheSize: config.REDIRECT_MISS_CACHE_SIZE,
       missCacheMs: config.REDIRECT_MISS_CACHE_MS,
+      scanLimitSeedWaitMs: config.SCAN_LIMIT_SEED_WAIT_MS,
     },
     webhooks: {
       store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),

@@ -39,7 +39,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   await redirectRoutes(app, {
     cache,
     readThrough,
-    scanLimits: new ScanLimitGuard(platform.redis, links.lifetimeScans),
+    scanLimits: new ScanLimitGuard(platform.redis, links.lifetimeScans, links.redirects.scanLimitSeedWaitMs),
     clickIds: links.clickIds,
     redis: platform.redis,
     log,

@@ -11,14 +11,11 @@
 // How far over the limit a link can go: 0 while Redis is up. After a Redis
 // restart the seed lags by the scans still in the pipeline (normally well under
 // a second's worth). If Redis is unreachable, or ClickHouse cannot seed the
-// counter within SEED_WAIT_MS, redirects are let through and the sink's closing
-// (about a second after the scans are stored) is the only bound.
+// counter within SCAN_LIMIT_SEED_WAIT_MS, redirects are let through and the
+// sink's closing (about a second after the scans are stored) is the only bound.
 import type { Redis } from '../../platform/redis.ts';
-import { within } from '../../platform/within.ts';
 import type { CountedLink, LifetimeScans } from '../scans/lifetime-scans.ts';
 
-/** How long a redirect waits for its link's counter to be seeded before it is let through. */
-const SEED_WAIT_MS = 500;
 /** A seed that failed is not tried again for this long (redirects are let through meanwhile). */
 const SEED_RETRY_MS = 1000;
 
@@ -47,13 +44,15 @@ type WithTake = Redis & { scanLimitTake(key: string, limit: number): Promise<num
 
 export class ScanLimitGuard {
   private readonly redis: WithTake;
-  /** Seeds under way, one per link, shared by every redirect waiting for it. */
+  /** Seeds under way, one per link, shared by every redirect waiting for it (each counts for at most seedWaitMs). */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly failedAt = new Map<string, number>();
 
+  /** `seedWaitMs`: how long a redirect waits for its link's counter to be seeded (then it is let through). */
   constructor(
     redis: Redis,
     private readonly lifetimeScans: LifetimeScans,
+    private readonly seedWaitMs: number,
   ) {
     if (!('scanLimitTake' in redis)) redis.defineCommand('scanLimitTake', { numberOfKeys: 1, lua: TAKE });
     this.redis = redis as WithTake;
@@ -64,7 +63,7 @@ export class ScanLimitGuard {
     const key = scanLimitKey(link.id);
     let result = await this.redis.scanLimitTake(key, limit);
     if (result === -1) {
-      await within(this.seed(link, key), SEED_WAIT_MS, `scans of link ${link.id} not counted within ${SEED_WAIT_MS} ms`);
+      await this.seed(link, key);
       result = await this.redis.scanLimitTake(key, limit);
       // Reset again (its limit changed) since the seed: let the caller decide rather than loop.
       if (result === -1) throw new Error(`scan-limit counter of link ${link.id} was reset during its seed`);
@@ -77,19 +76,19 @@ export class ScanLimitGuard {
     if (running) return running;
     const failed = this.failedAt.get(link.id);
     if (failed !== undefined && Date.now() - failed < SEED_RETRY_MS) return Promise.reject(new Error(`scans of link ${link.id} could not be counted less than ${SEED_RETRY_MS} ms ago`));
+    this.failedAt.delete(link.id);
     const seed = this.lifetimeScans
-      .of(link)
+      .of(link, this.seedWaitMs)
       .then(async (scans) => {
         await this.redis.set(key, String(scans), 'NX');
-        this.failedAt.delete(link.id);
       })
       .catch((err: unknown) => {
+        // Only recent failures matter; a long outage over many links must not grow this without end.
+        if (this.failedAt.size >= 10_000) this.failedAt.clear();
         this.failedAt.set(link.id, Date.now());
         throw err;
       })
       .finally(() => this.seeding.delete(link.id));
-    // Waiters may all have stopped waiting; the outcome is kept in failedAt either way.
-    seed.catch(() => {});
     this.seeding.set(link.id, seed);
     return seed;
   }

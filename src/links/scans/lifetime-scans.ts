@@ -11,24 +11,33 @@ export interface CountedLink {
   workspaceId: string;
 }
 
+/** Links per query: keeps a query well within ClickHouse's max_query_size (256 KiB). */
+const LINKS_PER_QUERY = 1000;
+
 export class LifetimeScans {
   constructor(private readonly clickhouse: ClickHouse) {}
 
-  /** Each link's lifetime scans (0 when it has none), counting only scans stored under its own workspace. */
-  async count(links: readonly CountedLink[]): Promise<Map<string, number>> {
+  /**
+   * Each link's lifetime scans (0 when it has none), counting only scans stored under its own
+   * workspace. With `timeoutMs`, the queries are cancelled (and this rejects) once it has passed.
+   */
+  async count(links: readonly CountedLink[], timeoutMs?: number): Promise<Map<string, number>> {
     const counts = new Map(links.map((l) => [l.id, 0]));
-    if (links.length === 0) return counts;
-    const rows = await this.clickhouse.rows<{ workspace_id: string; link_id: string; scans: string }>(sql`
-      SELECT workspace_id, link_id, sum(scans) AS scans FROM scans_link_dims_daily
-       WHERE workspace_id IN ${inList([...new Set(links.map((l) => l.workspaceId))])}
-         AND dim = 'total' AND link_id IN ${inList(links.map((l) => l.id))}
-       GROUP BY workspace_id, link_id`);
+    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const workspaceOf = new Map(links.map((l) => [l.id, l.workspaceId]));
-    for (const row of rows) if (workspaceOf.get(row.link_id) === row.workspace_id) counts.set(row.link_id, Number(row.scans));
+    for (let i = 0; i < links.length; i += LINKS_PER_QUERY) {
+      const some = links.slice(i, i + LINKS_PER_QUERY);
+      const rows = await this.clickhouse.rows<{ workspace_id: string; link_id: string; scans: string }>(sql`
+        SELECT workspace_id, link_id, sum(scans) AS scans FROM scans_link_dims_daily
+         WHERE workspace_id IN ${inList([...new Set(some.map((l) => l.workspaceId))])}
+           AND dim = 'total' AND link_id IN ${inList(some.map((l) => l.id))}
+         GROUP BY workspace_id, link_id`, { signal });
+      for (const row of rows) if (workspaceOf.get(row.link_id) === row.workspace_id) counts.set(row.link_id, Number(row.scans));
+    }
     return counts;
   }
 
-  async of(link: CountedLink): Promise<number> {
-    return (await this.count([link])).get(link.id) ?? 0;
+  async of(link: CountedLink, timeoutMs?: number): Promise<number> {
+    return (await this.count([link], timeoutMs)).get(link.id) ?? 0;
   }
 }

@@ -3,7 +3,7 @@
 // with the same link objects.
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType } from './link-schemas.ts';
-import { toLink, type LinkStore } from './link-store.ts';
+import { toLink, type LinkRow, type LinkStore } from './link-store.ts';
 
 export interface LinkWriteDeps {
   store: LinkStore;
@@ -17,6 +17,17 @@ export async function createLink(deps: LinkWriteDeps, workspaceId: string, input
   const row = await deps.store.create(workspaceId, input);
   await deps.changelog.publishSoon([row.id]);
   return toLink(row, deps.baseUrl);
+}
+
+/**
+ * After links' new scan limits are committed and published: the scans the sink stored meanwhile were
+ * held to the old limits, so the links that reached their new one through them are closed and
+ * published now. Returns them as they are now, by id.
+ */
+export async function closeReachedLimits(deps: LinkWriteDeps, workspaceId: string, ids: readonly string[]): Promise<Map<string, LinkRow>> {
+  const closed = await deps.store.closeIfReached(workspaceId, ids);
+  if (closed.length > 0) await deps.changelog.publishSoon(closed.map((r) => r.id));
+  return new Map(closed.map((r) => [r.id, r]));
 }
 
 /** A page of the workspace's links. */

@@ -6,7 +6,7 @@ import { API_BODY_ERRORS, API_ERRORS, documentOnly, errorResponses, withRateLimi
 import type { App } from '../../platform/http/server.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import { runBulk } from './bulk.ts';
-import { createLink, listLinks } from './link-operations.ts';
+import { closeReachedLimits, createLink, listLinks } from './link-operations.ts';
 import { BulkBody, BulkLinksRequest, BulkResult, CreateLinkBody, Link, LINK_COMPONENTS, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
 import { toLink, type LinkStore } from './link-store.ts';
 
@@ -57,11 +57,13 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
       response: { 200: withRateLimitHeaders(Link, 'The updated link.'), ...errorResponses(...API_BODY_ERRORS, 404, 503) },
     },
   }, async (request) => {
-    const row = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
+    const { workspaceId } = request.linksAuth;
+    const row = await store.update(workspaceId, request.params.id, request.body);
     if (!row) throw notFound('link');
     if (request.body.scanLimit !== undefined) await onScanLimitChanged(row.id);
     await changelog.publishSoon([row.id]);
-    return toLink(row, baseUrl);
+    const closed = typeof request.body.scanLimit === 'number' ? await closeReachedLimits(deps, workspaceId, [row.id]) : undefined;
+    return toLink(closed?.get(row.id) ?? row, baseUrl);
   });
 
   app.delete('/links/:id', {
@@ -86,14 +88,23 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
     // Validated loosely (each operation is checked on its own), documented precisely.
     config: documentOnly({ body: ref(BulkLinksRequest) }),
   }, async (request) => {
-    const result = await runBulk(store, request.linksAuth.workspaceId, request.body.operations, baseUrl);
+    const { workspaceId } = request.linksAuth;
+    const result = await runBulk(store, workspaceId, request.body.operations, baseUrl);
     const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));
+    const limited: string[] = [];
     for (const [i, op] of request.body.operations.entries()) {
       const changes = (op as { changes?: { scanLimit?: unknown } }).changes;
       const link = result.results[i]?.link;
-      if (link && changes && changes.scanLimit !== undefined) await onScanLimitChanged(link.id);
+      if (!link || !changes || changes.scanLimit === undefined) continue;
+      await onScanLimitChanged(link.id);
+      if (typeof changes.scanLimit === 'number') limited.push(link.id);
     }
     await changelog.publishSoon(changed, 5000);
+    const closed = await closeReachedLimits(deps, workspaceId, limited);
+    for (const item of result.results) {
+      const now = item.link && closed.get(item.link.id);
+      if (now) item.link = toLink(now, baseUrl);
+    }
     return result;
   });
 }

@@ -12,7 +12,6 @@ import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { within } from '../../platform/within.ts';
 import type { LifetimeScans } from '../scans/lifetime-scans.ts';
 
 export interface LinkRow {
@@ -90,9 +89,6 @@ function checkFields<T extends Checked>(input: T, ownHost: string): T {
   return out as T;
 }
 
-/** How long setting a scan limit waits for the link's scans so far before it is refused (503). */
-const COUNT_TIMEOUT_MS = 2000;
-
 /** A link with a scan limit that is still open. */
 export interface LimitedLink {
   id: string;
@@ -105,6 +101,8 @@ export interface LinkStoreOptions {
   ownHost?: string;
   /** The root paths the service serves; without the server's (a process that serves no HTTP), at least the conventional root names. */
   reserved?: ReservedShortIds;
+  /** How long setting a scan limit waits for the link's scans so far before it is refused (503); 2 s by default. */
+  countTimeoutMs?: number;
   log?: Logger;
 }
 
@@ -113,6 +111,8 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
 export class LinkStore {
   private readonly ownHost: string;
   private readonly reserved: ReservedShortIds;
+  private readonly countTimeoutMs: number;
+  private countFailedAt = 0;
 
   constructor(
     private readonly pg: Pool,
@@ -122,6 +122,7 @@ export class LinkStore {
   ) {
     this.ownHost = options.ownHost ?? '';
     this.reserved = options.reserved ?? new ReservedPaths();
+    this.countTimeoutMs = options.countTimeoutMs ?? 2000;
   }
 
   /** Runs fn in a transaction. */
@@ -185,20 +186,26 @@ export class LinkStore {
   async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<LinkRow | undefined> {
     const changes = checkFields(raw, this.ownHost);
     if (!isUuid(id)) return undefined;
-    const limit = changes.scanLimit;
     // The limit counts scans over the link's whole life: a new limit above the scans so far
     // re-opens the link, one at or below them closes it now. They are counted before the
     // transaction (ClickHouse may be slow; no row lock is held meanwhile), after the checks
-    // that would refuse the change anyway.
+    // that would refuse the change anyway. The same limit again changes nothing and needs no count.
+    const limit = changes.scanLimit;
     let scansSoFar = 0;
+    let sameLimit = false;
+    let campaignChecked = false;
     if (typeof limit === 'number') {
       const current = await this.get(workspaceId, id);
       if (!current) return undefined;
-      await this.checkCampaign(this.pg, workspaceId, changes.campaignId);
-      scansSoFar = await this.countForLimit(current);
+      sameLimit = current.scan_limit === limit;
+      if (!sameLimit) {
+        await this.checkCampaign(this.pg, workspaceId, changes.campaignId);
+        campaignChecked = true;
+        scansSoFar = await this.countForLimit(current);
+      }
     }
-    const row = await this.tx(async (client) => {
-      if (typeof limit !== 'number') await this.checkCampaign(client, workspaceId, changes.campaignId);
+    return this.tx(async (client) => {
+      if (!campaignChecked) await this.checkCampaign(client, workspaceId, changes.campaignId);
       const sets: string[] = [];
       const values: unknown[] = [id, workspaceId];
       const set = (column: string, value: unknown) => {
@@ -211,8 +218,8 @@ export class LinkStore {
       if (changes.tags !== undefined) set('tags', normalizeTags(changes.tags));
       if (changes.pixels !== undefined) set('pixels', JSON.stringify(normalizePixels(changes.pixels)));
       if (changes.expiresAt !== undefined) set('expires_at', changes.expiresAt);
-      if (limit !== undefined) {
-        set('scan_limit', limit);
+      if (limit !== undefined) set('scan_limit', limit);
+      if (limit !== undefined && !sameLimit) {
         sets.push(limit !== null && scansSoFar >= limit ? `exhausted_at = coalesce(exhausted_at, date_trunc('milliseconds', now()))` : 'exhausted_at = NULL');
       }
       if (changes.campaignId !== undefined) set('campaign_id', changes.campaignId);
@@ -226,33 +233,43 @@ export class LinkStore {
       if (updated) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [updated.id]);
       return updated;
     });
-    if (!row || typeof limit !== 'number' || row.exhausted_at) return row;
-    return (await this.closeIfReachedSince(row)) ?? row;
   }
 
-  /** The link's scans so far, or a 503 when ClickHouse does not answer in time (nothing is changed then). */
+  /**
+   * The link's scans so far, or a 503 when ClickHouse does not answer in time (nothing is changed
+   * then). After a failed count, limits are refused at once for a second, so a bulk request of
+   * many limits does not wait for each.
+   */
   private async countForLimit(link: LinkRow): Promise<number> {
+    const refuse = () =>
+      new ApiError(503, 'scan_count_unavailable', 'The link\'s scans so far cannot be counted right now, so its scan limit cannot be set; try again shortly.', undefined, { 'retry-after': '5' });
+    if (Date.now() - this.countFailedAt < 1000) throw refuse();
     try {
-      return await within(this.lifetimeScans.of({ id: link.id, workspaceId: link.workspace_id }), COUNT_TIMEOUT_MS);
+      return await this.lifetimeScans.of({ id: link.id, workspaceId: link.workspace_id }, this.countTimeoutMs);
     } catch (err) {
+      this.countFailedAt = Date.now();
       this.options.log?.warn({ err, linkId: link.id }, 'scans of a link could not be counted; its scan limit is not changed');
-      throw new ApiError(503, 'scan_count_unavailable', 'The link\'s scans so far cannot be counted right now, so its scan limit cannot be set; try again shortly.', undefined, { 'retry-after': '5' });
+      throw refuse();
     }
   }
 
   /**
-   * Counts again after the new limit committed: scans the sink stored between the first count and
-   * the commit were held to the old limit (or none), so a link that reached its new limit through
-   * them is closed here. When this count fails, the next stored scan of the link closes it.
+   * Counts again the scans of links whose new limit is committed: scans the sink stored between the
+   * first count and the commit were held to the old limit (or none), so a link that reached its new
+   * limit through them is closed here. Returns the links it closed, for the caller to publish. A
+   * count that fails is tried again in the background for about six minutes (what it closes then is
+   * published by the changelog's outbox relay).
    */
-  private async closeIfReachedSince(row: LinkRow): Promise<LinkRow | undefined> {
+  async closeIfReached(workspaceId: string, ids: readonly string[], retry = 0): Promise<LinkRow[]> {
+    if (ids.length === 0) return [];
     try {
-      const scans = await within(this.lifetimeScans.of({ id: row.id, workspaceId: row.workspace_id }), COUNT_TIMEOUT_MS);
-      if ((await this.closeAtLimit(new Map([[row.id, scans]]))).length === 0) return undefined;
-      return await this.get(row.workspace_id, row.id);
+      const counts = await this.lifetimeScans.count(ids.map((id) => ({ id, workspaceId })), this.countTimeoutMs);
+      const closed = await this.closeAtLimit(counts);
+      return closed.length === 0 ? [] : (await this.pg.query<LinkRow>('SELECT * FROM links WHERE id = ANY($1::uuid[])', [closed])).rows;
     } catch (err) {
-      this.options.log?.warn({ err, linkId: row.id }, 'scans of a link could not be counted again after its scan limit was set');
-      return undefined;
+      this.options.log?.warn({ err, linkIds: ids, retry }, 'scans of links could not be counted again after their scan limit was set; trying again later');
+      if (retry < 10) setTimeout(() => void this.closeIfReached(workspaceId, ids, retry + 1), 2000 * 2 ** Math.min(retry, 5)).unref();
+      return [];
     }
   }
 

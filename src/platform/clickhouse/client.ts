@@ -19,9 +19,9 @@ export class ClickHouse {
     });
   }
 
-  /** Runs a SELECT and returns its rows as objects. */
-  async rows<T>(query: SqlFragment): Promise<T[]> {
-    const result = await this.client.query({ query: query.text, format: 'JSONEachRow' });
+  /** Runs a SELECT and returns its rows as objects; `signal` cancels the request (the server stops the query). */
+  async rows<T>(query: SqlFragment, options: { signal?: AbortSignal } = {}): Promise<T[]> {
+    const result = await this.client.query({ query: query.text, format: 'JSONEachRow', abort_signal: options.signal });
     return result.json<T>();
   }
 

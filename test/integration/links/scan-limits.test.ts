@@ -2,6 +2,7 @@
 // scan sink stored in ClickHouse; after each batch the sink closes the links that
 // reached their limit, and every ingress then refuses them. Concurrent scans are
 // held to the limit at the ingress by a Redis counter seeded from the same count.
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
@@ -98,6 +99,17 @@ describe('scan limit', () => {
     expect(await counted(link.id)).toBe(4);
   });
 
+  it('counts a scan another producer wrote with upper-case ids', async () => {
+    const link = await limitedLink('upper-case', 1000);
+    expect((await scan(one.url, link.shortId)).status).toBe(302);
+    await eventually(async () => (await counted(link.id)) === 1, 15_000, 100);
+    const [stored] = (await readTopic<ScanEvent>(one.platform.config, 'scans', (m) => m.some((x) => x.value.linkId === link.id))).filter((m) => m.value.linkId === link.id);
+    const { value } = stored!;
+    const upper = { ...value, scanId: randomUUID().toUpperCase(), linkId: value.linkId.toUpperCase(), workspaceId: value.workspaceId.toUpperCase() };
+    await one.platform.publisher.publish(scansTopic, [{ key: upper.workspaceId, value: upper }]);
+    await eventually(async () => (await counted(link.id)) === 2, 15_000, 100);
+  });
+
   it('reopens when the limit is raised above the scans so far, and closes at once when lowered to them', async () => {
     const link = await limitedLink('limit2', 2);
     let redirected = 0;
@@ -185,7 +197,7 @@ describe('scan limit', () => {
       });
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       const { port } = silent.address() as { port: number };
-      blind = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', CLICKHOUSE_URL: `http://127.0.0.1:${port}` });
+      blind = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', CLICKHOUSE_URL: `http://127.0.0.1:${port}`, SCAN_LIMIT_SEED_WAIT_MS: '500', SCAN_LIMIT_COUNT_TIMEOUT_MS: '2000' });
       blindApi = client(blind.url, (await workspaceWithKey(one.url)).key);
     });
     afterAll(async () => {
@@ -209,8 +221,21 @@ describe('scan limit', () => {
       const other = await blindApi.patch(`/api/v1/links/${link.id}`, { destination: 'https://example.com/changed' });
       expect(other.status).toBe(200);
       expect(other.body.destination).toBe('https://example.com/changed');
-      // Removing a limit needs no count.
+      // Removing a limit needs no count, and neither does sending the same limit again.
       expect((await blindApi.patch(`/api/v1/links/${link.id}`, { scanLimit: null })).status).toBe(200);
+      const { body: limited } = await blindApi.post('/api/v1/links', { destination: 'https://example.com/blind-limited', scanLimit: 7 });
+      expect((await blindApi.patch(`/api/v1/links/${limited.id}`, { scanLimit: 7, tags: ['same'] })).status).toBe(200);
+    });
+
+    it('refuses the limits of a bulk request without waiting for each count', async () => {
+      const created = await Promise.all([1, 2, 3].map(async (n) => (await blindApi.post('/api/v1/links', { destination: `https://example.com/blind-bulk-${n}` })).body));
+      const started = Date.now();
+      const res = await blindApi.post('/api/v1/links/bulk', { operations: created.map((l) => ({ action: 'update', id: l.id, changes: { scanLimit: 5 } })) });
+      const took = Date.now() - started;
+      expect(res.status).toBe(200);
+      expect(res.body.results.map((r: { status: number; error?: { code: string } }) => [r.status, r.error?.code])).toEqual(created.map(() => [503, 'scan_count_unavailable']));
+      // One count waits its 2 s; after it failed, the others are refused at once (3 × 2 s otherwise).
+      expect(took).toBeLessThan(5000);
     });
 
     it('lets redirects of a limited link through when its counter cannot be seeded, after a bounded wait', async () => {

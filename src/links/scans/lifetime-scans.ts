@@ -26,12 +26,13 @@ export class LifetimeScans {
     const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const workspaceOf = new Map(links.map((l) => [l.id, l.workspaceId]));
     for (let i = 0; i < links.length; i += LINKS_PER_QUERY) {
+      signal?.throwIfAborted();
       const some = links.slice(i, i + LINKS_PER_QUERY);
       const rows = await this.clickhouse.rows<{ workspace_id: string; link_id: string; scans: string }>(sql`
         SELECT workspace_id, link_id, sum(scans) AS scans FROM scans_link_dims_daily
          WHERE workspace_id IN ${inList([...new Set(some.map((l) => l.workspaceId))])}
            AND dim = 'total' AND link_id IN ${inList(some.map((l) => l.id))}
-         GROUP BY workspace_id, link_id`, { signal });
+         GROUP BY workspace_id, link_id`, { signal, maxExecutionSeconds: timeoutMs === undefined ? undefined : Math.ceil(timeoutMs / 1000) });
       for (const row of rows) if (workspaceOf.get(row.link_id) === row.workspace_id) counts.set(row.link_id, Number(row.scans));
     }
     return counts;

@@ -41,7 +41,7 @@ function invalid(failure: ValidationFailure, prefix = ''): ApiError {
 
 const misuse = (path: string, message: string): ValidationFailure => ({ code: 'validation_failed', details: [{ path, message }] });
 
-async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Promise<{ status: number; row: LinkRow }> {
+async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Promise<{ status: number; row: LinkRow; scanLimitChanged?: boolean }> {
   const opProblems = checkOperation(raw);
   if (opProblems) throw invalid(opProblems);
   const op = raw as Operation;
@@ -55,9 +55,9 @@ async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Pr
   if (op.action === 'update') {
     const problems = checkUpdate(op.changes);
     if (problems) throw invalid(problems, '/changes');
-    const row = await store.update(workspaceId, op.id, op.changes as UpdateLinkInput);
-    if (!row) throw new ApiError(404, 'not_found', 'link not found');
-    return { status: 200, row };
+    const updated = await store.update(workspaceId, op.id, op.changes as UpdateLinkInput);
+    if (!updated) throw new ApiError(404, 'not_found', 'link not found');
+    return { status: 200, ...updated };
   }
   if (op.changes !== undefined) throw invalid(misuse('/changes', 'delete takes only "id"'));
   const row = await store.softDelete(workspaceId, op.id);
@@ -65,13 +65,16 @@ async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Pr
   return { status: 200, row };
 }
 
+/** The result to answer with, and the links whose scan limit changed (with the new limit). */
 export async function runBulk(store: LinkStore, workspaceId: string, operations: readonly unknown[], baseUrl: string) {
   const results: BulkItemResult[] = [];
+  const scanLimitChanges: { linkId: string; scanLimit: number | null }[] = [];
   for (const [index, raw] of operations.entries()) {
     const action = typeof (raw as { action?: unknown })?.action === 'string' ? (raw as { action: string }).action : 'unknown';
     try {
-      const { status, row } = await applyOne(store, workspaceId, raw);
+      const { status, row, scanLimitChanged } = await applyOne(store, workspaceId, raw);
       results.push({ index, action, status, link: toLink(row, baseUrl) });
+      if (scanLimitChanged) scanLimitChanges.push({ linkId: row.id, scanLimit: row.scan_limit });
     } catch (err) {
       // Every failure is this operation's result; the others, before and after, stand.
       const { status, code, message, details } = describeError(err as Error);
@@ -79,5 +82,5 @@ export async function runBulk(store: LinkStore, workspaceId: string, operations:
     }
   }
   const succeeded = results.filter((r) => r.link).length;
-  return { object: 'bulk_result' as const, succeeded, failed: results.length - succeeded, results };
+  return { result: { object: 'bulk_result' as const, succeeded, failed: results.length - succeeded, results }, scanLimitChanges };
 }

@@ -58,11 +58,12 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
     },
   }, async (request) => {
     const { workspaceId } = request.linksAuth;
-    const row = await store.update(workspaceId, request.params.id, request.body);
-    if (!row) throw notFound('link');
-    if (request.body.scanLimit !== undefined) await onScanLimitChanged(row.id);
+    const updated = await store.update(workspaceId, request.params.id, request.body);
+    if (!updated) throw notFound('link');
+    const { row, scanLimitChanged } = updated;
+    if (scanLimitChanged) await onScanLimitChanged(row.id);
     await changelog.publishSoon([row.id]);
-    const closed = typeof request.body.scanLimit === 'number' ? await closeReachedLimits(deps, workspaceId, [row.id]) : undefined;
+    const closed = scanLimitChanged && row.scan_limit !== null ? await closeReachedLimits(deps, workspaceId, [row.id]) : undefined;
     return toLink(closed?.get(row.id) ?? row, baseUrl);
   });
 
@@ -89,18 +90,11 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
     config: documentOnly({ body: ref(BulkLinksRequest) }),
   }, async (request) => {
     const { workspaceId } = request.linksAuth;
-    const result = await runBulk(store, workspaceId, request.body.operations, baseUrl);
+    const { result, scanLimitChanges } = await runBulk(store, workspaceId, request.body.operations, baseUrl);
     const changed = result.results.flatMap((r) => (r.link ? [r.link.id] : []));
-    const limited: string[] = [];
-    for (const [i, op] of request.body.operations.entries()) {
-      const changes = (op as { changes?: { scanLimit?: unknown } }).changes;
-      const link = result.results[i]?.link;
-      if (!link || !changes || changes.scanLimit === undefined) continue;
-      await onScanLimitChanged(link.id);
-      if (typeof changes.scanLimit === 'number') limited.push(link.id);
-    }
+    for (const { linkId } of scanLimitChanges) await onScanLimitChanged(linkId);
     await changelog.publishSoon(changed, 5000);
-    const closed = await closeReachedLimits(deps, workspaceId, limited);
+    const closed = await closeReachedLimits(deps, workspaceId, scanLimitChanges.flatMap((c) => (c.scanLimit === null ? [] : [c.linkId])));
     for (const item of result.results) {
       const now = item.link && closed.get(item.link.id);
       if (now) item.link = toLink(now, baseUrl);

@@ -89,6 +89,11 @@ function checkFields<T extends Checked>(input: T, ownHost: string): T {
   return out as T;
 }
 
+export interface UpdatedLink {
+  row: LinkRow;
+  scanLimitChanged: boolean;
+}
+
 /** A link with a scan limit that is still open. */
 export interface LimitedLink {
   id: string;
@@ -183,7 +188,8 @@ export class LinkStore {
     return rows[0];
   }
 
-  async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<LinkRow | undefined> {
+  /** The updated link, and whether its scan limit changed (the same limit sent again is no change). */
+  async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<UpdatedLink | undefined> {
     const changes = checkFields(raw, this.ownHost);
     if (!isUuid(id)) return undefined;
     // The limit counts scans over the link's whole life: a new limit above the scans so far
@@ -204,7 +210,7 @@ export class LinkStore {
         scansSoFar = await this.countForLimit(current);
       }
     }
-    return this.tx(async (client) => {
+    const row = await this.tx(async (client) => {
       if (!campaignChecked) await this.checkCampaign(client, workspaceId, changes.campaignId);
       const sets: string[] = [];
       const values: unknown[] = [id, workspaceId];
@@ -233,6 +239,7 @@ export class LinkStore {
       if (updated) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [updated.id]);
       return updated;
     });
+    return row && { row, scanLimitChanged: limit !== undefined && !sameLimit };
   }
 
   /**
@@ -307,7 +314,7 @@ export class LinkStore {
   async softDelete(workspaceId: string, id: string): Promise<LinkRow | undefined> {
     const current = await this.get(workspaceId, id);
     if (!current || !current.is_active) return current;
-    return this.update(workspaceId, id, { isActive: false });
+    return (await this.update(workspaceId, id, { isActive: false }))?.row;
   }
 
   async list(workspaceId: string, query: ListLinksQueryType): Promise<{ rows: LinkRow[]; nextCursor: string | null }> {

@@ -65,9 +65,9 @@ describe('export limits', () => {
     expect(rows[49_999]!.userAgent.length).toBeGreaterThan(2000);
     expect(csv.bytes + json.bytes).toBeGreaterThan(200 * 1024 * 1024);
     console.log(`export: ${((csv.bytes + json.bytes) / 1024 / 1024).toFixed(0)} MB sent, peak RSS growth ${growth.toFixed(1)} MB`);
-    // Streaming still grows the heap by its garbage between collections: 60.9 MB seen here (it failed
-    // a CI run at the earlier bound of 60). Buffering either export (about 108 MB each) would add more
-    // than 108 MB, so 80 keeps the margin on both sides.
-    expect(growth).toBeLessThan(80);
+    // Streaming still leaves garbage between collections: 28 to 69 MB of growth seen here (60.9 failed
+    // a CI rehearsal at the earlier bound of 60). Buffering either export (about 108 MB each) would add
+    // its 108 MB on top of that, so 95 tells the two apart.
+    expect(growth).toBeLessThan(95);
   });
 });

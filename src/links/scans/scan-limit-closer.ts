@@ -26,8 +26,9 @@ export class ScanLimitCloser {
     const limited = await this.links.limitedOpen(scans.map((s) => s.linkId));
     if (limited.length === 0) return;
     const counts = await this.lifetimeScans.count(limited);
-    const reached = new Map(limited.flatMap((l) => ((counts.get(l.id) ?? 0) >= l.scanLimit ? [[l.id, counts.get(l.id) ?? 0] as const] : [])));
-    const closed = await this.links.closeAtLimit(reached);
+    // Only those at their limit go to Postgres: most batches close nothing and need no transaction.
+    const reached = new Map(limited.flatMap((l) => (counts.get(l.id)! >= l.scanLimit ? [[l.id, counts.get(l.id)!] as const] : [])));
+    const closed = (await this.links.closeAtLimit(reached)).map((r) => r.id);
     if (closed.length === 0) return;
     this.log.info({ linkIds: closed }, 'links closed at their scan limit');
     // Committed: publish now (the outbox relay covers a failure here).

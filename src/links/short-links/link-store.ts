@@ -270,9 +270,7 @@ export class LinkStore {
   async closeIfReached(workspaceId: string, ids: readonly string[], retry = 0): Promise<LinkRow[]> {
     if (ids.length === 0) return [];
     try {
-      const counts = await this.lifetimeScans.count(ids.map((id) => ({ id, workspaceId })), this.countTimeoutMs);
-      const closed = await this.closeAtLimit(counts);
-      return closed.length === 0 ? [] : (await this.pg.query<LinkRow>('SELECT * FROM links WHERE id = ANY($1::uuid[])', [closed])).rows;
+      return await this.closeAtLimit(await this.lifetimeScans.count(ids.map((id) => ({ id, workspaceId })), this.countTimeoutMs));
     } catch (err) {
       this.options.log?.warn({ err, linkIds: ids, retry }, 'scans of links could not be counted again after their scan limit was set; trying again later');
       if (retry < 10) setTimeout(() => void this.closeIfReached(workspaceId, ids, retry + 1), 2000 * 2 ** Math.min(retry, 5)).unref();
@@ -293,20 +291,21 @@ export class LinkStore {
 
   /**
    * Closes the links whose scans so far (given) reached their limit, recording each in the changelog
-   * outbox; returns the ids it closed, for the caller to publish. Closing a closed link changes nothing.
+   * outbox; returns the links it closed as they are now, for the caller to publish. Closing a closed
+   * link changes nothing.
    */
-  async closeAtLimit(scans: ReadonlyMap<string, number>): Promise<string[]> {
+  async closeAtLimit(scans: ReadonlyMap<string, number>): Promise<LinkRow[]> {
     if (scans.size === 0) return [];
     return this.tx(async (client) => {
-      const { rows } = await client.query<{ id: string }>(
+      const { rows } = await client.query<LinkRow>(
         `UPDATE links l SET exhausted_at = date_trunc('milliseconds', now()), version = version + 1, updated_at = date_trunc('milliseconds', now())
            FROM unnest($1::uuid[], $2::bigint[]) AS t(id, scans)
           WHERE l.id = t.id AND l.scan_limit IS NOT NULL AND t.scans >= l.scan_limit AND l.exhausted_at IS NULL
-         RETURNING l.id`,
+         RETURNING l.*`,
         [[...scans.keys()], [...scans.values()]],
       );
       for (const { id } of rows) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [id]);
-      return rows.map((r) => r.id);
+      return rows;
     });
   }
 

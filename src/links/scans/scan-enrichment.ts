@@ -21,6 +21,9 @@ export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEv
       now: new Date(raw.timestamp),
       salt,
     });
+    const place = geo.lookup(raw.ip);
+    // Every field named: in Node 20 an object literal that spreads objects costs several
+    // microseconds, and this runs once per scan.
     return {
       scanId: raw.scanId,
       clickId: raw.clickId,
@@ -30,8 +33,21 @@ export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEv
       campaignId: raw.campaignId,
       timestamp: raw.timestamp,
       destination: raw.destination,
-      ...geo.lookup(raw.ip),
-      ...visitor,
+      country: place.country,
+      region: place.region,
+      city: place.city,
+      device: visitor.device,
+      os: visitor.os,
+      browser: visitor.browser,
+      isBot: visitor.isBot,
+      referrer: visitor.referrer,
+      referrerHost: visitor.referrerHost,
+      utmSource: visitor.utmSource,
+      utmMedium: visitor.utmMedium,
+      utmCampaign: visitor.utmCampaign,
+      utmTerm: visitor.utmTerm,
+      utmContent: visitor.utmContent,
+      visitorId: visitor.visitorId,
       userAgent: raw.userAgent ? raw.userAgent.slice(0, 500) : null,
     };
   };

@@ -37,9 +37,7 @@ export class Publisher {
   async publish<T>(def: TopicDefinition, messages: readonly OutgoingMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     const codec = this.codec<T>(def);
-    const encoded = await Promise.all(
-      messages.map(async (m) => ({ key: m.key, value: await codec.encode(m.value), headers: m.headers })),
-    );
-    await this.producer.send({ topic: codec.topic, acks: -1, messages: encoded });
+    const values = await codec.encodeAll(messages.map((m) => m.value));
+    await this.producer.send({ topic: codec.topic, acks: -1, messages: messages.map((m, i) => ({ key: m.key, value: values[i]!, headers: m.headers })) });
   }
 }

@@ -49,6 +49,30 @@ describe('Avro values in the Confluent wire format', () => {
     expect(versions.status).toBe(200);
   });
 
+  it('encodes a batch into shared buffers that each decode to their own value', async () => {
+    const codec = platform.publisher.codec<Probe>(topicDef);
+    const { schema } = (await (await fetch(`${platform.config.SCHEMA_REGISTRY_URL}/schemas/ids/${codec.schemaId}`)).json()) as { schema: string };
+    const type = avro.Type.forSchema(JSON.parse(schema));
+    // Sizes around and far past a value's share of a slab (1 KiB) and a whole slab (256 KiB).
+    const sizes = [0, 10, 1000, 1019, 1024, 5000, 100, 300_000, 7, 200_000, 60_000, 1, 900];
+    for (const count of [1, 3, 13, 400]) {
+      const values: Probe[] = Array.from({ length: count }, (_, i) => ({
+        id: `p-${i}`,
+        seq: i,
+        text: 'é'.repeat(sizes[i % sizes.length]!) + String(i),
+        amount: i / 3,
+        at: Date.UTC(2026, 10, 26) + i,
+      }));
+      const encoded = await codec.encodeAll(values);
+      expect(encoded).toHaveLength(count);
+      encoded.forEach((buf, i) => {
+        expect(buf[0]).toBe(0);
+        expect(buf.readInt32BE(1)).toBe(codec.schemaId);
+        expect(type.fromBuffer(buf.subarray(5))).toEqual(values[i]);
+      });
+    }
+  });
+
   it('refuses to publish a value that does not fit the schema', async () => {
     await expect(
       platform.publisher.publish(topicDef, [{ key: 'k', value: { id: 'x', seq: 'not a number' } as unknown as Probe }]),

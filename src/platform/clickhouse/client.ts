@@ -6,12 +6,23 @@ import type { SqlFragment } from './literal.ts';
 
 export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'>;
 
+// ClickHouse refuses a statement longer than max_query_size (256 KiB by default): a scan sink's
+// duplicate check of 10,000 ids is about 400 KB. Longer statements raise it for themselves.
+const DEFAULT_MAX_QUERY_SIZE = 256 * 1024;
+
+function sizeSettings(text: string): { max_query_size?: string } {
+  // A string's UTF-8 length is at most three bytes per UTF-16 unit: most statements skip the count.
+  if (text.length * 3 <= DEFAULT_MAX_QUERY_SIZE) return {};
+  const bytes = Buffer.byteLength(text);
+  return bytes <= DEFAULT_MAX_QUERY_SIZE ? {} : { max_query_size: String(2 * bytes) };
+}
+
 export class ClickHouse {
   constructor(readonly client: ClickHouseClient, readonly database: string) {}
 
   /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
   async exec(statement: SqlFragment): Promise<void> {
-    const result = await this.client.exec({ query: statement.text });
+    const result = await this.client.exec({ query: statement.text, clickhouse_settings: sizeSettings(statement.text) });
     // Drain the response so the socket returns to the pool.
     result.stream.resume();
     await new Promise<void>((resolve, reject) => {
@@ -29,7 +40,10 @@ export class ClickHouse {
       query: query.text,
       format: 'JSONEachRow',
       abort_signal: options.signal,
-      ...(options.maxExecutionSeconds === undefined ? {} : { clickhouse_settings: { max_execution_time: options.maxExecutionSeconds } }),
+      clickhouse_settings: {
+        ...sizeSettings(query.text),
+        ...(options.maxExecutionSeconds === undefined ? {} : { max_execution_time: options.maxExecutionSeconds }),
+      },
     });
     return result.json<T>();
   }

@@ -16,7 +16,7 @@ import type { TopicDefinition } from '../kafka/topic-definition.ts';
 import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
 import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';
-import { ident, inList, sql } from './literal.ts';
+import { ident, inStrings, sql } from './literal.ts';
 
 export interface SinkEvent {
   /** Milliseconds since the epoch; stored in the table's `ts` column. */
@@ -55,9 +55,9 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
   const id = ident(options.idColumn);
   const present = await clickhouse.rows<{ id: string }>(sql`
     SELECT ${id} AS id FROM ${ident(options.table)}
-     WHERE ${ident(options.tenantColumn)} IN ${inList([...new Set(all.map((e) => options.tenantOf(e)))])}
+     WHERE ${ident(options.tenantColumn)} IN ${inStrings([...new Set(all.map((e) => options.tenantOf(e)))])}
        AND ts >= ${new Date(Math.min(...seconds) * 1000)} AND ts <= ${new Date(Math.max(...seconds) * 1000)}
-       AND ${id} IN ${inList([...unique.keys()])}`);
+       AND ${id} IN ${inStrings([...unique.keys()])}`);
   for (const row of present) unique.delete(row.id);
   return [...unique.values()];
 }

@@ -15,9 +15,12 @@ export class SqlFragment {
 export type SqlValue = string | number | bigint | boolean | Date | null | SqlFragment | readonly SqlValue[];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NEEDS_ESCAPE = /[\\'\x00-\x1f\x7f]/;
 
 /** Escapes a string as a ClickHouse single-quoted literal (backslash escapes, as ClickHouse parses them). */
 export function stringLiteral(value: string): string {
+  // Most values (ids, names) have nothing to escape: no walk over their characters.
+  if (!NEEDS_ESCAPE.test(value)) return `'${value}'`;
   let out = "'";
   for (const ch of value) {
     switch (ch) {
@@ -96,6 +99,19 @@ export function day(value: Date): SqlFragment {
 export function inList(values: readonly SqlValue[]): SqlFragment {
   if (values.length === 0) throw new RangeError('ClickHouse literal: an IN list needs at least one value');
   return new SqlFragment(`(${values.map((v) => literal(v)).join(', ')})`);
+}
+
+// From this many values on, inStrings sends one literal instead of a list.
+const SPLIT_FROM = 100;
+
+/**
+ * A set of strings for `IN`. ClickHouse 18.16 spends about 4 µs parsing each literal of a list, so a
+ * large set (a sink's ids) goes as one comma-separated literal that the server splits; if any value
+ * holds a comma, as a list.
+ */
+export function inStrings(values: readonly string[]): SqlFragment {
+  if (values.length < SPLIT_FROM || values.some((v) => v.includes(','))) return inList(values);
+  return new SqlFragment(`(SELECT arrayJoin(splitByChar(',', ${stringLiteral(values.join(','))})))`);
 }
 
 /** Joins fragments with a separator (e.g. AND-ed conditions). */

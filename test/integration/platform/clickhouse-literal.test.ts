@@ -2,7 +2,7 @@
 // cannot change the query: quotes, backslashes, control characters, unicode.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
-import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
+import { ident, inList, inStrings, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { testConfig } from '../../support/env.ts';
 
 let ch: ClickHouse;
@@ -51,5 +51,26 @@ describe('ClickHouse literal helper against the server', () => {
   it('matches arrays of values with has()', async () => {
     const rows = await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${table} WHERE has(${nasty.slice(0, 3)}, v)`);
     expect(Number(rows[0]!.n)).toBe(3);
+  });
+
+  it('matches large IN sets sent as one split literal, and those with commas as a list', async () => {
+    const filler = Array.from({ length: 300 }, (_, i) => `absent-${i}`);
+    const withoutCommas = [...filler, ...nasty];
+    expect(inStrings(withoutCommas).text).toContain('splitByChar');
+    const found = await ch.rows<{ v: string }>(sql`SELECT v FROM ${table} WHERE v IN ${inStrings(withoutCommas)}`);
+    expect(found.map((r) => r.v).sort()).toEqual([...nasty].sort());
+
+    const withComma = [...filler, 'a,b', nasty[0]!];
+    expect(inStrings(withComma).text).not.toContain('splitByChar');
+    const some = await ch.rows<{ v: string }>(sql`SELECT v FROM ${table} WHERE v IN ${inStrings(withComma)}`);
+    expect(some.map((r) => r.v)).toEqual([nasty[0]]);
+  });
+
+  it('runs statements longer than the default max_query_size (256 KiB)', async () => {
+    const ids = [...Array.from({ length: 12_000 }, (_, i) => `a-long-enough-identifier-${i}`), nasty[0]!];
+    const query = sql`SELECT v FROM ${table} WHERE v IN ${inList(ids)}`;
+    expect(Buffer.byteLength(query.text)).toBeGreaterThan(256 * 1024);
+    const rows = await ch.rows<{ v: string }>(query);
+    expect(rows.map((r) => r.v)).toEqual([nasty[0]]);
   });
 });

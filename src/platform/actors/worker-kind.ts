@@ -39,9 +39,10 @@ interface WorkerKindBase<S> {
   /**
    * How the broker gathers a fetch: it answers once `minBytes` are there or `maxWaitTimeInMs` has
    * passed (kafkajs's defaults: 1 byte, 5 s). A kind whose cost is per batch (a transaction, an
-   * insert) asks for fuller fetches, trading that wait in freshness for fewer, larger batches.
+   * insert) asks for fuller fetches, trading that wait in freshness for fewer, larger batches, and
+   * may let them grow past kafkajs's 1 MiB a partition and 10 MiB a fetch.
    */
-  fetch?: { minBytes: number; maxWaitTimeInMs: number };
+  fetch?: { minBytes: number; maxWaitTimeInMs: number; maxBytesPerPartition?: number; maxBytes?: number };
 }
 
 /** What a kind can see of a message without decoding its value. */

@@ -36,7 +36,9 @@ case "$mode" in
       bootstrap=$!
     fi
     say "starting workers and ingress (Ctrl-C stops both)…"
-    npx tsx workers/all.ts &
+    # As `npm run workers` (its young-generation size, README "Deployment"), started directly because
+    # npm does not pass the stopping signal on to its child.
+    NODE_OPTIONS=--max-semi-space-size=32 npx tsx workers/all.ts &
     workers=$!
     trap 'kill -TERM $workers $bootstrap 2>/dev/null; wait $workers 2>/dev/null' EXIT
     # npm start: the ingress with its malloc settings (see README, "QR codes and barcodes").

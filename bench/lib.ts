@@ -14,6 +14,8 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Settings of every benchmark process: a separate database, ClickHouse database and topic prefix. */
 export const BENCH_ENV: Record<string, string> = {
   NODE_ENV: 'production',
+  // As `npm start` and `npm run workers` run them (README, "Deployment": V8's young generation).
+  NODE_OPTIONS: '--max-semi-space-size=32',
   LOG_LEVEL: 'info',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/linkmail_bench',
   CLICKHOUSE_DATABASE: 'linkmail_bench',

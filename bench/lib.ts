@@ -15,7 +15,7 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const BENCH_ENV: Record<string, string> = {
   NODE_ENV: 'production',
   // As `npm start` and `npm run workers` run them (README, "Deployment": V8's young generation).
-  NODE_OPTIONS: '--max-semi-space-size=32',
+  NODE_OPTIONS: `--max-semi-space-size=32 ${process.env.NODE_OPTIONS ?? ''}`.trim(),
   LOG_LEVEL: 'info',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/linkmail_bench',
   CLICKHOUSE_DATABASE: 'linkmail_bench',

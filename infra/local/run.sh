@@ -14,7 +14,9 @@ say() { printf '[run] %s\n' "$*"; }
 # Node packages, pinned by package-lock.json (exact versions in package.json too); npm keeps its
 # download cache in ~/.npm. `npm install` rather than `npm ci`: the registry mirror here lacks some
 # optional platform packages (rollup's for other OSes), which npm ci refuses and npm install skips.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A changed patch (patches/, applied by postinstall) installs again too.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || [ -n "$(find patches -newer node_modules/.package-lock.json 2>/dev/null)" ]; then
   say "installing npm packages…"
   npm install --no-audit --no-fund --prefer-offline
 fi
@@ -38,7 +40,7 @@ case "$mode" in
     say "starting workers and ingress (Ctrl-C stops both)…"
     # As `npm run workers` (its young-generation size, README "Deployment"), started directly because
     # npm does not pass the stopping signal on to its child.
-    NODE_OPTIONS=--max-semi-space-size=32 npx tsx workers/all.ts &
+    NODE_OPTIONS="--max-semi-space-size=32 ${NODE_OPTIONS:-}" npx tsx workers/all.ts &
     workers=$!
     trap 'kill -TERM $workers $bootstrap 2>/dev/null; wait $workers 2>/dev/null' EXIT
     # npm start: the ingress with its malloc settings (see README, "QR codes and barcodes").

@@ -7,14 +7,16 @@ import type { SqlFragment } from './literal.ts';
 export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'>;
 
 // ClickHouse refuses a statement longer than max_query_size (256 KiB by default): a scan sink's
-// duplicate check of 10,000 ids is about 400 KB. Longer statements raise it for themselves.
+// duplicate check of 10,000 ids is about 400 KB. Longer statements raise it for themselves; the
+// margin leaves room for what the client appends (" FORMAT JSONEachRow").
 const DEFAULT_MAX_QUERY_SIZE = 256 * 1024;
+const RAISE_FROM = DEFAULT_MAX_QUERY_SIZE - 1024;
 
 function sizeSettings(text: string): { max_query_size?: string } {
   // A string's UTF-8 length is at most three bytes per UTF-16 unit: most statements skip the count.
-  if (text.length * 3 <= DEFAULT_MAX_QUERY_SIZE) return {};
+  if (text.length * 3 <= RAISE_FROM) return {};
   const bytes = Buffer.byteLength(text);
-  return bytes <= DEFAULT_MAX_QUERY_SIZE ? {} : { max_query_size: String(2 * bytes) };
+  return bytes <= RAISE_FROM ? {} : { max_query_size: String(2 * bytes + 1024) };
 }
 
 export class ClickHouse {

@@ -21,6 +21,8 @@ const MiB = 1024 * 1024;
  *   rollup): its CPU per scan stored was 13-21 µs at 2,000 scans an insert and 9-15 µs at 7,500-10,000.
  *   A partition's batch is at most 4 MiB (about 10,000 scans; kafkajs's default is 1 MiB), and a fetch
  *   at most 24 MiB, so a backlog on all six partitions is fetched from each, not only the first few.
+ *   A scan still waits at most 500 ms more; at moderate rates (a few MiB a second) a fetch now waits
+ *   the 500 ms instead of returning at 1 MiB.
  * - The webhook kind (a Postgres statement per batch): 256 KiB or 250 ms, so a webhook waits little.
  */
 export const SCAN_SINK_FETCH = { minBytes: 4 * MiB, maxBytesPerPartition: 4 * MiB, maxBytes: 24 * MiB, maxWaitTimeInMs: 500 };

@@ -19,6 +19,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
    || [ -n "$(find patches -newer node_modules/.package-lock.json 2>/dev/null)" ]; then
   say "installing npm packages…"
   npm install --no-audit --no-fund --prefer-offline
+  # npm leaves this file alone when nothing changed; touched, it marks the patches as applied.
+  touch node_modules/.package-lock.json
 fi
 
 bash infra/local/stack.sh start

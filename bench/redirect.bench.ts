@@ -175,9 +175,8 @@ try {
   admin = kafkaAdmin;
   await kafkaAdmin.connect();
   const scansTopicName = prefixed(topicPrefix, 'scans');
-  const topicMessages = async (): Promise<number> => (await kafkaAdmin.fetchTopicOffsets(scansTopicName)).reduce((sum, p) => sum + Number(p.offset), 0);
-  const consumersBehind = async (): Promise<number> => {
-    const end = await kafkaAdmin.fetchTopicOffsets(scansTopicName);
+  type EndOffsets = Awaited<ReturnType<typeof kafkaAdmin.fetchTopicOffsets>>;
+  const consumersBehind = async (end: EndOffsets): Promise<number> => {
     let behind = 0;
     for (const kind of kinds.filter((k) => k !== 'conversion-sink')) {
       const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(topicPrefix, kind), topics: [scansTopicName] });
@@ -193,8 +192,10 @@ try {
     expected += answered;
     const end = Date.now() + DRAIN_TIMEOUT_MS;
     for (;;) {
-      const inTopic = await topicMessages();
-      const behind = await consumersBehind();
+      // One read of the topic's end offsets for both checks.
+      const offsets = await kafkaAdmin.fetchTopicOffsets(scansTopicName);
+      const inTopic = offsets.reduce((sum, p) => sum + Number(p.offset), 0);
+      const behind = await consumersBehind(offsets);
       if (inTopic >= expected && behind === 0) return;
       if (Date.now() > end) throw new Error(`${inTopic} of ${expected} scans in Kafka, consumers ${behind} behind, after ${DRAIN_TIMEOUT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 200));

@@ -1,0 +1,150 @@
+// What storing a recorded scan costs ClickHouse, split by the promise each part keeps (issue 18):
+//   - the `scans` table alone (every scan kept, once);
+//   - the table with the eight rollups its views fill on every insert (migrations 002 and 004),
+//     which the analytics API reads for its answers within 500 ms at 10 million scans;
+//   - the exactly-once check the scan sink asks before each insert (idempotent-sink.ts `newEvents`:
+//     which of these scan ids are stored already?).
+// Scans are inserted as the sink inserts them under load: 10,000 a statement, through our client.
+// The cost is ClickHouse's CPU (/proc, every clickhouse process) from the first insert until no
+// merge has run for two seconds, so the merges an insert causes are counted; per scan, in
+// alternating rounds (the machine's speed drifts); then, once, each rollup apart.
+// The traffic is a workspace's, not one link's: 1,000 links, 50,000 visitors, 15 countries, four
+// browsers (the redirect benchmark's single link and visitor fill each rollup with one row an
+// insert, its best case). Its own database, dropped at the end.
+// Results: bench/results/scan-storage.json.   Run: npx tsx bench/scan-storage.bench.ts
+import { randomUUID } from 'node:crypto';
+import { createClickHouse, type ClickHouse } from '../src/platform/clickhouse/client.ts';
+import { newEvents } from '../src/platform/clickhouse/idempotent-sink.ts';
+import { ident, sql } from '../src/platform/clickhouse/literal.ts';
+import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
+import { loadConfig } from '../src/platform/config.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import type { ScanEvent } from '../src/links/scans/scan-event.ts';
+import { toScanRow } from '../src/links/scans/scan-sink.ts';
+import { stackProcesses, sampleCpu, cpuDelta } from './cpu.ts';
+import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const INSERTS = Number(process.env.BENCH_INSERTS ?? 10);
+const BATCH = 10_000;
+const DATABASE = 'linkmail_bench_storage';
+
+const config = loadConfig({ ...process.env, ...BENCH_ENV, CLICKHOUSE_DATABASE: DATABASE });
+const clickhouse = createClickHouse(config, DATABASE, 600_000);
+const server = createClickHouse(config, '', 600_000);
+
+// A workspace's traffic: 1,000 links, 50,000 visitors, a few dozen countries, devices and browsers.
+const WORKSPACES = Array.from({ length: 5 }, () => randomUUID());
+const LINKS = Array.from({ length: 1000 }, (_, i) => ({ id: randomUUID(), workspaceId: WORKSPACES[i % WORKSPACES.length]!, shortId: `s${i}` }));
+const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'CA', 'ES', 'IT', 'NL', 'SE', 'PL', 'MX', 'AU'];
+const AGENTS = [
+  { device: 'mobile', os: 'iOS', browser: 'Mobile Safari', ua: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1' },
+  { device: 'mobile', os: 'Android', browser: 'Chrome', ua: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36' },
+  { device: 'desktop', os: 'Windows', browser: 'Chrome', ua: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36' },
+  { device: 'desktop', os: 'Mac OS', browser: 'Safari', ua: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15' },
+];
+const pick = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)]!;
+
+function scan(timestamp: number): ScanEvent {
+  const link = pick(LINKS);
+  const agent = pick(AGENTS);
+  const scanId = randomUUID();
+  return {
+    scanId, clickId: `${scanId}.sig`, workspaceId: link.workspaceId, linkId: link.id, shortId: link.shortId, campaignId: null, timestamp,
+    destination: 'https://example.com/landing?ref=bench', country: pick(COUNTRIES), region: null, city: null,
+    device: agent.device, os: agent.os, browser: agent.browser, isBot: false, referrer: null, referrerHost: null,
+    utmSource: Math.random() < 0.3 ? 'newsletter' : null, utmMedium: null, utmCampaign: null, utmTerm: null, utmContent: null,
+    visitorId: `v${Math.floor(Math.random() * 50_000)}`, userAgent: agent.ua,
+  };
+}
+
+/** A batch as the sink sees it under load: 10,000 scans of the last second or so. */
+const batch = (): ScanEvent[] => {
+  const now = Date.now();
+  return Array.from({ length: BATCH }, (_, i) => scan(now - 1000 + Math.floor((i * 1000) / BATCH)));
+};
+
+const merging = async (): Promise<number> =>
+  Number((await server.rows<{ n: string }>(sql`SELECT count() AS n FROM system.merges WHERE database = ${DATABASE}`))[0]?.n ?? 0);
+
+/** Until no merge of this database has run for two seconds (at most a minute). */
+async function mergesSettled(): Promise<void> {
+  const end = Date.now() + 60_000;
+  let quietSince = Date.now();
+  while (Date.now() < end) {
+    if ((await merging()) > 0) quietSince = Date.now();
+    else if (Date.now() - quietSince >= 2000) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** ClickHouse's CPU per scan, in µs, for `work` over `scans` scans, its merges included. */
+async function clickhouseUsPerScan(scans: number, work: () => Promise<void>): Promise<number> {
+  await mergesSettled();
+  const groups = { clickhouse: stackProcesses().clickhouse! };
+  const before = sampleCpu(groups);
+  await work();
+  await mergesSettled();
+  // Two seconds of quiet are in the window: ClickHouse's own idle work then (a few ms) counts too.
+  return Number(((cpuDelta(before, sampleCpu(groups)).clickhouse! * 1000) / scans).toFixed(1));
+}
+
+async function insertInto(table: string, batches: ScanEvent[][]): Promise<void> {
+  for (const events of batches) await clickhouse.insert(table, events.map(toScanRow));
+}
+
+const sinkShape = {
+  table: 'scans', tenantColumn: 'workspace_id', tenantOf: (e: ScanEvent) => e.workspaceId, idColumn: 'scan_id', idOf: (e: ScanEvent) => e.scanId,
+};
+
+try {
+  await server.exec(sql`DROP DATABASE IF EXISTS ${ident(DATABASE)}`);
+  await migrateClickHouse(config, createLogger({ LOG_LEVEL: 'warn' }));
+  // The same table without the views: what the scans alone cost.
+  await clickhouse.exec(sql`CREATE TABLE scans_alone AS scans`);
+  // Both tables hold about as much as a few minutes of load before measuring.
+  for (const table of ['scans', 'scans_alone']) await insertInto(table, Array.from({ length: 5 }, batch));
+
+  const rounds: { tableAloneUs: number; tableWithRollupsUs: number; rollupsUs: number; exactlyOnceCheckUs: number }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const alone = await clickhouseUsPerScan(INSERTS * BATCH, () => insertInto('scans_alone', Array.from({ length: INSERTS }, batch)));
+    const withRollups = await clickhouseUsPerScan(INSERTS * BATCH, () => insertInto('scans', Array.from({ length: INSERTS }, batch)));
+    // The check of new scans (none stored yet), as the sink asks it of each batch before inserting.
+    const checks = Array.from({ length: INSERTS }, batch);
+    const check = await clickhouseUsPerScan(INSERTS * BATCH, async () => {
+      for (const events of checks) if ((await newEvents(clickhouse, sinkShape, events)).length !== BATCH) throw new Error('the check found scans that were never stored');
+    });
+    rounds.push({ tableAloneUs: alone, tableWithRollupsUs: withRollups, rollupsUs: Number((withRollups - alone).toFixed(1)), exactlyOnceCheckUs: check });
+    console.log(`round ${round + 1}: table alone ${alone} µs a scan, with the eight rollups ${withRollups}, the exactly-once check ${check}`);
+  }
+  // Each rollup apart, once: the table with only that view attached, against the table alone just
+  // before it; the difference is what the rollup costs.
+  const views = (await clickhouse.rows<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${DATABASE} AND engine = 'MaterializedView' ORDER BY name`)).map((r) => r.name);
+  const perRollupUs: Record<string, number> = {};
+  for (const view of views) {
+    const alone = await clickhouseUsPerScan(INSERTS * BATCH, () => insertInto('scans_alone', Array.from({ length: INSERTS }, batch)));
+    for (const other of views) if (other !== view) await clickhouse.exec(sql`DETACH TABLE ${ident(other)}`);
+    try {
+      const withView = await clickhouseUsPerScan(INSERTS * BATCH, () => insertInto('scans', Array.from({ length: INSERTS }, batch)));
+      perRollupUs[view.replace(/_mv$/, '')] = Number((withView - alone).toFixed(1));
+    } finally {
+      for (const other of views) if (other !== view) await clickhouse.exec(sql`ATTACH TABLE ${ident(other)}`);
+    }
+    console.log(`${view}: ${perRollupUs[view.replace(/_mv$/, '')]} µs a scan`);
+  }
+  const median = (key: keyof (typeof rounds)[number]): number => medianBy(rounds, (r) => r[key])[key];
+  const result = {
+    benchmark: 'scan-storage',
+    scansPerInsert: BATCH,
+    insertsPerRound: INSERTS,
+    rounds,
+    eachRollupUs: perRollupUs,
+    medians: { tableAloneUs: median('tableAloneUs'), tableWithRollupsUs: median('tableWithRollupsUs'), rollupsUs: median('rollupsUs'), exactlyOnceCheckUs: median('exactlyOnceCheckUs') },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  writeResult('scan-storage', result);
+} finally {
+  await server.exec(sql`DROP DATABASE IF EXISTS ${ident(DATABASE)}`).catch(() => undefined);
+  await clickhouse.close();
+  await server.close();
+}

@@ -49,6 +49,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // bounds sets its own.
     SCAN_LIMIT_SEED_WAIT_MS: '10000',
     SCAN_LIMIT_COUNT_TIMEOUT_MS: '20000',
+    // Several files kill a worker and wait for another to take its partitions: the broker hands them
+    // over once the killed member's session ends, 10 s here instead of production's 30.
+    ACTOR_SESSION_TIMEOUT_MS: '10000',
   };
   const config = loadConfig({ ...process.env, ...testEnv });
   const log = createLogger(config, 'test-setup');

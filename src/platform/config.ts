@@ -42,6 +42,11 @@ export const ConfigSchema = Type.Object({
   /** Actor runtime: handler attempts before a message goes to the dead-letter topic, and the first backoff. */
   ACTOR_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   ACTOR_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 200 }),
+  /**
+   * How long the broker waits for a silent worker (a killed process) before its partitions go to
+   * another; workers heartbeat every third of it, at most every 3 s. The broker's floor is 6 s.
+   */
+  ACTOR_SESSION_TIMEOUT_MS: Type.Integer({ minimum: 6000, maximum: 300_000, default: 30_000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -15,6 +15,7 @@ export async function hostWorkers(platform: Platform, kinds: readonly WorkerKind
           topicPrefix: platform.config.TOPIC_PREFIX,
           defaultMaxAttempts: platform.config.ACTOR_MAX_ATTEMPTS,
           defaultRetryBaseMs: platform.config.ACTOR_RETRY_BASE_MS,
+          sessionTimeoutMs: platform.config.ACTOR_SESSION_TIMEOUT_MS,
         },
         kind,
       ),

@@ -30,6 +30,8 @@ export interface RuntimeDeps {
   topicPrefix: string;
   defaultMaxAttempts: number;
   defaultRetryBaseMs: number;
+  /** The consumer group's session timeout (ACTOR_SESSION_TIMEOUT_MS). */
+  sessionTimeoutMs: number;
 }
 
 class StopRequested extends Error {}
@@ -42,6 +44,8 @@ export class WorkerRuntime<V, S> {
   private readonly log: Logger;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
+  /** A third of the session timeout, at most 3 s: a lost heartbeat or two do not cost the partitions. */
+  private readonly heartbeatMs: number;
   readonly group: string;
 
   constructor(private readonly deps: RuntimeDeps, private readonly kind: WorkerKind<V, S>) {
@@ -49,6 +53,7 @@ export class WorkerRuntime<V, S> {
     this.log = deps.log.child({ worker: kind.kind });
     this.maxAttempts = kind.maxAttempts ?? deps.defaultMaxAttempts;
     this.retryBaseMs = kind.retryBaseMs ?? deps.defaultRetryBaseMs;
+    this.heartbeatMs = Math.min(3000, Math.floor(deps.sessionTimeoutMs / 3));
   }
 
   async start(): Promise<void> {
@@ -56,8 +61,8 @@ export class WorkerRuntime<V, S> {
     const consumer = this.deps.kafka.consumer({
       groupId: this.group,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3000,
+      sessionTimeout: this.deps.sessionTimeoutMs,
+      heartbeatInterval: this.heartbeatMs,
       retry: { retries: 10 },
       ...(this.kind.fetch ?? {}),
     });
@@ -211,9 +216,9 @@ export class WorkerRuntime<V, S> {
     };
   }
 
-  /** Runs fn while heartbeating every 3 s, so a slow handler keeps its partitions. */
+  /** Runs fn while heartbeating, so a slow handler keeps its partitions. */
   private async withHeartbeat(fn: () => Promise<unknown>, payload: EachBatchPayload): Promise<void> {
-    const timer = setInterval(() => void payload.heartbeat().catch(() => {}), 3000);
+    const timer = setInterval(() => void payload.heartbeat().catch(() => {}), this.heartbeatMs);
     try {
       await fn();
     } finally {

@@ -302,7 +302,7 @@ describe('the webhook worker killed with SIGKILL', () => {
     const whileDown = [await scanOnce(shortId), await scanOnce(shortId)];
 
     worker = startWorker(slowRetries);
-    // The dispatcher resumes at once; the consumer first waits out the killed member's session (30 s) in the group join.
+    // The dispatcher resumes at once; the consumer first waits out the killed member's session (ACTOR_SESSION_TIMEOUT_MS) in the group join.
     await waitForOutput(worker, 'webhook dispatcher started');
     await eventually(async () => {
       const ds = await deliveries(api, endpoint.id);

@@ -44,7 +44,7 @@ export const ConfigSchema = Type.Object({
   ACTOR_RETRY_BASE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 200 }),
   /**
    * How long the broker waits for a silent worker (a killed process) before its partitions go to
-   * another; workers heartbeat every third of it, at most every 3 s. The broker's floor is 6 s.
+   * another. Workers heartbeat a third of it apart, and at least every 3 s. The broker's floor is 6 s.
    */
   ACTOR_SESSION_TIMEOUT_MS: Type.Integer({ minimum: 6000, maximum: 300_000, default: 30_000 }),
 });

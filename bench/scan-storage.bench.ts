@@ -20,7 +20,7 @@ import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import type { ScanEvent } from '../src/links/scans/scan-event.ts';
-import { toScanRow } from '../src/links/scans/scan-sink.ts';
+import { SCANS_TABLE, toScanRow } from '../src/links/scans/scan-sink.ts';
 import { stackProcesses, sampleCpu, cpuDelta } from './cpu.ts';
 import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
 
@@ -93,10 +93,6 @@ async function insertInto(table: string, batches: ScanEvent[][]): Promise<void> 
   for (const events of batches) await clickhouse.insert(table, events.map(toScanRow));
 }
 
-const sinkShape = {
-  table: 'scans', tenantColumn: 'workspace_id', tenantOf: (e: ScanEvent) => e.workspaceId, idColumn: 'scan_id', idOf: (e: ScanEvent) => e.scanId,
-};
-
 try {
   await server.exec(sql`DROP DATABASE IF EXISTS ${ident(DATABASE)}`);
   await migrateClickHouse(config, createLogger({ LOG_LEVEL: 'warn' }));
@@ -112,7 +108,7 @@ try {
     // The check of new scans (none stored yet), as the sink asks it of each batch before inserting.
     const checks = Array.from({ length: INSERTS }, batch);
     const check = await clickhouseUsPerScan(INSERTS * BATCH, async () => {
-      for (const events of checks) if ((await newEvents(clickhouse, sinkShape, events)).length !== BATCH) throw new Error('the check found scans that were never stored');
+      for (const events of checks) if ((await newEvents(clickhouse, SCANS_TABLE, events)).length !== BATCH) throw new Error('the check found scans that were never stored');
     });
     rounds.push({ tableAloneUs: alone, tableWithRollupsUs: withRollups, rollupsUs: Number((withRollups - alone).toFixed(1)), exactlyOnceCheckUs: check });
     console.log(`round ${round + 1}: table alone ${alone} µs a scan, with the eight rollups ${withRollups}, the exactly-once check ${check}`);

@@ -45,16 +45,21 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
   };
 }
 
+/** Where the sink stores scans and how it tells them apart (also what its exactly-once check asks). */
+export const SCANS_TABLE = {
+  table: 'scans',
+  tenantColumn: 'workspace_id',
+  tenantOf: (e: ScanEvent) => e.workspaceId.toLowerCase(),
+  idColumn: 'scan_id',
+  idOf: (e: ScanEvent) => e.scanId.toLowerCase(),
+};
+
 /** `scanLimits` closes the links whose stored scans reached their limit, after each batch. */
 export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser): BatchWorkerKind<ScanEvent> {
   return idempotentSinkKind<ScanEvent>(clickhouse, pg, {
     kind: 'scan-sink',
     topic: scansTopic,
-    table: 'scans',
-    tenantColumn: 'workspace_id',
-    tenantOf: (e) => e.workspaceId.toLowerCase(),
-    idColumn: 'scan_id',
-    idOf: (e) => e.scanId.toLowerCase(),
+    ...SCANS_TABLE,
     toRow: toScanRow,
     // A whole batch in one insert (at most about 10,000 scans: 4 MiB a partition); the rollup views
     // expand each block 13-fold in memory, about 130,000 rows a view for 10,000 scans.

@@ -43,3 +43,16 @@ export async function scansStored(clickhouse: ClickHouse, workspaceId: string, n
   const r = row!;
   return [r.scans, r.dims, r.country_dims, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.v, r.country_v, r.link_v, r.link_days_v].every((x) => x === r.visitors);
 }
+
+/** The same for one link: its `n` scans in the scans table and in the link rollups (those carry the link). */
+export async function linkScansStored(clickhouse: ClickHouse, linkId: string, n: number): Promise<boolean> {
+  const [row] = await clickhouse.rows<Record<string, string>>(sql`
+    SELECT (SELECT count() FROM scans WHERE link_id = ${linkId}) AS scans,
+           (SELECT uniqHLL12(visitor_id) FROM scans WHERE link_id = ${linkId}) AS visitors,
+           (SELECT sum(scans) FROM scans_link_dims WHERE link_id = ${linkId} AND dim = 'total') AS link_dims,
+           (SELECT sum(scans) FROM scans_link_dims_daily WHERE link_id = ${linkId} AND dim = 'total') AS link_days,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE link_id = ${linkId}) AS link_v,
+           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors_daily WHERE link_id = ${linkId}) AS link_days_v`);
+  const r = row!;
+  return [r.scans, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.link_v, r.link_days_v].every((x) => x === r.visitors);
+}

@@ -1,6 +1,6 @@
 // Scans a short link through the real redirect, as a phone's browser would.
 import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
-import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { ident, join, sql, type SqlFragment } from '../../../src/platform/clickhouse/literal.ts';
 import type { Platform } from '../../../src/platform/platform.ts';
 import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
@@ -20,39 +20,36 @@ export async function scan(base: string, path: string, headers: Record<string, s
   return { status: res.status, location, clickId, headers: res.headers, body: await res.text() };
 }
 
+// The rollups that carry a link's id, and those of the whole workspace.
+const LINK_ROLLUPS = { dims: ['scans_link_dims', 'scans_link_dims_daily'], visitors: ['scans_link_visitors', 'scans_link_visitors_daily'] };
+const WORKSPACE_ROLLUPS = {
+  dims: ['scans_dims', 'scans_country_dims', ...LINK_ROLLUPS.dims],
+  visitors: ['scans_visitors', 'scans_country_visitors', ...LINK_ROLLUPS.visitors],
+};
+
 /**
- * Whether ClickHouse holds exactly `n` scans of the workspace in the scans
- * table and in every rollup. An insert writes the scans table first and its
- * materialized views after it, so the rollups that analytics read can lag the
- * table for the time of an insert; this waits for all of them: each dims
- * rollup's total, and each visitors rollup's estimate equal to the estimate
- * over the table (merged sketches equal the sketch of the union).
+ * Whether ClickHouse holds exactly `n` of the scans `where` picks in the scans table and in each of
+ * `rollups`. An insert writes the scans table first and its materialized views after it, so the
+ * rollups that analytics read can lag the table for the time of an insert; this waits for all of
+ * them: each dims rollup's total, and each visitors rollup's estimate equal to the estimate over the
+ * table (merged sketches equal the sketch of the union).
  */
-export async function scansStored(clickhouse: ClickHouse, workspaceId: string, n: number): Promise<boolean> {
-  const [row] = await clickhouse.rows<Record<string, string>>(sql`
-    SELECT (SELECT count() FROM scans WHERE workspace_id = ${workspaceId}) AS scans,
-           (SELECT uniqHLL12(visitor_id) FROM scans WHERE workspace_id = ${workspaceId}) AS visitors,
-           (SELECT sum(scans) FROM scans_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS dims,
-           (SELECT sum(scans) FROM scans_country_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS country_dims,
-           (SELECT sum(scans) FROM scans_link_dims WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_dims,
-           (SELECT sum(scans) FROM scans_link_dims_daily WHERE workspace_id = ${workspaceId} AND dim = 'total') AS link_days,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_visitors WHERE workspace_id = ${workspaceId}) AS v,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_country_visitors WHERE workspace_id = ${workspaceId}) AS country_v,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE workspace_id = ${workspaceId}) AS link_v,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors_daily WHERE workspace_id = ${workspaceId}) AS link_days_v`);
+async function storedEverywhere(clickhouse: ClickHouse, where: SqlFragment, rollups: typeof LINK_ROLLUPS, n: number): Promise<boolean> {
+  const totals = rollups.dims.map((t) => sql`(SELECT sum(scans) FROM ${ident(t)} WHERE ${where} AND dim = 'total')`);
+  const sketches = rollups.visitors.map((t) => sql`(SELECT uniqHLL12Merge(visitors) FROM ${ident(t)} WHERE ${where})`);
+  const [row] = await clickhouse.rows<{ scans: string; visitors: string; totals: string[]; sketches: string[] }>(sql`
+    SELECT (SELECT count() FROM scans WHERE ${where}) AS scans,
+           (SELECT uniqHLL12(visitor_id) FROM scans WHERE ${where}) AS visitors,
+           [${join(totals, ', ')}] AS totals,
+           [${join(sketches, ', ')}] AS sketches`);
   const r = row!;
-  return [r.scans, r.dims, r.country_dims, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.v, r.country_v, r.link_v, r.link_days_v].every((x) => x === r.visitors);
+  return [r.scans, ...r.totals].every((x) => Number(x) === n) && r.sketches.every((x) => Number(x) === Number(r.visitors));
 }
 
-/** The same for one link: its `n` scans in the scans table and in the link rollups (those carry the link). */
-export async function linkScansStored(clickhouse: ClickHouse, linkId: string, n: number): Promise<boolean> {
-  const [row] = await clickhouse.rows<Record<string, string>>(sql`
-    SELECT (SELECT count() FROM scans WHERE link_id = ${linkId}) AS scans,
-           (SELECT uniqHLL12(visitor_id) FROM scans WHERE link_id = ${linkId}) AS visitors,
-           (SELECT sum(scans) FROM scans_link_dims WHERE link_id = ${linkId} AND dim = 'total') AS link_dims,
-           (SELECT sum(scans) FROM scans_link_dims_daily WHERE link_id = ${linkId} AND dim = 'total') AS link_days,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors WHERE link_id = ${linkId}) AS link_v,
-           (SELECT uniqHLL12Merge(visitors) FROM scans_link_visitors_daily WHERE link_id = ${linkId}) AS link_days_v`);
-  const r = row!;
-  return [r.scans, r.link_dims, r.link_days].every((x) => Number(x) === n) && [r.link_v, r.link_days_v].every((x) => x === r.visitors);
-}
+/** Whether the workspace's `n` scans are in the scans table and in every rollup. */
+export const scansStored = (clickhouse: ClickHouse, workspaceId: string, n: number): Promise<boolean> =>
+  storedEverywhere(clickhouse, sql`workspace_id = ${workspaceId}`, WORKSPACE_ROLLUPS, n);
+
+/** Whether the link's `n` scans are in the scans table and in the rollups that carry the link. */
+export const linkScansStored = (clickhouse: ClickHouse, linkId: string, n: number): Promise<boolean> =>
+  storedEverywhere(clickhouse, sql`link_id = ${linkId}`, LINK_ROLLUPS, n);

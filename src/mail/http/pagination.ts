@@ -2,6 +2,12 @@
 // `?cursor=` (the `next_cursor` of the previous page, opaque). The answer is
 // `{ object: "list", data, has_more, next_cursor }`. A cursor names the last row's
 // (created_at, id), so rows deleted meanwhile do not break the walk.
+//
+// The cursor keeps created_at to the microsecond, as Postgres stores it: rows
+// written by one statement (an import batch) share one now(), so a cursor of
+// rounder time would skip or repeat them. The microseconds since the epoch are
+// worked out in SQL and turned back into a timestamp there with integer steps
+// only (no float on the way), and the id breaks ties.
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -27,13 +33,22 @@ export const PageOf = (item: ReturnType<typeof Type.Object> | ReturnType<typeof 
 
 const invalidCursor = () => new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor of this list; pass it back unchanged.', [{ path: '/cursor', message: 'invalid' }]);
 
-function decodeCursor(cursor: string): [string, string] {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id)) throw invalidCursor();
-  return [at, id];
+/** A cursor's created_at as SQL text and its id. Today's cursors carry epoch microseconds; older ones an ISO time (milliseconds), still accepted. */
+function decodeCursor(cursor: string): { micros: string | null; iso: string | null; id: string } {
+  const [at, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!at || !id || extra !== undefined || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) throw invalidCursor();
+  // At most 17 digits: microseconds until the year 5138, and well inside bigint.
+  if (/^[0-9]{1,17}$/.test(at)) return { micros: at, iso: null, id };
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(at) && !Number.isNaN(Date.parse(at))) return { micros: null, iso: at, id };
+  throw invalidCursor();
 }
 
-const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
+const encodeCursor = (micros: string, id: string) => Buffer.from(`${micros}|${id}`).toString('base64url');
+
+/** created_at as whole microseconds since the epoch: whole seconds, then the microseconds within the second (exact whether extract answers numeric or, before Postgres 14, double). */
+const MICROS = "(extract(epoch FROM date_trunc('second', page.created_at))::bigint * 1000000 + extract(microseconds FROM page.created_at)::bigint % 1000000)";
+/** The timestamp of $n microseconds since the epoch: whole seconds and the rest apart, so each multiplication stays exact. */
+const fromMicros = (n: number) => `(timestamptz 'epoch' + ($${n}::bigint / 1000000) * interval '1 second' + ($${n}::bigint % 1000000) * interval '1 microsecond')`;
 
 export interface PageRequest {
   /** `SELECT … FROM <table> t WHERE <where>`: the query without ordering, whose rows have `created_at` and `id`. Its own parameters are `params`. */
@@ -47,17 +62,19 @@ export interface PageRequest {
 export async function page<R extends { created_at: Date; id: string }, T>(pg: Pool, request: PageRequest, map: (row: R) => T): Promise<Page<T>> {
   const limit = request.limit ?? 20;
   const params = [...request.params];
-  let sql = `SELECT * FROM (${request.select}) page`;
+  let sql = `SELECT page.*, ${MICROS}::text AS page_cursor_micros FROM (${request.select}) page`;
   if (request.cursor) {
-    const [at, id] = decodeCursor(request.cursor);
-    params.push(at, id);
-    sql += ` WHERE (page.created_at, page.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
+    const { micros, iso, id } = decodeCursor(request.cursor);
+    params.push(micros ?? iso, id);
+    const at = micros !== null ? fromMicros(params.length - 1) : `$${params.length - 1}::timestamptz`;
+    sql += ` WHERE (page.created_at, page.id) < (${at}, $${params.length}::uuid)`;
   }
   params.push(limit + 1);
   sql += ` ORDER BY page.created_at DESC, page.id DESC LIMIT $${params.length}`;
-  const { rows } = await pg.query<R>(sql, params);
+  const { rows } = await pg.query<R & { page_cursor_micros: string }>(sql, params);
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
   const last = shown.at(-1);
-  return { object: 'list', data: shown.map(map), has_more: more, next_cursor: more && last ? encodeCursor(last.created_at, last.id) : null };
+  const data = shown.map(({ page_cursor_micros: _, ...row }) => map(row as unknown as R));
+  return { object: 'list', data, has_more: more, next_cursor: more && last ? encodeCursor(last.page_cursor_micros, last.id) : null };
 }

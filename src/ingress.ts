@@ -42,7 +42,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   app.addHook('onClose', () => relays.stop());
   // Bounce and complaint reports arrive over SMTP.
   const inbound = config.MAIL_INBOUND_SMTP_PORT >= 0
-    ? await startInboundSmtp({ pg: platform.pg, events: mail.events, log: platform.log }, config.MAIL_INBOUND_SMTP_HOST, config.MAIL_INBOUND_SMTP_PORT)
+    ? await startInboundSmtp({ pg: platform.pg, events: mail.events, log: platform.log, secret: config.MAIL_LINK_SECRET }, config.MAIL_INBOUND_SMTP_HOST, config.MAIL_INBOUND_SMTP_PORT)
     : undefined;
   if (inbound) app.addHook('onClose', () => inbound.close());
   // Submission over SMTP, for clients that do not speak HTTP.

@@ -30,6 +30,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_SEND_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   /** Signs the links in sent messages (open pixel, clicks, unsubscribe): a link cannot be made or altered without it. */
   MAIL_LINK_SECRET: Type.String({ minLength: 16, default: 'development-mail-link-secret' }),
+  /** The domain of every message's return path (envelope sender bounces+<message id>-<signature>@…), whose MX points at the inbound SMTP address; empty: the message's From domain. */
+  MAIL_BOUNCE_DOMAIN: Type.String({ pattern: '^([A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+)?$', default: '' }),
   /** Where the ingress receives bounce and complaint reports over SMTP (inbound-smtp.ts). */
   MAIL_INBOUND_SMTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   /** Its port; 0 takes any free port, -1 runs no inbound SMTP in this process (another ingress does). */

@@ -3,11 +3,8 @@
 // feedback loops deliver to it. Every message is accepted (a report is never
 // bounced back); what is not a report about our mail is logged and dropped.
 import { SMTPServer } from 'smtp-server';
-import type { Logger } from '../../platform/logger.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
-import type { MailEventQueue } from '../events/mail-events.ts';
 import { parseReport } from './report-parser.ts';
-import { takeReports } from './report-intake.ts';
+import { takeReports, type ReportIntakeDeps } from './report-intake.ts';
 import { listenSmtp, type ListeningSmtp } from '../smtp-listen.ts';
 
 /** Reports are small; a larger message is refused while it is sent. */
@@ -15,15 +12,16 @@ const MAX_BYTES = 10 * 1024 * 1024;
 
 export type InboundSmtp = ListeningSmtp;
 
-export async function startInboundSmtp(deps: { pg: Pool; events: MailEventQueue; log: Logger }, host: string, port: number): Promise<InboundSmtp> {
+export async function startInboundSmtp(deps: ReportIntakeDeps, host: string, port: number): Promise<InboundSmtp> {
   const log = deps.log.child({ component: 'mail-inbound-smtp' });
+  const intake = { ...deps, log };
   const server = new SMTPServer({
     name: 'linkmail-inbound',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     size: MAX_BYTES,
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('error', callback);
@@ -33,7 +31,7 @@ export async function startInboundSmtp(deps: { pg: Pool; events: MailEventQueue;
           return;
         }
         parseReport(Buffer.concat(chunks))
-          .then((reports) => takeReports(deps.pg, deps.events, reports))
+          .then((reports) => takeReports(intake, reports, session.envelope.rcptTo.map((r) => r.address)))
           .then((applied) => {
             if (applied === 0) log.info('inbound message is no report about our mail; dropped');
             callback(null, 'Report received');

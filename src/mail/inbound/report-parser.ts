@@ -2,15 +2,17 @@
 // status notifications (RFC 3464, `multipart/report; report-type=delivery-status`)
 // and feedback reports (RFC 5965, `report-type=feedback-report`). What matters
 // here: which of our messages it concerns (the Message-ID we gave it, quoted in
-// the report's copy of the original), which recipient, and the verdict.
+// the report's copy of the original; null when the report quotes none of ours,
+// which a signed return path may still name), which recipient, and the verdict.
+// Nothing here is trusted: report-intake.ts decides what a report may change.
 // mailparser is not used: it folds a report's machine-readable parts (message/delivery-status)
 // into the text body. A report's parts are top-level parts of its multipart/report, each a
 // header block and a body, which is all this needs to read.
 
 export type Report =
-  | { kind: 'bounce'; messageId: string; recipient: string | null; status: string; permanent: boolean }
-  | { kind: 'delay'; messageId: string; recipient: string | null; status: string }
-  | { kind: 'complaint'; messageId: string; recipient: string | null; feedbackType: string };
+  | { kind: 'bounce'; messageId: string | null; recipient: string | null; status: string; permanent: boolean }
+  | { kind: 'delay'; messageId: string | null; recipient: string | null; status: string }
+  | { kind: 'complaint'; messageId: string | null; recipient: string | null; feedbackType: string };
 
 // Our Message-IDs are <message uuid@from domain> (smtp-handover.ts).
 const OUR_MESSAGE_ID = /^Message-ID:\s*<([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})@[^>\s]+>/im;
@@ -65,15 +67,14 @@ function reportParts(raw: string): { reportType: string; parts: Part[] } | undef
   return { reportType, parts };
 }
 
-/** The reports in a received message (one per recipient block), or none when it is not a report about our mail. */
+/** The reports in a received message (one per recipient block), or none when it is no report. */
 export async function parseReport(raw: Buffer): Promise<Report[]> {
   const report = reportParts(raw.toString('utf8'));
   if (!report) return [];
   const { reportType: type, parts } = report;
   const original = parts.find((p) => p.type === 'message/rfc822' || p.type === 'text/rfc822-headers' || p.type === 'message/rfc822-headers');
   const ours = original && OUR_MESSAGE_ID.exec(original.text);
-  if (!ours) return [];
-  const messageId = ours[1]!.toLowerCase();
+  const messageId = ours ? ours[1]!.toLowerCase() : null;
 
   if (type === 'delivery-status') {
     const status = parts.find((p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status');
@@ -92,7 +93,8 @@ export async function parseReport(raw: Buffer): Promise<Report[]> {
   if (type === 'feedback-report') {
     const feedback = parts.find((p) => p.type === 'message/feedback-report');
     if (!feedback) return [];
-    const recipient = address(field(feedback.text, 'Original-Rcpt-To') ?? field(feedback.text, 'Removal-Recipient')) ?? address(field(original.text, 'To')?.match(/<([^>]+)>/)?.[1] ?? field(original.text, 'To'));
+    const originalTo = original && field(original.text, 'To');
+    const recipient = address(field(feedback.text, 'Original-Rcpt-To') ?? field(feedback.text, 'Removal-Recipient')) ?? address(originalTo?.match(/<([^>]+)>/)?.[1] ?? originalTo);
     return [{ kind: 'complaint', messageId, recipient, feedbackType: (field(feedback.text, 'Feedback-Type') ?? 'abuse').toLowerCase() }];
   }
   return [];

@@ -34,7 +34,7 @@ export interface SenderOptions {
 }
 
 export const senderOptions = (config: MailConfig & { PUBLIC_BASE_URL: string }): SenderOptions => ({
-  links: { secret: config.MAIL_LINK_SECRET, publicBaseUrl: config.PUBLIC_BASE_URL },
+  links: { secret: config.MAIL_LINK_SECRET, publicBaseUrl: config.PUBLIC_BASE_URL, bounceDomain: config.MAIL_BOUNCE_DOMAIN },
   allowances: allowanceSettings(config),
   concurrency: config.MAIL_SEND_CONCURRENCY,
   leaseMs: config.MAIL_SEND_LEASE_MS,

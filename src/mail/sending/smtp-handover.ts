@@ -1,7 +1,8 @@
 // One message handed over to the relay: read from Postgres, recipients on the
 // organization's suppression list at this moment left out, DKIM-signed with its
 // domain's key, with a Message-ID made from its id (so a message sent again
-// after a crash is recognisably the same), sent through nodemailer.
+// after a crash is recognisably the same) and a return path of its own (VERP,
+// return-path.ts, so its bounces name it), sent through nodemailer.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
@@ -10,6 +11,7 @@ import { parseMailbox } from '../http/email-address.ts';
 import type { MessageRow } from '../emails/messages.ts';
 import { escapeHtml } from '../templates/render.ts';
 import { linkToken, linkUrl, trackHtml } from '../tracking/tracking-links.ts';
+import { returnPath } from './return-path.ts';
 
 export interface Outgoing {
   /** What nodemailer sends; absent when no recipient is left. */
@@ -20,11 +22,13 @@ export interface Outgoing {
 
 export const messageIdOf = (messageId: string, domain: string): string => `<${messageId}@${domain}>`;
 
-/** What the links in a message are made with. */
+/** What the links in a message, and its return path, are made with. */
 export interface LinkSettings {
   secret: string;
   /** Where unsubscribe links point when the domain has no tracking host (PUBLIC_BASE_URL). */
   publicBaseUrl: string;
+  /** The return path's domain (MAIL_BOUNCE_DOMAIN); empty: the From domain. */
+  bounceDomain: string;
 }
 
 type Row = MessageRow & { dkim_selector: string | null; dkim_private_key: string | null; tracking_host: string | null; unsubscribe_topic: string | null };
@@ -83,7 +87,7 @@ export async function prepareHandover(pg: Pool, messageId: string, links: LinkSe
       ...(text !== null ? { text } : {}),
       headers,
       attachments: attachments.map((a) => ({ filename: a.filename, content: a.content, ...(a.content_type ? { contentType: a.content_type } : {}), ...(a.content_id ? { cid: a.content_id } : {}) })),
-      envelope: { from: parseMailbox(m.from_address)!.email, to: envelopeTo },
+      envelope: { from: returnPath(links.secret, m.id, links.bounceDomain || m.from_domain), to: envelopeTo },
       ...(m.dkim_private_key ? { dkim: { domainName: m.from_domain, keySelector: m.dkim_selector!, privateKey: m.dkim_private_key } } : {}),
     },
   };

@@ -7,6 +7,7 @@ import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { returnPath } from '../../../src/mail/sending/return-path.ts';
 
 let ingress: TestIngress;
 
@@ -19,10 +20,10 @@ afterAll(async () => {
 });
 
 /** Sends a raw message to the inbound address with the null sender, as bounces are sent; answers the SMTP reply. */
-async function deliverReport(raw: string): Promise<string> {
+async function deliverReport(raw: string, to = 'bounces@inbound.example.org'): Promise<string> {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: ingress.app.inboundSmtpPort!, secure: false, ignoreTLS: true });
   try {
-    const info = await transport.sendMail({ envelope: { from: '', to: ['bounces@inbound.example.org'] }, raw: raw.replace(/\r?\n/g, '\r\n') });
+    const info = await transport.sendMail({ envelope: { from: '', to: [to] }, raw: raw.replace(/\r?\n/g, '\r\n') });
     return info.response;
   } finally {
     transport.close();
@@ -159,6 +160,40 @@ describe('bounce and complaint reports on the inbound SMTP address', () => {
     ]);
     const records = await readTopic<{ message_id: string; type: string }>(ingress.platform.config, 'mail.events', (all) => all.filter((r) => [gone, full, reader].includes(r.value.message_id)).length >= 3, 30_000);
     expect(records.filter((r) => [gone, full, reader].includes(r.value.message_id)).map((r) => r.value.type).sort()).toEqual(['bounced', 'bounced', 'complained']);
+  }, 90_000);
+
+  it('changes only the message\'s own recipients: a report naming another address, or sent to a forged return path, is dropped', async () => {
+    const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
+    const domain = await verifiedDomain(ingress.url, org.key);
+    const send = async (to: string[]) => (await call(ingress.url, 'POST', '/emails', { key: org.key, body: { from: `News <news@${domain.name}>`, to, subject: 'Hello', text: 'Hi there' } })).body.id as string;
+    const real = await send(['someone@example.net', 'other@example.net']);
+    const other = await send(['third@example.net']);
+    const suppression = async (address: string) => (await call(ingress.url, 'GET', `/api/v1/suppressions/${address}`, { key: org.key })).status;
+    const events = async (id: string) => (await ingress.platform.pg.query('SELECT type, recipient FROM mail_events WHERE message_id = $1', [id])).rows;
+    const secret = ingress.platform.config.MAIL_LINK_SECRET;
+
+    // A hostile client quotes a real Message-ID with an address it wants suppressed.
+    expect(await deliverReport(dsn(real, domain.name, 'ceo-victim@important.example', 'failed', '5.1.1'))).toMatch(/^250/);
+    expect(await deliverReport(arf(real, domain.name, 'ceo-victim@important.example'))).toMatch(/^250/);
+    // A return path whose signature is not ours, for a real recipient.
+    const forged = returnPath(secret, real, 'inbound.example.org').replace(/-([0-9a-z]+)@/, (_, mac: string) => `-${mac.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'))}@`);
+    expect(await deliverReport(dsn(real, domain.name, 'someone@example.net', 'failed', '5.1.1'), forged)).toMatch(/^250/);
+    // A signed return path of one message quoting another's Message-ID.
+    expect(await deliverReport(dsn(real, domain.name, 'someone@example.net', 'failed', '5.1.1'), returnPath(secret, other, 'inbound.example.org'))).toMatch(/^250/);
+    // A signed return path with a recipient that is no recipient of its message.
+    expect(await deliverReport(dsn(other, domain.name, 'ceo-victim@important.example', 'failed', '5.1.1'), returnPath(secret, other, 'inbound.example.org'))).toMatch(/^250/);
+    expect(await suppression('ceo-victim@important.example')).toBe(404);
+    expect(await suppression('someone@example.net')).toBe(404);
+    expect(await events(real)).toEqual([]);
+    expect(await events(other)).toEqual([]);
+
+    // The message's own recipients: by Message-ID alone, and by a signed return path (no quoted copy needed).
+    expect(await deliverReport(dsn(real, domain.name, 'Other@Example.net', 'failed', '5.1.1'))).toMatch(/^250/);
+    expect(await deliverReport(dsn(other, domain.name, 'third@example.net', 'failed', '5.1.1').replace(/Message-ID: <[0-9a-f-]+@/, 'Message-ID: <not-ours@'), returnPath(secret, other, 'inbound.example.org'))).toMatch(/^250/);
+    expect(await suppression('other@example.net')).toBe(200);
+    expect(await suppression('third@example.net')).toBe(200);
+    expect(await events(real)).toEqual([{ type: 'bounced', recipient: 'other@example.net' }]);
+    expect(await events(other)).toEqual([{ type: 'bounced', recipient: 'third@example.net' }]);
   }, 90_000);
 
   it('refuses a message larger than a report can be, while it is sent', async () => {

@@ -74,7 +74,8 @@ describe('the mail sender', () => {
     expect(relay.byMessageId(kept)).toHaveLength(1);
     expect(message!.messageId).toBe(`<${kept}@${org.domain}>`);
     expect(message!.to).toEqual(['reader@example.net']);
-    expect(message!.from).toBe(`news@${org.domain}`);
+    // The envelope sender is the message's own signed return path (VERP), on its From domain.
+    expect(message!.from).toMatch(new RegExp(`^bounces\\+${kept}-[0-9a-f]{16}@${org.domain.replace(/\./g, '\\.')}$`));
     expect(message!.raw).toMatch(new RegExp(`^DKIM-Signature:[^]*?d=${org.domain.replace(/\./g, '\\.')};`, 'm'));
     expect(relay.byMessageId(onlySuppressed)).toHaveLength(0);
     const body = await email(org, kept);

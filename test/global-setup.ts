@@ -29,8 +29,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const runId = randomBytes(4).toString('hex');
   // TEST_RUN_NAME gives a run its own databases and leaves other runs' topics alone,
   // so two runs can share one machine's stack (the default run cleans up after all).
-  const runName = process.env.TEST_RUN_NAME;
-  if (runName && !/^[a-z0-9_]{1,20}$/.test(runName)) throw new Error('TEST_RUN_NAME: use 1-20 of a-z, 0-9, _');
+  // A run without one while another such run is going (two people, or a person and
+  // CI, each running a file) is named for itself, rather than dropping the other's
+  // databases under it.
+  const locks = await runLocks(base.DATABASE_URL);
+  const named = process.env.TEST_RUN_NAME;
+  if (named && !/^[a-z0-9_]{1,20}$/.test(named)) throw new Error('TEST_RUN_NAME: use 1-20 of a-z, 0-9, _');
+  const runName = named || (await locks.takeDefault() ? undefined : `auto_${runId}`);
   const database = runName ? `linkmail_test_${runName}` : 'linkmail_test';
   const pgUrl = new URL(base.DATABASE_URL);
   pgUrl.pathname = `/${database}`;
@@ -72,12 +77,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await migrateClickHouse(config, log);
 
   const services: SharedServices = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
-  // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind.
-  if (!runName) await deleteOwned(services, (name) => TEST_TOPIC_PREFIX.test(name.split('.')[0] ?? ''));
+  // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind;
+  // only when no other run is going, since theirs look the same.
+  const alone = await locks.alone();
+  if (!runName && alone) await deleteOwned(services, (name) => TEST_TOPIC_PREFIX.test(name.split('.')[0] ?? ''));
 
   project.provide('testEnv', testEnv);
 
   return async () => {
+    if (runName?.startsWith('auto_')) {
+      const admin = new pg.Client({ connectionString: base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+      const ch = createClickHouse(config, '');
+      await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
+      await ch.close();
+    }
+    await locks.release();
     const owned = underPrefix(config.TOPIC_PREFIX);
     await deleteOwned(services, owned);
     // The broker forgets deleted topics a moment after it confirms the delete.
@@ -88,6 +105,29 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await new Promise((r) => setTimeout(r, 500));
     }
     if (left.length > 0) throw new Error(`test run ${config.TOPIC_PREFIX} could not delete from the shared stack: ${left.join(', ')}`);
+  };
+}
+
+// Advisory locks (held by one Postgres session for the run's life; a killed run's are freed with
+// its connection): the default run holds DEFAULT_RUN; every run holds RUNNING shared, so a run that
+// gets it exclusively knows it is alone.
+const DEFAULT_RUN = 7_340_001;
+const RUNNING = 7_340_002;
+
+async function runLocks(databaseUrl: string) {
+  const session = new pg.Client({ connectionString: databaseUrl.replace(/\/[^/]*$/, '/postgres') });
+  await session.connect();
+  const tryLock = async (sqlText: string) => (await session.query<{ ok: boolean }>(sqlText)).rows[0]!.ok;
+  return {
+    takeDefault: () => tryLock(`SELECT pg_try_advisory_lock(${DEFAULT_RUN}) AS ok`),
+    /** Whether no other run is going; either way, this run counts as going from now on. */
+    alone: async () => {
+      const alone = await tryLock(`SELECT pg_try_advisory_lock(${RUNNING}) AS ok`);
+      if (alone) await session.query(`SELECT pg_advisory_unlock(${RUNNING})`);
+      await session.query(`SELECT pg_advisory_lock_shared(${RUNNING})`);
+      return alone;
+    },
+    release: () => session.end(),
   };
 }
 

@@ -13,6 +13,7 @@ import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, ty
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
 import { ReservedPaths } from './reserved-paths.ts';
+import { isConstraintViolation, isDataException } from '../postgres/refused-value.ts';
 import { addApiLimitHeaders, setAllowanceHeaders, type DefaultAllowance } from './api-limit-headers.ts';
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -73,14 +74,9 @@ export function describeError(error: FastifyError | ApiError | Error): { status:
       return { status: 400, code: 'invalid_content_length', message: 'Request body size did not match Content-Length.' };
   }
   // Safety net: a value Postgres refuses is the client's input, not our failure.
-  const pgCode = (error as { code?: unknown }).code;
-  if (typeof pgCode === 'string' && /^22[0-9A-Z]{3}$/.test(pgCode)) {
-    return { status: 400, code: 'invalid_value', message: 'A value in the request is not acceptable.' };
-  }
-  if (pgCode === '23505') return { status: 409, code: 'conflict', message: 'The request conflicts with existing data.' };
-  if (typeof pgCode === 'string' && /^23[0-9]{3}$/.test(pgCode)) {
-    return { status: 400, code: 'invalid_value', message: 'A value in the request breaks a rule of the data.' };
-  }
+  if (isDataException(error)) return { status: 400, code: 'invalid_value', message: 'A value in the request is not acceptable.' };
+  if ((error as { code?: unknown }).code === '23505') return { status: 409, code: 'conflict', message: 'The request conflicts with existing data.' };
+  if (isConstraintViolation(error)) return { status: 400, code: 'invalid_value', message: 'A value in the request breaks a rule of the data.' };
   // Other client errors that Fastify raised with a 4xx status keep it, under a generic code.
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, code: 'bad_request', message: fe.message };

@@ -3,10 +3,12 @@
 // coerced from their string form, as HTTP requires. On top of JSON Schema:
 // - `uuid` means the plain 8-4-4-4-12 form (not `urn:uuid:…`, which Postgres refuses);
 // - `date-time` means ISO 8601 with a real-world offset (±14:00) in years 1970–9999;
-// - no string anywhere may contain a NUL character (Postgres text cannot hold it).
+// - no string or key anywhere may contain NUL or a lone UTF-16 surrogate (storable-text.ts): Postgres
+//   cannot hold them, and one such value in a write batched with other requests would fail them all.
 import { Ajv, type ErrorObject, type Options, type SchemaObject } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { findUnstorable } from './storable-text.ts';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
@@ -51,35 +53,17 @@ function addSharedSchema(schema: SchemaObject): void {
   }
 }
 
-/** The JSON pointer of the first string (or key) holding a NUL character, if any. */
-function findNul(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const found = findNul(v, `${path}/${i}`);
-      if (found !== undefined) return found;
-    }
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return `${path}/${k}`;
-      const found = findNul(v, `${path}/${k}`);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
-}
-
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** Adds the NUL rule to a compiled validator. */
-function withNulRule(validate: Validate): Validate {
+/** Adds the storable-text rule (no NUL, no lone surrogate: storable-text.ts) to a compiled validator. */
+function withStorableTextRule(validate: Validate): Validate {
   const wrapped = ((data: unknown) => {
     const ok = validate(data);
     wrapped.errors = validate.errors ?? null;
     if (!ok) return false;
-    const at = findNul(data);
-    if (at === undefined) return true;
-    wrapped.errors = [{ instancePath: at, schemaPath: '#', keyword: 'nul', params: {}, message: 'must not contain NUL characters' }];
+    const bad = findUnstorable(data);
+    if (!bad) return true;
+    wrapped.errors = [{ instancePath: bad.path, schemaPath: '#', keyword: 'storable', params: {}, message: bad.reason }];
     return false;
   }) as Validate;
   return wrapped;
@@ -87,7 +71,7 @@ function withNulRule(validate: Validate): Validate {
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : stringPartsAjv;
-  return withNulRule(ajv.compile(schema as object)) as unknown as ReturnType<FastifySchemaCompiler<any>>;
+  return withStorableTextRule(ajv.compile(schema as object)) as unknown as ReturnType<FastifySchemaCompiler<any>>;
 };
 
 /**
@@ -130,7 +114,7 @@ export const summarize = (details: readonly { path: string; message: string }[])
 
 /** Ajv's errors for a JSON value under the strict body rules (none when it is valid); `default`s are filled in. */
 export function compileBodyCheck(schema: object): (value: unknown) => readonly ErrorObject[] | undefined {
-  const validate = withNulRule(bodyAjv.compile(schema));
+  const validate = withStorableTextRule(bodyAjv.compile(schema));
   return (value) => (validate(value) ? undefined : (validate.errors ?? []));
 }
 

@@ -2,7 +2,10 @@
 // at once; calls made while a batch runs wait and go together in the next one.
 // So a lone call pays no added latency (no timer), and under load one round trip
 // and one commit serve many callers. Each caller gets its own item's result or
-// error; a batch that throws fails each of its callers with that error.
+// error. A batch that throws fails each of its callers with that error, unless
+// the error is one an item's own value can cause (`itemsAlone`): then the items
+// run again one by one, so one caller's bad value fails that caller only and the
+// others, whoever sent them, still go through.
 
 /** What one batch gives back: a settled result per item, in order. */
 export type BatchRunner<I, R> = (items: I[]) => Promise<PromiseSettledResult<R>[]>;
@@ -21,6 +24,8 @@ export class Coalescer<I, R> {
     private readonly run: BatchRunner<I, R>,
     /** The most items one batch takes; the rest wait for the next. */
     private readonly maxBatch = 100,
+    /** Whether a batch that failed with this error should run again item by item (it must have changed nothing). */
+    private readonly itemsAlone: (err: unknown) => boolean = () => false,
   ) {}
 
   call(item: I): Promise<R> {
@@ -35,16 +40,30 @@ export class Coalescer<I, R> {
     while (this.waiting.length > 0) {
       const batch = this.waiting.splice(0, this.maxBatch);
       try {
-        const results = await this.run(batch.map((w) => w.item));
-        batch.forEach((w, i) => {
-          const result = results[i]!;
-          if (result.status === 'fulfilled') w.resolve(result.value);
-          else w.reject(result.reason);
-        });
+        settle(batch, await this.run(batch.map((w) => w.item)));
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        if (batch.length > 1 && this.itemsAlone(err)) await this.oneByOne(batch);
+        else for (const w of batch) w.reject(err);
       }
     }
     this.running = false;
   }
+
+  private async oneByOne(batch: Waiting<I, R>[]): Promise<void> {
+    for (const w of batch) {
+      try {
+        settle([w], await this.run([w.item]));
+      } catch (err) {
+        w.reject(err);
+      }
+    }
+  }
+}
+
+function settle<I, R>(batch: Waiting<I, R>[], results: PromiseSettledResult<R>[]): void {
+  batch.forEach((w, i) => {
+    const result = results[i]!;
+    if (result.status === 'fulfilled') w.resolve(result.value);
+    else w.reject(result.reason);
+  });
 }

@@ -7,6 +7,7 @@ import type { PoolClient } from 'pg';
 import { Coalescer } from '../../platform/coalescer.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { isRefusedValue } from '../../platform/postgres/refused-value.ts';
 import type { Attempt, DeliveryState } from '../sending/deliveries.ts';
 import type { PreparedMessage } from './prepare-message.ts';
 
@@ -108,7 +109,9 @@ export class Messages {
   private readonly statements = new Map<number, string>();
 
   constructor(private readonly pg: Pool) {
-    this.together = new Coalescer((items) => this.storeAll(this.pg, items), MAX_ROWS);
+    // One statement for the batch: a value Postgres refuses fails it whole, having written nothing,
+    // so the batch runs again row by row and only that request fails.
+    this.together = new Coalescer((items) => this.storeAll(this.pg, items), MAX_ROWS, isRefusedValue);
   }
 
   /**

@@ -51,4 +51,33 @@ describe('Coalescer', () => {
     await expect(a).rejects.toThrow('down');
     expect(await b).toBe(2);
   });
+
+  it('runs a batch again item by item when it failed with an error an item can cause, so only the bad item\'s caller fails', async () => {
+    const batches: string[][] = [];
+    const refused = Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+    const byValue = (err: unknown) => (err as { code?: string }).code === '22021';
+    let hold: Promise<void> | undefined = new Promise<void>((resolve) => setTimeout(resolve, 10));
+    const coalescer = new Coalescer<string, string>(async (items) => {
+      batches.push(items);
+      if (hold) await hold;
+      hold = undefined;
+      if (items.some((v) => v.includes('\u0000'))) throw refused;
+      return items.map((v) => ({ status: 'fulfilled' as const, value: v.toUpperCase() }));
+    }, 10, byValue);
+    const calls = ['a', 'b\u0000', 'c', 'd'].map((v) => coalescer.call(v));
+    const results = await Promise.allSettled(calls);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual(['A', 'invalid byte sequence', 'C', 'D']);
+    expect(batches).toEqual([['a'], ['b\u0000', 'c', 'd'], ['b\u0000'], ['c'], ['d']]);
+
+    // Any other error (the database is down) still fails the whole batch, without running it again.
+    let runs = 0;
+    const down = new Coalescer<string, string>(async () => {
+      runs++;
+      await new Promise((r) => setTimeout(r, 5));
+      throw new Error('down');
+    }, 10, byValue);
+    const all = await Promise.allSettled(['x', 'y', 'z'].map((v) => down.call(v)));
+    expect(all.every((r) => r.status === 'rejected')).toBe(true);
+    expect(runs).toBe(2);
+  });
 });

@@ -6,6 +6,7 @@
 // and text parts, and attachments (inline ones keep their Content-ID). Its idempotency key is
 // `smtp:<key id>:<Message-ID>` (spec, Idempotency 6), none without a Message-ID.
 import type { AddressObject, ParsedMail } from 'mailparser';
+import { findUnstorable } from '../../platform/http/storable-text.ts';
 import type { SendEmailInput } from '../emails/email-request.ts';
 
 const addresses = (header: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] =>
@@ -59,5 +60,8 @@ export function relayInput(parsed: ParsedMail, envelopeRecipients: readonly stri
         }
       : {}),
   };
+  // The checks POST /emails gets where its JSON is parsed: text every store can hold.
+  const bad = findUnstorable({ ...input, message_id: parsed.messageId ?? '' });
+  if (bad) return { problem: `The message's ${bad.path.slice(1).split('/')[0]} ${bad.reason}` };
   return { input, idempotencyKey: key };
 }

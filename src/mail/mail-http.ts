@@ -113,7 +113,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {
-        await trackingRoutes(open, { pg, events: mail.events, secret: mail.config.MAIL_LINK_SECRET, log });
+        await trackingRoutes(open, { pg, redis, events: mail.events, secret: mail.config.MAIL_LINK_SECRET, log });
       });
     },
   };

@@ -21,6 +21,8 @@ export interface NewMailEvent {
   detail?: string | null;
   /** Set for an event that happens once: recording it again adds nothing. */
   once_key?: string | null;
+  /** An open or click a machine made (tracking/automated-fetch.ts): kept, not counted in reports. */
+  automated?: boolean;
 }
 
 interface EventRow {
@@ -36,8 +38,8 @@ interface EventRow {
 
 const RECORD = `
 WITH e AS (
-  INSERT INTO mail_events (organization_id, message_id, type, recipient, url, detail, once_key)
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+  INSERT INTO mail_events (organization_id, message_id, type, recipient, url, detail, once_key, automated)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
   ON CONFLICT (once_key) DO NOTHING
   RETURNING id, occurred_at
 ), queued AS (
@@ -51,6 +53,7 @@ export async function recordEvents(db: Pool | PoolClient, events: readonly NewMa
   const column = <K extends keyof NewMailEvent>(k: K) => events.map((e) => e[k] ?? null);
   const { rows } = await db.query<{ id: string }>(RECORD, [
     column('organization_id'), column('message_id'), column('type'), column('recipient'), column('url'), column('detail'), column('once_key'),
+    events.map((e) => e.automated ?? false),
   ]);
   return rows.map((r) => r.id);
 }

@@ -2,19 +2,28 @@
 // keys: the open pixel, the click redirect, and the one-click unsubscribe (RFC
 // 8058: a POST with any body, no cookies, no auth, unsubscribes from that topic
 // only; a GET shows a page with a button and changes nothing, since mail
-// scanners fetch links). Each open and click is recorded as an event with its
-// message id; an unsubscribe once per message and topic.
+// scanners fetch links). Opens and clicks are recorded as events with their
+// message id, bounded per IP and per message and flagged when a machine made
+// them (tracking-record.ts); an unsubscribe once per message and topic. A link
+// is ours when its signature holds: the pixel and the redirect never wait on a
+// store's verdict, so a person is never stranded.
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../platform/logger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { Redis } from '../../platform/redis.ts';
 import type { App } from '../../platform/http/server.ts';
+import { clientLimitKey } from '../../platform/http/client-ip.ts';
+import { failOpen } from '../../platform/limits/fail-open.ts';
+import { SlidingWindowLimiter } from '../../platform/limits/sliding-window.ts';
 import { recordEvents, type MailEventQueue, type NewMailEvent } from '../events/mail-events.ts';
 import { escapeHtml } from '../templates/render.ts';
 import { readLinkToken, type LinkKind, type LinkPayload } from './tracking-links.ts';
+import { recordFetch, REPEAT_PERIOD_MS, TRACKING_PER_MINUTE_PER_IP } from './tracking-record.ts';
 
 export interface TrackingDeps {
   pg: Pool;
+  redis: Redis;
   events: MailEventQueue;
   secret: string;
   log: Logger;
@@ -28,11 +37,13 @@ const page = (title: string, body: string) =>
 
 const HTML = { 'text/html': { schema: Type.String() } };
 const NOT_A_LINK = { description: 'Not a link of ours (unknown or altered token).', content: HTML };
+const BOUNDS = `Recorded at most ${TRACKING_PER_MINUTE_PER_IP} times a minute per client IP (an IPv6 client per /64), and once per ${REPEAT_PERIOD_MS / 60_000} minutes per message (a click: per message and link); past either, it is still answered and records nothing. Fetches by machines (HEAD, no User-Agent, privacy proxies that fetch on arrival, crawlers and scanners, a click within seconds of delivery) are recorded flagged \`automated\` and not counted in reports.`;
 const Params = Type.Object({ token: Type.String({ maxLength: 10_000, description: 'The signed token of the link.' }) });
 
 export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void> {
-  const { pg, events, secret } = deps;
+  const { pg, events, secret, log } = deps;
   const tags = ['tracking'];
+  const perIp = new SlidingWindowLimiter(deps.redis, 'mail-tracking-ip', TRACKING_PER_MINUTE_PER_IP, 60_000);
 
   // One-click unsubscribes come form-encoded, as multipart or empty: the body says nothing we need.
   app.addContentTypeParser('*', (_request, payload, done) => {
@@ -56,31 +67,52 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     await events.publish(await recordEvents(pg, [event]));
   };
 
+  /** The payload of a signed open or click token, or a 404 page sent. */
+  function signed(kind: 'o' | 'c', token: string, reply: FastifyReply): LinkPayload | undefined {
+    const payload = readLinkToken(secret, kind, token);
+    if (!payload || (kind === 'c' && !payload.u)) {
+      void reply.code(404).type('text/html; charset=utf-8').send(page('Link not found', '<p>This link is not valid.</p>'));
+      return undefined;
+    }
+    return payload;
+  }
+
+  /** Records an open or click within the client's per-IP limit; a store that fails is logged, the answer goes out all the same. */
+  async function track(request: FastifyRequest, payload: LinkPayload): Promise<void> {
+    const admitted = await failOpen(log, 'mail-tracking-ip', async () => (await perIp.hit(clientLimitKey(request))).allowed, true);
+    if (!admitted) return;
+    try {
+      await recordFetch(pg, events, request, payload);
+    } catch (err) {
+      log.warn({ err }, 'tracking event not recorded');
+    }
+  }
+
   app.get('/m/o/:token', {
     schema: {
       tags, security: [], operationId: 'trackOpen', summary: 'Open pixel of a sent message',
-      description: 'A 1×1 GIF; each fetch records an `opened` event of the message.',
+      description: `A 1×1 GIF; a fetch records an \`opened\` event of the message. ${BOUNDS}`,
       params: Params,
       response: { 200: { description: 'The pixel.', content: { 'image/gif': { schema: Type.String({ format: 'binary' }) } } }, 404: NOT_A_LINK },
     },
   }, async (request, reply) => {
-    const found = await link('o', request.params.token, reply);
+    const found = signed('o', request.params.token, reply);
     if (!found) return reply;
-    await record({ organization_id: found.organizationId, message_id: found.m, type: 'opened' });
+    await track(request, found);
     return reply.header('cache-control', 'no-store, max-age=0').type('image/gif').send(PIXEL as never);
   });
 
   app.get('/m/c/:token', {
     schema: {
       tags, security: [], operationId: 'trackClick', summary: 'Click on a link of a sent message',
-      description: 'Records a `clicked` event with the destination, then redirects there exactly as the message had it (query and fragment included).',
+      description: `Records a \`clicked\` event with the destination, then redirects there exactly as the message had it (query and fragment included). ${BOUNDS}`,
       params: Params,
       response: { 302: { description: 'To the destination.', headers: { location: Type.String() } }, 404: NOT_A_LINK },
     },
   }, async (request, reply) => {
-    const found = await link('c', request.params.token, reply);
-    if (!found || !found.u) return reply;
-    await record({ organization_id: found.organizationId, message_id: found.m, type: 'clicked', url: found.u });
+    const found = signed('c', request.params.token, reply);
+    if (!found?.u) return reply;
+    await track(request, found);
     return reply.header('cache-control', 'no-store, max-age=0').header('referrer-policy', 'no-referrer').redirect(found.u, 302);
   });
 

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ApiError } from '../../platform/http/errors.ts';
+import { findUnstorable } from '../../platform/http/storable-text.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { CONTACT_STATUSES, contactEmail, MAX_NAME, propertiesProblem, type ContactStatus, type PropertyValue } from './contact-fields.ts';
 
@@ -42,6 +43,8 @@ const KNOWN = new Set(['email', 'first_name', 'last_name', 'status', 'properties
 
 /** One contact's fields, checked; a string is the reason it is rejected. */
 function toRow(input: Record<string, unknown>): ImportRow | { code: string; message: string } {
+  const unstorable = findUnstorable(input);
+  if (unstorable) return { code: 'invalid_value', message: `${unstorable.path.slice(1)} ${unstorable.reason}` };
   const unknown = Object.keys(input).find((k) => !KNOWN.has(k));
   if (unknown !== undefined) return { code: 'unknown_field', message: `unknown field "${unknown.slice(0, 80)}" (use properties)` };
   const email = typeof input.email === 'string' ? contactEmail(input.email) : undefined;

@@ -242,6 +242,22 @@ describe('hostile input from one organization', () => {
     expect(await storedCount(db, victim.organizationId)).toBe(before + victimResult.ids.length);
   }, 600_000);
 
+  it('an import with rows no store can hold rejects those rows alone, while another organization imports at the same time', async () => {
+    const bad = ['{"email":"x1@example.net","first_name":"\\ud800"}', '{"email":"x2@example.net","properties":{"k\\u0000":"v"}}', '{"email":"x3@example.net","last_name":"a\\u0000"}'];
+    const rows = (prefix: string) => Array.from({ length: 200 }, (_, i) => JSON.stringify({ email: `${prefix}${i}@example.net`, first_name: `N${i}` }));
+    const ndjson = { 'content-type': 'application/x-ndjson' };
+    const [a, b] = await Promise.all([
+      call(ingress.url, 'POST', '/api/v1/contacts/import', { key: attacker.key, raw: [...rows('a'), ...bad].join('\n'), headers: ndjson }),
+      call(ingress.url, 'POST', '/api/v1/contacts/import', { key: victim.key, raw: rows('b').join('\n'), headers: ndjson }),
+    ]);
+    expect(a.status).toBe(200);
+    expect(a.body.rejected).toBe(3);
+    expect(a.body.errors.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([[201, 'invalid_value'], [202, 'invalid_value'], [203, 'invalid_value']]);
+    expect(a.body.created).toBe(200);
+    expect(b.status).toBe(200);
+    expect(b.body.created).toBe(200);
+  });
+
   it('hostile raw messages through the SMTP relay are refused with SMTP replies, while another organization\'s sends all succeed', async () => {
     const port = ingress.app.relaySmtpPort!;
     const victimRun = victimSends();

@@ -7,14 +7,13 @@ import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { deadLettersTopic } from './actors/dead-letters-topic.ts';
 import type { TopicDefinition } from './kafka/topic-definition.ts';
 import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
-import { migrateClickHouse } from './clickhouse/migrate.ts';
 import type { Config } from './config.ts';
 import { dependencyChecks, type Check } from './health.ts';
 import { createKafka } from './kafka/client.ts';
 import { Publisher } from './kafka/publisher.ts';
 import { ensureTopics } from './kafka/topics.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { migratePostgres } from './postgres/migrate.ts';
+import { migrateAll } from './migrations.ts';
 import { createPool, type Pool } from './postgres/pool.ts';
 import { createRedis, type Redis } from './redis.ts';
 import { createSchemaRegistry } from './registry/schema-registry.ts';
@@ -41,7 +40,7 @@ export interface StartOptions {
   name: string;
   /** The products' topics, handed over by the entry point; created and registered at start, with the platform's dead-letters topic. */
   topics: readonly TopicDefinition[];
-  /** Run Postgres and ClickHouse migrations (every process does by default; they are idempotent and locked). */
+  /** Run Postgres and ClickHouse migrations (every process does by default, under one lock: migrations.ts). */
   migrate?: boolean;
 }
 
@@ -51,8 +50,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];
 
   if (options.migrate !== false) {
-    await migratePostgres(config.DATABASE_URL, log);
-    await migrateClickHouse(config, log);
+    await migrateAll(config, log);
   }
 
   const pg = createPool(config);

@@ -63,8 +63,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
       try {
         await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
       } catch (err) {
-        // Another process created it between our check and create.
-        if ((err as { code?: string }).code !== '42P04') throw err;
+        // Another process created it between our check and create: duplicate_database, or the
+        // unique index of pg_database when both creates ran at once.
+        const code = (err as { code?: string }).code;
+        if (code !== '42P04' && code !== '23505') throw err;
       }
     }
   } finally {

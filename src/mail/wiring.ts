@@ -17,6 +17,8 @@ import { MailEventQueue } from './events/mail-events.ts';
 import { MessageQueue } from './emails/message-queue.ts';
 import { Messages } from './emails/messages.ts';
 import { Suppressions } from './suppressions/suppressions.ts';
+import { allowanceSettings } from './sending/daily-allowances.ts';
+import { RecipientLimits } from './sending/recipient-limits.ts';
 import { Templates } from './templates/templates.ts';
 
 export interface MailServices {
@@ -41,6 +43,8 @@ export interface MailServices {
   automationData: AutomationData;
   /** The mail outboxes the ingress relays. */
   outboxes: Outbox[];
+  /** The most recipients a message may have (its organization's smallest daily allowance). */
+  recipientLimits: RecipientLimits;
 }
 
 export function wireMail(platform: Platform, config: MailConfig): MailServices {
@@ -66,6 +70,7 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     inboundEvents: new InboundEvents(pg, automationData, config.MAIL_AUTOMATION_MINUTE_MS),
     automationData,
     outboxes: [queue.outbox, events.outbox, ...automationData.outboxes],
+    recipientLimits: new RecipientLimits(pg, allowanceSettings(config)),
   };
 }
 

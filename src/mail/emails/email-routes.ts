@@ -13,12 +13,13 @@ import { isUuid } from '../../platform/http/validation.ts';
 import type { Domains } from '../domains/domains.ts';
 import type { MailKeyGrant } from '../accounts/mail-keys.ts';
 import { fromDomainRefusal } from '../auth/permissions.ts';
+import type { RecipientLimits } from '../sending/recipient-limits.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
 import type { MessageQueue } from './message-queue.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
-import { prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
+import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
 
 export const MAX_BATCH = 100;
 /** Bodies up to this size: 40 MB of attachments in base64, and the parts. */
@@ -116,6 +117,8 @@ export interface EmailRouteDeps {
   settleBatch: (request: FastifyRequest, used: number) => Promise<void>;
   /** Test hook: the process dies right after storing a message, before publishing it. */
   crashAfterStore: boolean;
+  /** The organization's smallest daily allowance: a message of more recipients could never go out. */
+  recipientLimits: RecipientLimits;
 }
 
 /** The Idempotency-Key header, checked like the body's key. */
@@ -133,12 +136,15 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
   const tags = ['emails'];
   addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject]);
 
-  /** Refuses From domains the key may not use or the organization has not verified, by the place of the item. */
+  /**
+   * Refuses From domains the key may not use or the organization has not verified, and messages
+   * larger than a daily allowance, by the place of the item.
+   */
   async function checkSenders(grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<Map<string, ApiError>> {
     const refused = new Map<string, ApiError>();
-    const verified = await domains.verifiedNames(grant.organizationId);
+    const [verified, limit] = await Promise.all([domains.verifiedNames(grant.organizationId), deps.recipientLimits.of(grant.organizationId)]);
     for (const { message, at } of items) {
-      const refusal = fromDomainRefusal(grant, message.from.domain, verified, at);
+      const refusal = fromDomainRefusal(grant, message.from.domain, verified, at) ?? overDailyLimit(message, limit, at);
       if (refusal) refused.set(at, refusal);
     }
     return refused;

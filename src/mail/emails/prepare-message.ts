@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../../platform/http/errors.ts';
 import { formatMailbox, parseMailbox, type Mailbox } from '../http/email-address.ts';
+import { neverFits, type DailyLimit } from '../sending/recipient-limits.ts';
 import { MAX_PART_BYTES, MAX_RECIPIENTS, type SendEmailInput } from './email-request.ts';
 
 export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
@@ -62,6 +63,17 @@ function mailboxes(value: string | string[] | undefined, field: string, at: stri
     if (!mailbox) throw refuse(400, 'invalid_recipient', `${field}: "${entry.slice(0, 100)}" is not an email address (use email or Name <email>).`, `${at}/${field}${Array.isArray(value) ? `/${i}` : ''}`);
     return mailbox;
   });
+}
+
+/**
+ * Refuses a message with more recipients than its organization's smallest daily allowance
+ * (422 exceeds_daily_cap): counted whole against it, it could never go out.
+ */
+export function overDailyLimit(message: PreparedMessage, limit: DailyLimit, at = ''): ApiError | undefined {
+  const recipients = message.recipientKeys.length;
+  if (recipients <= limit.limit) return undefined;
+  const text = neverFits(recipients, limit, true);
+  return refuse(422, 'exceeds_daily_cap', text, `${at}/to`);
 }
 
 /** JSON with sorted keys, so that the same request hashes the same whatever its key order. */

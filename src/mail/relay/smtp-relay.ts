@@ -10,7 +10,8 @@
 //                more must be split into messages with Message-IDs of their own
 //   DATA         at most MAX_MESSAGE_BYTES, read into memory no further (552 5.3.4);
 //                the message, checked by the rules of POST /emails (554 5.6.0 naming the
-//                problem); its From on a verified domain the key may use (550 5.7.1); stored
+//                problem); its From on a verified domain the key may use (550 5.7.1); no more
+//                recipients than its organization's smallest daily allowance (552 5.5.3); stored
 //                with the key `smtp:<key id>:<Message-ID>`, so a resubmission after a lost
 //                reply is answered 250 with the first message's id and sends nothing again.
 // Caps and suppressions then apply as for /emails (the store and the sender).
@@ -27,7 +28,8 @@ import type { Domains } from '../domains/domains.ts';
 import { MAX_RECIPIENTS } from '../emails/email-request.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
 import type { Messages } from '../emails/messages.ts';
-import { MAX_ATTACHMENT_BYTES, prepareMessage } from '../emails/prepare-message.ts';
+import { MAX_ATTACHMENT_BYTES, overDailyLimit, prepareMessage } from '../emails/prepare-message.ts';
+import type { RecipientLimits } from '../sending/recipient-limits.ts';
 import { relayInput } from './relay-message.ts';
 import type { RelayTls } from './relay-tls.ts';
 import { listenSmtp, type ListeningSmtp } from '../smtp-listen.ts';
@@ -44,6 +46,7 @@ export interface SmtpRelayDeps {
   domains: Domains;
   messages: Messages;
   queue: MessageQueue;
+  recipientLimits: RecipientLimits;
   log: Logger;
   ipv6LimitPrefixLength: number;
 }
@@ -120,6 +123,8 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
     }
     const refusal = fromDomainRefusal(grant, message.from.domain, await deps.domains.verifiedNames(grant.organizationId));
     if (refusal) throw reply(550, `5.7.1 ${refusal.message}`);
+    const tooMany = overDailyLimit(message, await deps.recipientLimits.of(grant.organizationId));
+    if (tooMany) throw reply(552, `5.5.3 ${tooMany.message}`);
     let stored;
     try {
       stored = await deps.messages.store(grant.organizationId, grant.keyId, message);

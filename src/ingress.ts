@@ -6,6 +6,7 @@ import { registerApiShell } from './platform/http/api-shell.ts';
 import { createAttemptGuard } from './platform/http/attempt-guard.ts';
 import { buildServer, type App } from './platform/http/server.ts';
 import { startOutboxRelays } from './platform/outbox/start-outbox-relays.ts';
+import type { Outbox } from './platform/outbox/outbox.ts';
 import { linksHttp, linksOpenApi } from './links/links-http.ts';
 import { wireLinks } from './links/wiring.ts';
 import { mailHttp, mailOpenApi } from './mail/mail-http.ts';
@@ -16,7 +17,7 @@ import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import { SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   // One allowance of failed credentials per IP, for every product's keys and the operator token;
   // API responses that checked no credential describe it (api-limit-headers.ts).
@@ -38,7 +39,8 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   await mailSurface.registerRoot(app);
   const redirects = await linksSurface.registerRoot(app);
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
-  const relays = startOutboxRelays([...links.outboxes, ...mail.outboxes]);
+  const outboxes = [...links.outboxes, ...mail.outboxes];
+  const relays = startOutboxRelays(outboxes);
   app.addHook('onClose', () => relays.stop());
   // Bounce and complaint reports arrive over SMTP.
   const inbound = config.MAIL_INBOUND_SMTP_PORT >= 0
@@ -54,5 +56,5 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     : undefined;
   if (relay) app.addHook('onClose', () => relay.close());
   await app.ready();
-  return Object.assign(app, { redirects, inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
+  return Object.assign(app, { redirects, outboxes, inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

@@ -2,6 +2,7 @@
 import { ConfigError } from './platform/config.ts';
 import { startPlatform } from './platform/platform.ts';
 import { buildIngress } from './ingress.ts';
+import { serveIngressMetrics } from './platform/metrics/operations-port.ts';
 import { loadServiceConfig, serviceTopics } from './service.ts';
 
 let config;
@@ -20,4 +21,5 @@ const app = await buildIngress(platform, config);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.
 platform.shutdown.add('http', () => app.close());
 const address = await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
+await serveIngressMetrics(platform, app.outboxes);
 platform.log.info({ address }, 'ingress listening');

@@ -48,6 +48,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Many ingresses run at once, so none listens for inbound SMTP unless its test asks (with '0', a free port).
     MAIL_INBOUND_SMTP_PORT: '-1',
     MAIL_RELAY_SMTP_PORT: '-1',
+    // Likewise no operations port (/metrics) unless a test asks for one.
+    METRICS_PORT: '-1',
     // Files run side by side and load ClickHouse: counting a link's scans may take longer than
     // production's bounds there (500 ms for a redirect, 2 s for setting a limit), and a redirect let
     // through uncounted, or a limit refused, would fail a test of something else. The test of those

@@ -1,5 +1,6 @@
 // Starts a worker process hosting the named kinds, with graceful shutdown on SIGTERM/SIGINT.
 import { hostWorkers } from '../src/platform/actors/host.ts';
+import { serveWorkerMetrics } from '../src/platform/metrics/operations-port.ts';
 import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
 import { wireLinks } from '../src/links/wiring.ts';
@@ -25,6 +26,7 @@ export async function startWorkerProcess(name: string, kindNames: readonly strin
   platform.shutdown.installSignalHandlers();
   const services = { platform, config, links: wireLinks(platform, config), mail: wireMail(platform, config) };
   const kinds = kindNames.map((k) => workerKinds[k]!(services));
-  await hostWorkers(platform, kinds);
+  const runtimes = await hostWorkers(platform, kinds);
+  await serveWorkerMetrics(platform, runtimes, kinds);
   platform.log.info({ kinds: kindNames }, 'worker process ready');
 }

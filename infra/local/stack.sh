@@ -111,6 +111,13 @@ apt_install() {
 # Maven 3.8 on Debian prints ANSI resets even in batch mode; strip them (pipefail keeps mvn's status).
 mvn_q() { mvn -B -q --no-transfer-progress -Dstyle.color=never "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'; }
 
+apt_install_without_starting() { # a package whose install would start a service of its own
+  local own_policy=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; own_policy=1; fi
+  apt_install "$@"
+  if [[ $own_policy == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+}
+
 need_cmd() { # need_cmd command apt-package
   command -v "$1" >/dev/null 2>&1 || apt_install "$2"
 }
@@ -514,12 +521,10 @@ cmd_start() {
   need_cmd faketime faketime
   # The redirect benchmark compares with nginx's `return 302` (Debian's nginx-light, run on loopback
   # by the benchmark itself); its package must not start a server of its own on port 80.
-  if ! command -v nginx >/dev/null 2>&1; then
-    local own_policy=0
-    if [[ ! -e /usr/sbin/policy-rc.d ]]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; own_policy=1; fi
-    apt_install nginx-light
-    if [[ $own_policy == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
-  fi
+  command -v nginx >/dev/null 2>&1 || apt_install_without_starting nginx-light
+  # The metrics test checks every process's /metrics with promtool (Debian's prometheus package,
+  # whose own server must not start).
+  command -v promtool >/dev/null 2>&1 || apt_install_without_starting prometheus
   # The SMTP relay's tests submit with Debian's swaks (an SMTP client nobody here wrote).
   need_cmd swaks swaks
   ensure_postgres

@@ -15,6 +15,10 @@ export const ConfigSchema = Type.Object({
   ),
   HTTP_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  /** The operations port's address (/metrics, and /readyz of worker processes): loopback unless an operator opens it. */
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** Its port: unset, 9464 for the ingress and 9465 for a worker process; 0 any free port (logged); -1 none. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: -1, maximum: 65535 })),
   /** Public base URL of the service: the OpenAPI document's server, and the base products build their public URLs on. */
   PUBLIC_BASE_URL: Type.String({ pattern: '^https?://[^/]+$', default: 'http://127.0.0.1:3000' }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */

@@ -39,6 +39,7 @@ export class LinkChangelog {
         idOf: (linkId) => linkId,
         // One link that fails must not hold up the others.
         batchSize: 1,
+        backlog: async () => (await this.pg.query<{ n: number }>('SELECT count(DISTINCT link_id)::int AS n FROM link_changelog_outbox')).rows[0]!.n,
       },
       log,
     );

@@ -81,6 +81,7 @@ export class Conversions {
         pending: (ageMs, limit) => this.pending(ageMs, limit),
         publish: (events) => this.publish(events),
         idOf: (e) => e.conversionId,
+        backlog: async () => (await this.pg.query<{ n: number }>('SELECT count(*)::int AS n FROM conversions WHERE published_at IS NULL')).rows[0]!.n,
       },
       log,
     );

@@ -21,6 +21,7 @@ import { KeyedQueue } from './keyed-queue.ts';
 import { isTransient } from './transient.ts';
 import { isBatchKind, type ActorMessage, type WorkerKind } from './worker-kind.ts';
 import type { DeadLetter } from './dead-letter.ts';
+import { deadLetters, handlerDuration, handlerRetries } from '../metrics/series.ts';
 
 export interface RuntimeDeps {
   kafka: Kafka;
@@ -47,6 +48,8 @@ export class WorkerRuntime<V, S> {
   /** A third of the session timeout, at most 3 s: a lost heartbeat or two do not cost the partitions. */
   private readonly heartbeatMs: number;
   readonly group: string;
+  /** The partitions this member was last given (null until it joined its group): for /readyz. */
+  assignment: Record<string, number[]> | null = null;
 
   constructor(private readonly deps: RuntimeDeps, private readonly kind: WorkerKind<V, S>) {
     this.group = prefixed(deps.topicPrefix, kind.kind);
@@ -54,6 +57,11 @@ export class WorkerRuntime<V, S> {
     this.maxAttempts = kind.maxAttempts ?? deps.defaultMaxAttempts;
     this.retryBaseMs = kind.retryBaseMs ?? deps.defaultRetryBaseMs;
     this.heartbeatMs = Math.min(3000, Math.floor(deps.sessionTimeoutMs / 3));
+  }
+
+  /** The topics the kind consumes, as named on the broker. */
+  get topicNames(): string[] {
+    return this.kind.topics.map((t) => prefixed(this.deps.topicPrefix, t.name));
   }
 
   async start(): Promise<void> {
@@ -73,7 +81,7 @@ export class WorkerRuntime<V, S> {
     });
     await consumer.connect();
     await consumer.subscribe({
-      topics: this.kind.topics.map((t) => prefixed(this.deps.topicPrefix, t.name)),
+      topics: this.topicNames,
       fromBeginning: this.kind.fromBeginning ?? true,
     });
     await consumer.run({
@@ -95,6 +103,7 @@ export class WorkerRuntime<V, S> {
 
   /** Drops state of actors whose partitions this member no longer owns. */
   private onAssignment(assignment: Record<string, number[]>): void {
+    this.assignment = assignment;
     const owned = new Set(Object.entries(assignment).flatMap(([topic, parts]) => parts.map((p) => `${topic}:${p}`)));
     for (const [key, actor] of this.actors) {
       if ([...actor.partitions].some((p) => !owned.has(p))) this.actors.delete(key);
@@ -228,14 +237,19 @@ export class WorkerRuntime<V, S> {
 
   /** One try-and-backoff loop; reports the last error instead of throwing it. */
   private async attempt(fn: () => Promise<unknown>, payload: EachBatchPayload, stillRunning: () => boolean): Promise<{ ok: true } | { ok: false; error: Error; attempts: number }> {
+    const kind = this.kind.kind;
     for (let attempt = 1; ; attempt++) {
+      const timer = handlerDuration.startTimer({ kind });
       try {
         await this.withHeartbeat(fn, payload);
+        timer();
         return { ok: true };
       } catch (err) {
+        timer();
         const error = err instanceof Error ? err : new Error(String(err));
         const transient = isTransient(error);
         if (!transient && attempt >= this.maxAttempts) return { ok: false, error, attempts: attempt };
+        handlerRetries.inc({ kind, transient: String(transient) });
         // An outage is waited out (backoff capped at 30 s); a bad message gets its few attempts.
         const delay = backoffDelay(transient ? Math.min(attempt, 10) : attempt, this.retryBaseMs);
         this.log[transient && attempt > 3 ? 'error' : 'warn']({ err: error, attempt, transient, delayMs: delay }, 'handler failed; retrying');
@@ -243,6 +257,7 @@ export class WorkerRuntime<V, S> {
       }
     }
   }
+
 
   /** Runs fn with retries; after the last attempt the message goes to the dead-letter topic. */
   private async withRetries<T>(topic: string, partition: number, raw: KafkaMessage, payload: EachBatchPayload, stillRunning: () => boolean, fn: () => Promise<T>): Promise<T | undefined> {
@@ -271,6 +286,7 @@ export class WorkerRuntime<V, S> {
     };
     // Awaited (acks=all) before the offset is resolved: the message is never dropped silently.
     await this.deps.publisher.publish(deadLettersTopic, [{ key: key ?? '', value: letter }]);
+    deadLetters.inc({ kind: this.kind.kind });
     this.log.error({ err: error, topic, partition, offset: raw.offset, key, attempts }, 'message dead-lettered');
   }
 }

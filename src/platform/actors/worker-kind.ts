@@ -1,6 +1,7 @@
 // A worker kind is a consumer group. Each message key names one actor; the
 // runtime hands an actor its messages one at a time, in partition order.
 import type { IHeaders } from 'kafkajs';
+import type { Registry } from 'prom-client';
 import type { TopicDefinition } from '../kafka/topic-definition.ts';
 
 export interface ActorMessage<V> {
@@ -43,6 +44,8 @@ interface WorkerKindBase<S> {
    * may let them grow past kafkajs's 1 MiB a partition and 10 MiB a fetch.
    */
   fetch?: { minBytes: number; maxWaitTimeInMs: number; maxBytesPerPartition?: number; maxBytes?: number };
+  /** Gauges of the kind's own read when its process is scraped (a queue's depth), added to that process's /metrics. */
+  scrapeGauges?: (registry: Registry) => void;
 }
 
 /** What a kind can see of a message without decoding its value. */

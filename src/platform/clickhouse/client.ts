@@ -3,6 +3,7 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '../config.ts';
 import type { SqlFragment } from './literal.ts';
+import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
 
 export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'>;
 
@@ -53,7 +54,15 @@ export class ClickHouse {
   /** Inserts rows as JSONEachRow into a table of this database. */
   async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow' });
+    clickhouseInsertRows.observe({ table }, rows.length);
+    const timer = clickhouseInsertDuration.startTimer({ table });
+    try {
+      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow' });
+      timer({ outcome: 'ok' });
+    } catch (err) {
+      timer({ outcome: 'failed' });
+      throw err;
+    }
   }
 
   async ping(): Promise<boolean> {

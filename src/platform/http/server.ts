@@ -13,6 +13,8 @@ import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, ty
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
 import { ReservedPaths } from './reserved-paths.ts';
+import { countHttpRequests } from '../metrics/http-metrics.ts';
+import { httpRefusals } from '../metrics/series.ts';
 import { isConstraintViolation, isDataException } from '../postgres/refused-value.ts';
 import { addApiLimitHeaders, setAllowanceHeaders, type DefaultAllowance } from './api-limit-headers.ts';
 
@@ -101,6 +103,7 @@ export function errorHandler(render: ErrorRenderer) {
     else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, code }, message);
     if (error instanceof ApiError && error.headers) reply.headers(error.headers);
+    httpRefusals.inc({ status, code });
     return reply.status(status).send(render(request.id, code, message, details, status));
   };
 }
@@ -168,6 +171,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   if (options.defaultAllowance) addApiLimitHeaders(app, options.defaultAllowance);
 
+  countHttpRequests(app);
+
   // A callback hook, not an async one: it runs on every request, redirects included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -177,6 +182,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.setErrorHandler(errorHandler(errorBody));
 
   app.setNotFoundHandler((request, reply) => {
+    httpRefusals.inc({ status: 404, code: 'route_not_found' });
     return reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
   });
 

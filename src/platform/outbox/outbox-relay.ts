@@ -13,6 +13,7 @@ export function outboxRelay<T>(source: OutboxSource<T>, log: Logger): Outbox {
   const logger = log.child({ outbox: source.name });
   return {
     name: source.name,
+    ...(source.backlog ? { backlog: () => source.backlog!() } : {}),
     async relayOnce(ageMs: number): Promise<void> {
       let items: T[];
       try {

@@ -19,6 +19,8 @@ export interface OutboxSource<T> {
    * 1 publishes (and fails) each item alone; the default publishes all pending items at once.
    */
   batchSize?: number;
+  /** Items not yet published, for the metrics; the outbox shows no backlog without it. */
+  backlog?(): Promise<number>;
 }
 
 /** An outbox the platform relays: listed by a product, repeated by startOutboxRelays. */
@@ -26,4 +28,6 @@ export interface Outbox {
   name: string;
   /** Publishes what has been pending longer than `ageMs`; logs failures and never throws. */
   relayOnce(ageMs: number): Promise<void>;
+  /** Items not yet published, for the metrics (linkmail_outbox_backlog). */
+  backlog?(): Promise<number>;
 }

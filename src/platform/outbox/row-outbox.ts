@@ -41,12 +41,17 @@ export class RowOutbox<R> {
     private readonly source: RowOutboxSource<R>,
     log: Logger,
   ) {
-    this.outbox = outboxRelay<string>({ name: source.name, pending: (ageMs, limit) => this.pending(ageMs, limit), publish: (ids) => this.publish(ids, false), idOf: (id) => id, batchSize: RELAY_BATCH }, log);
+    this.outbox = outboxRelay<string>({ name: source.name, pending: (ageMs, limit) => this.pending(ageMs, limit), publish: (ids) => this.publish(ids, false), idOf: (id) => id, batchSize: RELAY_BATCH, backlog: () => this.backlog() }, log);
     // Requests of one moment publish together: one transaction and one Kafka send for all.
     this.soon = new Coalescer<readonly string[], void>(async (batches) => {
       await this.publish(batches.flat(), false);
       return batches.map(() => ({ status: 'fulfilled' as const, value: undefined }));
     });
+  }
+
+  private async backlog(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.source.table}`);
+    return rows[0]!.n;
   }
 
   /** Publishes these ids with those of other callers of this moment; ids another publisher holds are left to it. */

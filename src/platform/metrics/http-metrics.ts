@@ -1,0 +1,15 @@
+// Counts every HTTP request of a server by its route pattern (not its URL: a
+// short ID or a resource id would make a series per value) and status.
+import type { FastifyInstance } from 'fastify';
+import { httpRequestDuration, httpRequests } from './series.ts';
+
+export function countHttpRequests(app: FastifyInstance<any, any, any, any, any>): void {
+  // A callback hook: it runs after every response, redirects included.
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
+    httpRequests.inc({ method: request.method, route, status });
+    httpRequestDuration.observe({ method: request.method, route, status_class: `${Math.floor(status / 100)}xx` }, reply.elapsedTime / 1000);
+    done();
+  });
+}

@@ -37,6 +37,9 @@ const ALONE = [
   'test/integration/mail/key-rate-limit.test.ts',
   // Time-bound: no second at its relay may hold more than 12 messages; its senders poll every file's queued mail.
   'test/integration/mail/sender.test.ts',
+  // Starts senders, which take every file's queued mail, and a broadcast worker whose fan-out
+  // another file's ingress could relay to its own topic.
+  'test/integration/mail/sender-guards.test.ts',
   // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another
   // file's ingress could relay them to its own topic, where that file's sender would send them.
   'test/integration/mail/broadcasts.test.ts',

@@ -58,8 +58,10 @@ const EmailObject = Type.Object(
     attempts: Type.Array(Type.Object({
       attempt: Type.Integer({ minimum: 1 }),
       at: Type.String({ format: 'date-time' }),
-      outcome: StringEnum(['delivered', 'deferred', 'bounced'] as const),
-      response: Type.String({ description: 'The relay\'s reply, or the transport error.' }),
+      outcome: StringEnum(['delivered', 'deferred', 'bounced', 'skipped'] as const, {
+        description: 'skipped: not handed over by the sender\'s own decision: every recipient suppressed or unsubscribed while it waited (last_event suppressed), or more recipients than a daily cap lowered since it was accepted (last_event failed).',
+      }),
+      response: Type.String({ description: 'The relay\'s reply, or the transport error, or why it was skipped; recipients refused or left out are named.' }),
     }), { description: 'The hand-over attempts, oldest first.' }),
     suppressed: Type.Array(Type.String(), { description: 'Recipients left out because they are on the suppression list.' }),
     recipient_count: Type.Integer({ description: 'Recipients it goes to; each counts as one email for the daily allowances.' }),

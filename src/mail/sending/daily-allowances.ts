@@ -28,10 +28,19 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 /** Milliseconds from `at` to the next UTC midnight. */
 export const untilNextUtcDay = (at: Date): number => Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1) - at.getTime();
 
+/** An allowance a message did not fit today: `never` when it is larger than the allowance can ever be. */
+export interface Refusal {
+  allowance: SpentAllowance;
+  limit: number;
+  never: boolean;
+}
+
 /**
  * Counts `emails` against the day's allowances of the organization, its domain and the platform,
  * in the caller's transaction. Returns the allowance that would be exceeded (nothing counted), or
- * null when all three had room and now hold them.
+ * null when all three had room and now hold them. A message over the organization's or the
+ * platform's cap never fits (only an operator changes those); over its domain's stage it waits
+ * while a later stage would hold it (the domain climbs by sending its other mail).
  */
 export async function countAgainstAllowances(
   db: PoolClient,
@@ -40,7 +49,7 @@ export async function countAgainstAllowances(
   organizationId: string,
   domain: string,
   emails: number,
-): Promise<SpentAllowance | null> {
+): Promise<Refusal | null> {
   const { rows: [org] } = await db.query<{ plan: Plan; daily_send_cap: number | null }>('SELECT plan, daily_send_cap FROM mail_organizations WHERE id = $1', [organizationId]);
   const domainScope = `domain:${organizationId}:${domain}`;
   const { rows: [history] } = await db.query<{ days: number }>('SELECT count(*)::int AS days FROM mail_daily_usage WHERE scope = $1 AND day < $2 AND used > 0', [domainScope, day]);
@@ -56,7 +65,10 @@ export async function countAgainstAllowances(
   const { rows } = await db.query<{ scope: string; used: number }>('SELECT scope, used FROM mail_daily_usage WHERE scope = ANY($1) AND day = $2 ORDER BY scope FOR UPDATE', [scopes, day]);
   for (const { scope, used } of rows) {
     const { name, limit } = limits.get(scope)!;
-    if (limit !== null && used + emails > limit) return name;
+    if (limit !== null && used + emails > limit) {
+      const largest = name === 'domain' ? Math.max(...stages) : limit;
+      return { allowance: name, limit: emails > largest ? largest : limit, never: emails > largest };
+    }
   }
   await db.query('UPDATE mail_daily_usage SET used = used + $3 WHERE scope = ANY($1) AND day = $2', [scopes, day, emails]);
   return null;

@@ -6,6 +6,8 @@
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { recordEvents, type NewMailEvent } from '../events/mail-events.ts';
+import { recordVerdicts, type RecipientVerdict } from '../suppressions/recipient-verdicts.ts';
+import { mailSends } from './send-metrics.ts';
 
 export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed';
 
@@ -13,9 +15,17 @@ export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounce
 export interface Attempt {
   attempt: number;
   at: string;
-  outcome: 'delivered' | 'deferred' | 'bounced';
-  /** The relay's reply, or the transport error. */
+  /** skipped: not handed over, by the sender's own decision (every recipient left out, or a daily cap it can never fit). */
+  outcome: 'delivered' | 'deferred' | 'bounced' | 'skipped';
+  /** The relay's reply, or the transport error, or why it was skipped. */
   response: string;
+}
+
+/** What an outcome records with the delivery's new state, in its transaction. */
+export interface Effects {
+  event?: NewMailEvent;
+  /** Recipients the relay refused (recipient-verdicts.ts: events and suppressions). */
+  verdicts?: RecipientVerdict[];
 }
 
 export interface Delivery {
@@ -29,6 +39,8 @@ export interface Delivery {
   accepted_us: string;
   counted_day: string | null;
   attempts: Attempt[];
+  /** Recipients whose copy the relay took already (a message sent as one copy per recipient). */
+  handed_to: string[];
 }
 
 // Due messages among the first $3 waiting (queued or in flight) of each organization, in its
@@ -50,7 +62,7 @@ UPDATE mail_deliveries d
  WHERE d.message_id IN (SELECT message_id FROM due LIMIT $1)
    AND (d.state IN ('queued', 'retrying') OR (d.state = 'sending' AND d.lease_until < now()))
 RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token,
-          (extract(epoch FROM d.queued_at) * 1000000)::bigint AS queued_us, (extract(epoch FROM d.accepted_at) * 1000000)::bigint AS accepted_us, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts`;
+          (extract(epoch FROM d.queued_at) * 1000000)::bigint AS queued_us, (extract(epoch FROM d.accepted_at) * 1000000)::bigint AS accepted_us, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts, d.handed_to`;
 
 /** Messages of one organization that may be in flight at once, across senders. */
 const ORGANIZATION_WINDOW = 64;
@@ -85,21 +97,31 @@ export class Deliveries {
     return rowCount === 1;
   }
 
+  /** Notes that the relay took the copy of these recipients, so that no later attempt sends it again. */
+  async markHandedTo(d: Delivery, recipients: readonly string[]): Promise<void> {
+    await this.pg.query('UPDATE mail_deliveries SET handed_to = handed_to || $3::text[], updated_at = now() WHERE message_id = $1 AND lease_token = $2', [d.message_id, d.lease_token, recipients]);
+    d.handed_to = [...d.handed_to, ...recipients];
+  }
+
   /** Puts the message back to wait `delayMs` (a spent allowance), keeping its place in its organization's order. */
   async wait(d: Delivery, delayMs: number): Promise<void> {
     await this.finish(this.pg, d, 'queued', delayMs);
   }
 
   /**
-   * Records an attempt and the state it leads to (a retry waits `delayMs`), and with it the event
-   * it makes, in one transaction; returns the id of the event recorded, if any.
+   * Records an attempt and the state it leads to (a retry waits `delayMs`), and with it the events
+   * and suppressions it makes, in one transaction; returns the ids of the events recorded.
    */
-  async record(d: Delivery, state: DeliveryState, attempt?: Attempt, delayMs = 0, event?: NewMailEvent): Promise<string[]> {
-    if (!event) {
+  async record(d: Delivery, state: DeliveryState, attempt?: Attempt, delayMs = 0, effects: Effects = {}): Promise<string[]> {
+    const { event, verdicts = [] } = effects;
+    if (!event && verdicts.length === 0) {
       await this.finish(this.pg, d, state, delayMs, attempt);
       return [];
     }
-    return withTransaction(this.pg, async (client) => ((await this.finish(client, d, state, delayMs, attempt)) ? recordEvents(client, [event]) : []));
+    return withTransaction(this.pg, async (client) => {
+      if (!(await this.finish(client, d, state, delayMs, attempt))) return [];
+      return [...(event ? await recordEvents(client, [event]) : []), ...(await recordVerdicts(client, verdicts))];
+    });
   }
 
   /** Ends the hold with this state; false when the hold was no longer ours. */
@@ -112,6 +134,7 @@ export class Deliveries {
         WHERE message_id = $1 AND lease_token = $2`,
       [d.message_id, d.lease_token, state, delayMs, JSON.stringify(attempt ? [attempt] : [])],
     );
+    if (rowCount === 1) mailSends.inc({ outcome: state === 'queued' ? 'waiting' : state });
     return rowCount === 1;
   }
 }

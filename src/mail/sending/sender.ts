@@ -18,7 +18,11 @@ import type { MailEventQueue } from '../events/mail-events.ts';
 import { allowanceSettings, countAgainstAllowances, untilNextUtcDay, utcDay, type AllowanceSettings } from './daily-allowances.ts';
 import { Deliveries, type Delivery } from './deliveries.ts';
 import { SendRate } from './send-rate.ts';
-import { createRelay, describeFailure, isPermanent, prepareHandover, type LinkSettings, type Relay } from './smtp-handover.ts';
+import { sendQueueGauge } from './send-metrics.ts';
+import { createRelay, describeFailure, hardRefusedRecipients, isPermanent, prepareHandover, type Copy, type LinkSettings, type Relay } from './smtp-handover.ts';
+import { describeLeftOut } from './recipient-choices.ts';
+import { neverFits } from './recipient-limits.ts';
+import type { RecipientVerdict } from '../suppressions/recipient-verdicts.ts';
 
 /** Attempts of a message before a transient failure becomes final (spec: 4). */
 export const MAX_ATTEMPTS = 4;
@@ -137,55 +141,121 @@ export class MailSender implements BackgroundTask {
   }
 
   private async handOver(d: Delivery, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
-    const outgoing = await prepareHandover(this.pg, d.message_id, this.options.links);
+    const outgoing = await prepareHandover(this.pg, d.message_id, this.options.links, d.handed_to);
     await turn.previous;
-    if (!outgoing.mail) {
-      await this.deliveries.record(d, 'suppressed');
+    const attempt = d.attempts.length + 1;
+    const leftOut = describeLeftOut(outgoing.leftOut);
+    if (outgoing.emails === 0) {
+      // Nobody left: every recipient suppressed or unsubscribed while it waited.
+      await this.deliveries.record(d, 'suppressed', leftOut ? { attempt, at: new Date().toISOString(), outcome: 'skipped', response: `Not sent: ${leftOut}`.slice(0, 500) } : undefined);
       return;
     }
     if (d.counted_day === null) {
       // The sender's clock names the day (tests move it with faketime).
       const now = new Date();
-      const spent = await withTransaction(this.pg, async (client) => {
-        const refused = await countAgainstAllowances(client, this.options.allowances, utcDay(now), d.organization_id, d.from_domain, outgoing.emails);
-        if (refused) return refused;
+      const refused = await withTransaction(this.pg, async (client) => {
+        const refusal = await countAgainstAllowances(client, this.options.allowances, utcDay(now), d.organization_id, d.from_domain, outgoing.emails);
+        if (refusal) return refusal;
         if (!(await this.deliveries.markCounted(client, d, utcDay(now), outgoing.emails))) throw new Error('lost the hold on a message');
         return null;
       });
-      if (spent) {
-        this.log.info({ messageId: d.message_id, organizationId: d.organization_id, allowance: spent }, 'daily allowance spent; the message waits for the next UTC day');
+      if (refused?.never) {
+        // A cap lowered after it was accepted: waiting would never end.
+        const response = neverFits(outgoing.emails, refused);
+        this.log.warn({ messageId: d.message_id, organizationId: d.organization_id, allowance: refused.allowance, limit: refused.limit }, 'message larger than a daily allowance can ever be; failed');
+        await this.deliveries.record(d, 'failed', { attempt, at: now.toISOString(), outcome: 'skipped', response: response.slice(0, 500) });
+        return;
+      }
+      if (refused) {
+        this.log.info({ messageId: d.message_id, organizationId: d.organization_id, allowance: refused.allowance }, 'daily allowance spent; the message waits for the next UTC day');
         await this.deliveries.wait(d, untilNextUtcDay(now));
         return;
       }
     }
     turn.done(); // counted: the next message of the organization may count while this one goes
-    const attempt = d.attempts.length + 1;
     const at = new Date().toISOString();
-    const mail = outgoing.mail;
-    let handedOver;
-    try {
-      handedOver = await this.rate.within(() => this.relay.sendMail(mail), () => !this.running);
-    } catch (err) {
-      const response = describeFailure(err);
-      if (isPermanent(err)) {
-        const bounce = { organization_id: d.organization_id, message_id: d.message_id, type: 'bounced' as const, detail: response, once_key: `bounced:${d.message_id}` };
-        await this.events.publish(await this.deliveries.record(d, 'bounced', { attempt, at, outcome: 'bounced', response }, 0, bounce));
-      } else if (attempt >= MAX_ATTEMPTS) {
-        await this.deliveries.record(d, 'failed', { attempt, at, outcome: 'deferred', response });
-      } else {
-        await this.deliveries.record(d, 'retrying', { attempt, at, outcome: 'deferred', response }, this.options.retryBaseMs * 2 ** (attempt - 1));
-      }
-      return;
-    }
-    if (!handedOver.ran) {
-      // Stopping: back in its place, for this or another sender.
+    const round = await this.handOverCopies(d, outgoing.copies);
+    if (round.stopped) {
+      // Stopping: back in its place, for this or another sender (copies taken are not sent again).
       await this.deliveries.wait(d, 0);
       return;
     }
-    const response = String(handedOver.result.response ?? '').slice(0, 500);
-    const delivered = { organization_id: d.organization_id, message_id: d.message_id, type: 'delivered' as const, detail: response, once_key: `delivered:${d.message_id}` };
-    await this.events.publish(await this.deliveries.record(d, 'sent', { attempt, at, outcome: 'delivered', response }, 0, delivered));
+    const verdicts: RecipientVerdict[] = round.refused.map((r) => ({
+      organizationId: d.organization_id, messageId: d.message_id, recipient: r.recipient, kind: 'bounce', detail: r.response, permanent: true, source: 'handover',
+    }));
+    const notes = [...round.refused.map((r) => `${r.recipient} refused: ${r.response}`), ...(leftOut ? [`left out: ${leftOut}`] : [])];
+    const response = (reply: string) => [reply, ...notes].join('; ').slice(0, 500);
+    if (round.transient !== undefined) {
+      const failure = response(describeFailure(round.transient));
+      if (attempt >= MAX_ATTEMPTS) {
+        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at, outcome: 'deferred', response: failure }, 0, { verdicts }));
+      } else {
+        await this.events.publish(await this.deliveries.record(d, 'retrying', { attempt, at, outcome: 'deferred', response: failure }, this.options.retryBaseMs * 2 ** (attempt - 1), { verdicts }));
+      }
+      return;
+    }
+    if (d.handed_to.length > 0 || round.accepted > 0) {
+      const reply = response(round.responses.join(' | ') || 'handed over before');
+      const delivered = { organization_id: d.organization_id, message_id: d.message_id, type: 'delivered' as const, detail: reply, once_key: `delivered:${d.message_id}` };
+      await this.events.publish(await this.deliveries.record(d, 'sent', { attempt, at, outcome: 'delivered', response: reply }, 0, { event: delivered, verdicts }));
+      return;
+    }
+    // Refused for good: the message (no suppression: a refusal of its content says nothing of the
+    // address), or each of its recipients at RCPT TO (suppressed).
+    const reply = response(round.responses.join(' | '));
+    const bounce = { organization_id: d.organization_id, message_id: d.message_id, type: 'bounced' as const, detail: reply, once_key: `bounced:${d.message_id}` };
+    await this.events.publish(await this.deliveries.record(d, 'bounced', { attempt, at, outcome: 'bounced', response: reply }, 0, { event: bounce, verdicts }));
   }
+
+  /**
+   * Hands the copies over one after another, each within the send rate, noting each copy the
+   * relay took; stops at the first transient failure (the rest go at the retry).
+   */
+  private async handOverCopies(d: Delivery, copies: readonly Copy[]): Promise<Round> {
+    const round: Round = { accepted: 0, refused: [], responses: [], stopped: false };
+    for (const copy of copies) {
+      let handedOver;
+      try {
+        handedOver = await this.rate.within(() => this.relay.sendMail(copy.mail), () => !this.running);
+      } catch (err) {
+        const refused = hardRefusedRecipients(err);
+        round.refused.push(...refused);
+        if (!isPermanent(err)) {
+          round.transient = err;
+          return round;
+        }
+        // Refused for good: its recipients (suppressed) or the message (bounced); the next copy goes on.
+        if (refused.length === 0) round.responses.push(describeFailure(err));
+        continue;
+      }
+      if (!handedOver.ran) {
+        round.stopped = true;
+        return round;
+      }
+      const info = handedOver.result;
+      const refusedNow = hardRefusedRecipients(info);
+      round.refused.push(...refusedNow);
+      const taken = copy.recipients.filter((r) => (info.accepted ?? []).some((a) => String(a).toLowerCase() === r));
+      round.accepted += taken.length;
+      round.responses.push(String(info.response ?? '').slice(0, 500));
+      if (copies.length > 1 && taken.length > 0) await this.deliveries.markHandedTo(d, taken);
+    }
+    return round;
+  }
+}
+
+/** What handing a message's copies over came to. */
+interface Round {
+  /** Recipients the relay took in this round. */
+  accepted: number;
+  /** Recipients it refused for good at RCPT TO. */
+  refused: { recipient: string; response: string }[];
+  /** Its replies to the copies it took, and its refusals of a whole copy. */
+  responses: string[];
+  /** A transient failure that ended the round: the message is retried. */
+  transient?: unknown;
+  /** The sender is stopping: the message goes back to the queue. */
+  stopped: boolean;
 }
 
 export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC_BASE_URL: string }, events: MailEventQueue): BatchWorkerKind<MailMessageEvent> {
@@ -201,6 +271,7 @@ export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC
   );
   return {
     kind: 'mail-sender',
+    scrapeGauges: sendQueueGauge(platform.pg),
     topics: [mailMessagesTopic],
     concurrency: 2,
     background: sender,

@@ -11,6 +11,50 @@ mode="${1:-serve}"
 
 say() { printf '[run] %s\n' "$*"; }
 
+# Runs the workers and the ingress, each as one node process with the production settings (README,
+# "Deployment"; started as node itself, not through npm or npx, so signals reach it). When one
+# exits, it is restarted after a pause that doubles (1 s up to 30 s) while it keeps exiting within
+# a minute of its start; the sixth such exit in a row stops the other one, prints the end of the
+# failing one's log and exits 1. Ctrl-C (or TERM) stops both and exits 0.
+supervise() {
+  local logs=$1 name pid status
+  local -A cmd pids starts fails
+  local young="--max-semi-space-size=32 ${NODE_OPTIONS:-}"
+  cmd[workers]="env NODE_OPTIONS='$young' node --import tsx workers/all.ts"
+  cmd[ingress]="env NODE_OPTIONS='$young' MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456 node --import tsx src/main.ts"
+  launch() {
+    # Output to the terminal and to the process's log; $! is the process itself, not tee.
+    eval "exec ${cmd[$1]}" > >(tee -a "$logs/$1.log") 2>&1 &
+    pids[$1]=$!
+    starts[$1]=$SECONDS
+  }
+  stop_all() {
+    trap - INT TERM
+    kill -TERM "${pids[@]}" $bootstrap 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  }
+  trap 'say "stopping…"; stop_all; exit 0' INT TERM
+  for name in workers ingress; do fails[$name]=0; launch "$name"; done
+  say "workers pid ${pids[workers]}, ingress pid ${pids[ingress]}; logs in $logs/"
+  while true; do
+    status=0
+    wait -n -p pid "${pids[@]}" || status=$?
+    for name in workers ingress; do [ "${pids[$name]}" = "$pid" ] && break; done
+    if (( SECONDS - starts[$name] < 60 )); then fails[$name]=$((fails[$name] + 1)); else fails[$name]=1; fi
+    if (( fails[$name] >= 6 )); then
+      say "the $name process keeps failing: it exited ${fails[$name]} times in a row, each within a minute of its start (last status $status); stopping everything. The end of $logs/$name.log:"
+      tail -n 40 "$logs/$name.log" | sed 's/^/    /'
+      stop_all
+      exit 1
+    fi
+    local pause=$(( 1 << (fails[$name] - 1) )); (( pause > 30 )) && pause=30
+    say "the $name process exited (status $status); restarting it in ${pause}s"
+    sleep "$pause"
+    launch "$name"
+    say "the $name process restarted (pid ${pids[$name]})"
+  done
+}
+
 # Node packages, pinned by package-lock.json (exact versions in package.json too); npm keeps its
 # download cache in ~/.npm. `npm install` rather than `npm ci`: the registry mirror here lacks some
 # optional platform packages (rollup's for other OSes), which npm ci refuses and npm install skips.
@@ -31,22 +75,19 @@ case "$mode" in
     # (unless ADMIN_TOKEN is set), and once the ingress answers /readyz, an Enterprise workspace
     # "local" with an API key kept in .stack/local-api-key, printed with a first curl. Later runs
     # print the same ones (a new key if the database was reset). src/links/admin/local-access.ts.
+    # LOCAL_STATE_DIR keeps them (and the processes' logs) elsewhere than .stack/.
+    state="${LOCAL_STATE_DIR:-.stack}"
+    export LOCAL_STATE_DIR="$state"
+    mkdir -p "$state/logs"
     bootstrap=
     if [ "${NODE_ENV:-development}" != production ]; then
-      mkdir -p .stack
       ADMIN_TOKEN="${ADMIN_TOKEN:-$(npx tsx src/links/admin/local-access-cli.ts admin-token)}"
       export ADMIN_TOKEN
       npx tsx src/links/admin/local-access-cli.ts bootstrap &
       bootstrap=$!
     fi
-    say "starting workers and ingress (Ctrl-C stops both)…"
-    # As `npm run workers` (its young-generation size, README "Deployment"), started directly because
-    # npm does not pass the stopping signal on to its child.
-    NODE_OPTIONS="--max-semi-space-size=32 ${NODE_OPTIONS:-}" npx tsx workers/all.ts &
-    workers=$!
-    trap 'kill -TERM $workers $bootstrap 2>/dev/null; wait $workers 2>/dev/null' EXIT
-    # npm start: the ingress with its malloc settings (see README, "QR codes and barcodes").
-    npm start
+    say "starting workers and ingress (Ctrl-C stops both; either is restarted if it exits)…"
+    supervise "$state/logs"
     ;;
   test)
     mkdir -p .stack

@@ -4,8 +4,9 @@
 //                                                         kept API key works, prints both and a first curl
 import { ensureLocalAccess, localAdminToken } from './local-access.ts';
 
-const STATE_DIR = '.stack';
 const env = process.env;
+/** Where the token and key are kept: .stack/ of the repository, or LOCAL_STATE_DIR (run.sh sets it). */
+const STATE_DIR = env.LOCAL_STATE_DIR || '.stack';
 const production = env.NODE_ENV === 'production';
 
 /** Where this machine reaches the ingress (a wildcard listen address is reached on loopback). */

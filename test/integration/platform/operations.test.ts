@@ -1,7 +1,7 @@
 // Running it as an operator would: processes started at the same moment on empty
 // databases all come up (migrations run once, under one lock), and every process
 // serves Prometheus metrics on its operations port that Prometheus's own checker
-// (promtool, from Debian's prometheus package) accepts, with the series the README
+// (promtool, from Debian's prometheus package) accepts, with the series docs/operations.md
 // lists; a worker process's /readyz tells whether its consumers are in their
 // groups and how far behind they are.
 import { execFile } from 'node:child_process';

@@ -87,7 +87,7 @@ case "$mode" in
     if [ "${NODE_ENV:-development}" != production ]; then
       ADMIN_TOKEN="${ADMIN_TOKEN:-$(npx tsx src/links/admin/local-access-cli.ts admin-token)}"
       export ADMIN_TOKEN
-      npx tsx src/links/admin/local-access-cli.ts bootstrap &
+      node --import tsx src/links/admin/local-access-cli.ts bootstrap &  # node itself, so stopping it reaches it
       bootstrap=$!
     fi
     say "starting workers and ingress (Ctrl-C stops both; either is restarted if it exits)…"

@@ -28,6 +28,21 @@ describe('parseSegmentFilter', () => {
     expect(errorsOf('email = x')).toEqual(['']);
   });
 
+  it('refuses values Postgres would refuse as the SQL casts them, naming the value (and the element of an in-list)', () => {
+    expect(errorsOf({ field: 'created_at', op: 'in', value: ['x'] })).toEqual(['/value/0']);
+    expect(errorsOf({ all: [{ field: 'created_at', op: 'in', value: ['2026-01-01T00:00:00Z', '2026-02-29T00:00:00Z'] }] })).toEqual(['/all/0/value/1']);
+    for (const bad of ['2026-13-01T00:00:00Z', '2026-04-31T00:00:00Z', '2100-02-29T00:00:00Z', '0000-01-01T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z',
+      '2026-01-01T00:00:60Z', '2026-01-01T00:00:00+16:00', '2026-01-01T00:00:00+01:60', '2026-01-01T00:00:00', '2026-01-01 00:00:00Z', '2026-01-01T00:00:00.1234567Z']) {
+      expect([bad, errorsOf({ field: 'created_at', op: 'eq', value: bad })]).toEqual([bad, ['/value']]);
+    }
+    for (const good of ['2024-02-29T23:59:59.999999Z', '2000-02-29T00:00:00-15:59', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59+00:00']) {
+      expect([good, errorsOf({ field: 'created_at', op: 'lte', value: good })]).toEqual([good, []]);
+    }
+    expect(errorsOf({ field: 'email', op: 'eq', value: 'a\u0000b' })).toEqual(['/value']);
+    expect(errorsOf({ field: 'properties.plan', op: 'in', value: ['ok', '\ud800'] })).toEqual(['/value/1']);
+    expect(errorsOf({ field: 'first_name', op: 'contains', value: '\udc00x' })).toEqual(['/value']);
+  });
+
   it('limits depth, conditions and in-lists', () => {
     let deep: unknown = { field: 'email', op: 'exists', value: true };
     for (let i = 0; i < 6; i++) deep = { all: [deep] };
@@ -46,5 +61,8 @@ describe('compileSegmentFilter', () => {
     expect(sql).toContain('$3');
     expect(sql).toContain('$5');
     expect(params).toEqual(['plan', JSON.stringify("pro'; DROP TABLE x; --"), '%50\\%\\_off%']);
+    // Each placeholder is cast to the type its value was checked for.
+    expect(sql).toMatch(/\$3::text/);
+    expect(sql).toMatch(/\$4::jsonb/);
   });
 });

@@ -7,26 +7,26 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-// Also the forms that embed an IPv4 address: IPv4-compatible (::/96), 6to4 (2002::/16), Teredo (2001::/32), NAT64 (64:ff9b::/96).
-for (const [net, prefix] of [['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['2001::', 32], ['2002::', 16], ['64:ff9b::', 96]] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
+// IPv6 unicast on the internet is 2000::/3 (IANA's IPv6 address space registry); the rest is
+// reserved or local, among it the deprecated IPv4-compatible ::/96 that ipaddr.js calls unicast.
+const GLOBAL_IPV6 = ipaddr.parseCIDR('2000::/3');
 
-/** True for addresses that are not on the public internet. */
+/**
+ * True for addresses that are not on the public internet: anything in a special-purpose range
+ * of IANA's registries (private, loopback, link-local, shared, documentation, benchmarking,
+ * NAT64, 6to4, Teredo, IPv4-translated, site-local, multicast, reserved…), as ipaddr.js keeps
+ * them (`range()` is `unicast` only outside all of them), and IPv6 outside 2000::/3. An
+ * IPv4-mapped address (::ffff:a.b.c.d) is judged by its IPv4 address. Not an address: true.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // isIP is strict (no 0x7f.1 or 127.1 forms, which ipaddr.js would read as addresses).
+  if (isIP(address) === 0) return true;
+  const ip = ipaddr.process(address);
+  if (ip.range() !== 'unicast') return true;
+  return ip.kind() === 'ipv6' && !ip.match(GLOBAL_IPV6);
 }
 
 export class OutboundError extends Error {

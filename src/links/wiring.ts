@@ -66,7 +66,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   const clickIds = new ClickIds(config.CLICK_ID_SECRET);
   const conversions = new Conversions(pg, publisher, log, clickIds);
   const lifetimeScans = new LifetimeScans(platform.clickhouse);
-  const links = new LinkStore(pg, lifetimeScans, { ownHost: new URL(shortLinkBase).host, reserved: options.reservedShortIds, countTimeoutMs: config.SCAN_LIMIT_COUNT_TIMEOUT_MS, log });
+  const links = new LinkStore(pg, lifetimeScans, { ownBaseUrls: [shortLinkBase, config.PUBLIC_BASE_URL], reserved: options.reservedShortIds, countTimeoutMs: config.SCAN_LIMIT_COUNT_TIMEOUT_MS, log });
   return {
     config,
     shortLinkBase,

@@ -8,6 +8,7 @@ import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
 import { ReservedPaths } from '../../platform/http/reserved-paths.ts';
 import { assignShortId, type ReservedShortIds } from './short-id.ts';
+import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -67,12 +68,12 @@ type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expires
  * Checks the rules a JSON schema cannot express (throws a 400 naming the field)
  * and returns the values in their stored form: URLs normalised, times in UTC.
  */
-function checkFields<T extends Checked>(input: T, ownHost: string): T {
+function checkFields<T extends Checked>(input: T, own: OwnAddresses): T {
   const out: Checked = { ...input };
   for (const field of ['destination', 'iosUrl', 'androidUrl'] as const) {
     const value = input[field];
     if (typeof value !== 'string') continue;
-    const problem = urlProblem(value, ownHost);
+    const problem = urlProblem(value, own);
     if (problem) throw new ApiError(400, 'invalid_url', `${field} ${problem}.`, [{ path: `/${field}`, message: problem }]);
     out[field] = normalizeUrl(value);
   }
@@ -102,8 +103,8 @@ export interface LimitedLink {
 }
 
 export interface LinkStoreOptions {
-  /** The host of the short links, which a link may not point at. */
-  ownHost?: string;
+  /** The service's base URLs (short links, public API): a link may not point at them. */
+  ownBaseUrls?: readonly string[];
   /** The root paths the service serves; without the server's (a process that serves no HTTP), at least the conventional root names. */
   reserved?: ReservedShortIds;
   /** How long setting a scan limit waits for the link's scans so far before it is refused (503); 2 s by default. */
@@ -114,7 +115,7 @@ export interface LinkStoreOptions {
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
 export class LinkStore {
-  private readonly ownHost: string;
+  private readonly own: OwnAddresses;
   private readonly reserved: ReservedShortIds;
   private readonly countTimeoutMs: number;
   private countFailedAt = 0;
@@ -125,7 +126,7 @@ export class LinkStore {
     private readonly lifetimeScans: LifetimeScans,
     private readonly options: LinkStoreOptions = {},
   ) {
-    this.ownHost = options.ownHost ?? '';
+    this.own = new OwnAddresses(options.ownBaseUrls ?? []);
     this.reserved = options.reserved ?? new ReservedPaths();
     this.countTimeoutMs = options.countTimeoutMs ?? 2000;
   }
@@ -144,7 +145,7 @@ export class LinkStore {
   }
 
   async create(workspaceId: string, raw: CreateLinkInput): Promise<LinkRow> {
-    const input = checkFields(raw, this.ownHost);
+    const input = checkFields(raw, this.own);
     if (input.shortId && this.reserved.has(input.shortId)) {
       throw new ApiError(400, 'short_id_reserved', `"${input.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
     }
@@ -190,7 +191,7 @@ export class LinkStore {
 
   /** The updated link, and whether its scan limit changed (the same limit sent again is no change). */
   async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<UpdatedLink | undefined> {
-    const changes = checkFields(raw, this.ownHost);
+    const changes = checkFields(raw, this.own);
     if (!isUuid(id)) return undefined;
     // The limit counts scans over the link's whole life: a new limit above the scans so far
     // re-opens the link, one at or below them closes it now. They are counted before the

@@ -68,7 +68,7 @@ const refusalResponse = (description: string, headers: object = {}) => ({
 
 const REDIRECT_RESPONSES = {
   302: Type.Null({
-    description: 'Redirect (GET and HEAD). A HEAD request is not a scan and its Location has no svc_cid.',
+    description: 'Redirect (GET and HEAD). A HEAD request is not a scan and its Location has no svc_cid; it is refused like GET once a scan-limited link has no scans left.',
     headers: {
       location: Type.String({ description: 'The destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended.' }),
       'cache-control': Type.String({ description: 'private, no-store, max-age=0: every scan must reach the service.' }),
@@ -107,10 +107,13 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
 
     const userAgent = request.headers['user-agent'];
     const target = routeFor(link, platformOf(userAgent));
-    // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan.
+    // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan. A
+    // limited link's HEAD takes no scan but is refused like GET once none are left.
     if (request.method === 'HEAD') {
-      reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
-      return;
+      const headRedirect = () => void reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
+      if (link.scanLimit === null) return headRedirect();
+      const limit = link.scanLimit;
+      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.hasRoom(link, limit), true).then((room) => (room ? headRedirect() : refuse(request, reply, 'scan_limit_reached')));
     }
     // A limited link admits a scan only while it has scans left, whatever the User-Agent: every
     // redirect sends someone to the destination. Redis away, or its counter not seeded in time:

@@ -71,6 +71,22 @@ export class ScanLimitGuard {
     return result === 1;
   }
 
+  /**
+   * True while the link has scans left, taking none: a HEAD is not a scan, but once the limit is
+   * reached it is refused like a GET. Seeds a missing counter as admit does; throws when it cannot be told.
+   */
+  async hasRoom(link: CountedLink, limit: number): Promise<boolean> {
+    const key = scanLimitKey(link.id);
+    let count = await this.redis.get(key);
+    if (count === null) {
+      await this.seed(link, key);
+      count = await this.redis.get(key);
+      // Reset again since the seed (its limit changed): nothing counted yet.
+      if (count === null) return true;
+    }
+    return Number(count) < limit;
+  }
+
   private seed(link: CountedLink, key: string): Promise<void> {
     const running = this.seeding.get(link.id);
     if (running) return running;

@@ -183,6 +183,31 @@ describe('scan limit', () => {
     expect(Number(await one.platform.redis.get(scanLimitKey(link.id)))).toBe(3);
   });
 
+  it('refuses HEAD like GET once the limit is reached, before the sink closes the link; HEAD counts nothing', async () => {
+    const head = async (base: string, shortId: string) =>
+      (await fetch(`${base}/${shortId}`, { method: 'HEAD', redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), accept: 'application/json' } })).status;
+    // No sink: the link is never marked exhausted, so only the ingresses' count can refuse it.
+    await stopSink();
+    try {
+      const link = await limitedLink('head-limit', 2);
+      expect(await head(one.url, link.shortId)).toBe(302);
+      expect(await head(two.url, link.shortId)).toBe(302);
+      expect((await scan(one.url, link.shortId)).status).toBe(302);
+      expect((await scan(two.url, link.shortId)).status).toBe(302);
+      expect((await scan(one.url, link.shortId)).status).toBe(410);
+      expect(await head(one.url, link.shortId)).toBe(410);
+      expect(await head(two.url, link.shortId)).toBe(410);
+      expect(one.app.redirects.cache.get(link.shortId)?.exhaustedAt).toBeNull();
+      expect(Number(await one.platform.redis.get(scanLimitKey(link.id)))).toBe(2);
+      // A counter Redis lost is seeded for HEAD too (here from the scans stored: none, no sink), and HEAD takes nothing from it.
+      await one.platform.redis.del(scanLimitKey(link.id));
+      expect(await head(two.url, link.shortId)).toBe(302);
+      expect(Number(await one.platform.redis.get(scanLimitKey(link.id)))).toBe(0);
+    } finally {
+      await startSink();
+    }
+  });
+
   describe('while ClickHouse does not answer', () => {
     let silent: Server;
     const sockets = new Set<Socket>();

@@ -4,8 +4,9 @@ import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 
 export const WEBHOOK_EVENTS = ['scan.created'] as const;
-export const DELIVERY_STATES = ['queued', 'attempted', 'acknowledged', 'permanently_rejected', 'retried', 'stopped'] as const;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
+import { DELIVERY_STATES, type DeliveryState } from '../../platform/webhooks/delivery-queue.ts';
+
+export { DELIVERY_STATES, type DeliveryState };
 
 export const CreateWebhookBody = Type.Object(
   {

@@ -11,3 +11,13 @@ export function signatureHeader(body: string, secrets: readonly string[], nowSec
   const signed = `${nowSeconds}.${body}`;
   return [`t=${nowSeconds}`, ...secrets.map((s) => `v1=${createHmac('sha256', s).update(signed).digest('hex')}`)].join(',');
 }
+
+/** The headers of one attempt of a scan.created delivery: the signature, the event, the delivery and its attempt number. */
+export function linkAttemptHeaders(delivery: { id: string; event_type: string; attempts: number; body: string; secrets: readonly string[] }): Record<string, string> {
+  return {
+    [SIGNATURE_HEADER]: signatureHeader(delivery.body, delivery.secrets),
+    'x-service-event': delivery.event_type,
+    'x-service-delivery': delivery.id,
+    'x-service-attempt': String(delivery.attempts),
+  };
+}

@@ -1,9 +1,8 @@
 // Webhook endpoints of a workspace: registration, secrets and their rotation.
 // Secrets are kept readable because every request is signed with them.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import { ApiError } from '../../platform/http/errors.ts';
-import { isPrivateAddress } from '../../platform/http/outbound.ts';
+import { checkEndpointUrl } from '../../platform/webhooks/endpoint-url.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { CreateWebhookInput, WebhookEndpointType } from './webhook-schemas.ts';
 
@@ -36,24 +35,6 @@ export function toEndpoint(row: EndpointRow): WebhookEndpointType {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
-}
-
-/** The URL as stored, or a 400 naming what is wrong with it. */
-export function checkEndpointUrl(raw: string, allowHosts: readonly string[]): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ApiError(400, 'invalid_url', 'url is not an absolute URL.', [{ path: '/url', message: 'not a URL' }]);
-  }
-  if (url.protocol !== 'https:') throw new ApiError(400, 'webhook_url_not_https', 'Webhook endpoints must use HTTPS.', [{ path: '/url', message: 'must be https' }]);
-  if (url.username || url.password) throw new ApiError(400, 'invalid_url', 'Put credentials in your receiver, not in the URL.', [{ path: '/url', message: 'has credentials' }]);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  // Names are checked again at every attempt (they may resolve differently); what is certain now is refused now.
-  const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host));
-  if (local && !allowHosts.includes(host)) throw new ApiError(400, 'webhook_url_private', `${host} is not a public address.`, [{ path: '/url', message: 'private address' }]);
-  url.hash = '';
-  return url.toString();
 }
 
 export class WebhookStore {

@@ -9,8 +9,21 @@ import { SCAN_BATCH_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { scanCreatedBody } from './scan-payload.ts';
-import { WebhookDispatcher, type DispatcherOptions } from './webhook-dispatcher.ts';
-import { createWebhookSender, type SenderOptions } from './webhook-sender.ts';
+import { WebhookDispatcher } from '../../platform/webhooks/webhook-dispatcher.ts';
+import { createWebhookSender, type SenderOptions } from '../../platform/webhooks/webhook-sender.ts';
+import { linkAttemptHeaders } from './webhook-signature.ts';
+
+/** The dispatcher's settings (WEBHOOK_*): slots per process, per workspace and per endpoint, and timing. */
+export interface DispatcherOptions {
+  concurrency: number;
+  /** Finished deliveries older than this leave the log. */
+  logRetentionDays: number;
+  perWorkspace: number;
+  perEndpoint: number;
+  leaseMarginMs: number;
+  pollMs: number;
+  timeoutMs: number;
+}
 
 /** What the webhook worker is built from: the delivery queue and the settings of its sender and dispatcher (see wiring.ts). */
 export interface WebhookWorkerOptions {
@@ -21,7 +34,8 @@ export interface WebhookWorkerOptions {
 
 export function webhookKind(platform: Platform, options: WebhookWorkerOptions): BatchWorkerKind<ScanEvent> {
   const { queue } = options;
-  const dispatcher = new WebhookDispatcher(queue, createWebhookSender(options.sender), platform.log, options.dispatcher);
+  const { perWorkspace, ...rest } = options.dispatcher;
+  const dispatcher = new WebhookDispatcher(queue, createWebhookSender(options.sender), linkAttemptHeaders, platform.log, { ...rest, perOwner: perWorkspace });
   return {
     kind: 'webhooks',
     topics: [scansTopic],

@@ -1,20 +1,23 @@
-// Makes webhook attempts: claims due deliveries from the queue and sends them,
-// many at once, with caps per workspace and per endpoint, so that a slow or
-// dead endpoint holds a few of the slots and other endpoints and workspaces go
-// on (it takes WEBHOOK_CONCURRENCY / WEBHOOK_WORKSPACE_CONCURRENCY workspaces
-// with hanging endpoints to fill every slot of a process).
+// Makes webhook attempts: claims due deliveries from a product's queue and
+// sends them, many at once, with caps per owner (workspace, organization) and
+// per endpoint, so that a slow or dead endpoint holds a few of the slots and
+// other endpoints and owners go on (it takes concurrency / perOwner owners with
+// hanging endpoints to fill every slot of a process).
 // Everything it needs is in Postgres, so any number of dispatchers can run and
-// a restarted one resumes the schedule where it stood.
-import type { Logger } from '../../platform/logger.ts';
-import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
+// a restarted one resumes the schedule where it stood. The product signs: its
+// `headers` function makes each attempt's headers (signature, ids).
+import type { Logger } from '../logger.ts';
 import type { AttemptResult, ClaimedDelivery, DeliveryQueue } from './delivery-queue.ts';
 import type { WebhookSender } from './webhook-sender.ts';
+
+/** The headers of one attempt of a delivery, signed at the time of the attempt. */
+export type AttemptHeaders = (delivery: ClaimedDelivery) => Record<string, string>;
 
 export interface DispatcherOptions {
   concurrency: number;
   /** Finished deliveries older than this leave the log. */
   logRetentionDays: number;
-  perWorkspace: number;
+  perOwner: number;
   perEndpoint: number;
   leaseMarginMs: number;
   pollMs: number;
@@ -26,7 +29,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 
 export class WebhookDispatcher {
   private readonly byEndpoint = new Map<string, number>();
-  private readonly byWorkspace = new Map<string, number>();
+  private readonly byOwner = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -39,6 +42,7 @@ export class WebhookDispatcher {
   constructor(
     private readonly queue: DeliveryQueue,
     private readonly send: WebhookSender,
+    private readonly headers: AttemptHeaders,
     private readonly log: Logger,
     private readonly options: DispatcherOptions,
   ) {}
@@ -90,15 +94,15 @@ export class WebhookDispatcher {
       const purged = await this.queue.purgeFinished(this.options.logRetentionDays);
       if (purged > 0) this.log.info({ deliveries: purged, days: this.options.logRetentionDays }, 'old finished webhook deliveries purged');
     }
-    const { perWorkspace, perEndpoint } = this.options;
+    const { perOwner, perEndpoint } = this.options;
     while (!this.stopped && this.total < this.options.concurrency) {
       const full = (counts: Map<string, number>, cap: number) => [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
       const claimed = await this.queue.claim(
         this.options.concurrency - this.total,
         {
-          busyWorkspaces: full(this.byWorkspace, perWorkspace),
+          busyOwners: full(this.byOwner, perOwner),
           busyEndpoints: full(this.byEndpoint, perEndpoint),
-          workspaceFree: (id) => perWorkspace - (this.byWorkspace.get(id) ?? 0),
+          ownerFree: (id) => perOwner - (this.byOwner.get(id) ?? 0),
           endpointFree: (id) => perEndpoint - (this.byEndpoint.get(id) ?? 0),
         },
         // The lease outlasts the attempt's own deadline, so only a dead dispatcher's lease runs out.
@@ -117,11 +121,11 @@ export class WebhookDispatcher {
     };
     this.total++;
     count(this.byEndpoint, delivery.endpoint_id, 1);
-    count(this.byWorkspace, delivery.workspace_id, 1);
+    count(this.byOwner, delivery.owner_id, 1);
     const run = this.attempt(delivery).finally(() => {
       this.total--;
       count(this.byEndpoint, delivery.endpoint_id, -1);
-      count(this.byWorkspace, delivery.workspace_id, -1);
+      count(this.byOwner, delivery.owner_id, -1);
       this.running.delete(run);
       this.nudge();
     });
@@ -131,12 +135,7 @@ export class WebhookDispatcher {
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     let result: AttemptResult;
     try {
-      result = await this.send(delivery.url, delivery.body, {
-        [SIGNATURE_HEADER]: signatureHeader(delivery.body, delivery.secrets),
-        'x-service-event': 'scan.created',
-        'x-service-delivery': delivery.id,
-        'x-service-attempt': String(delivery.attempts),
-      });
+      result = await this.send(delivery.url, delivery.body, this.headers(delivery));
     } catch (err) {
       // The sender answers failures as results; anything thrown is a failure of this attempt too.
       result = { outcome: 'failed', statusCode: null, error: 'the request could not be made' };

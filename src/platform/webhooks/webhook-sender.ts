@@ -2,11 +2,12 @@
 // host is on the allow-list; checked at connect time), no redirects followed,
 // and the whole exchange bounded by the timeout. The answer's status decides:
 // 2xx acknowledged, 4xx rejected for good, anything else (3xx, 5xx, timeout,
-// connection error) a failure to retry.
+// connection error) a failure to retry. A product may name 4xx statuses that
+// are worth retrying all the same (mail: 408 and 429).
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
-import { OutboundError, outboundTarget } from '../../platform/http/outbound.ts';
+import { OutboundError, outboundTarget } from '../http/outbound.ts';
 import type { AttemptResult } from './delivery-queue.ts';
 
 export interface SenderOptions {
@@ -14,6 +15,8 @@ export interface SenderOptions {
   allowHosts: readonly string[];
   /** Extra CA certificates (PEM file) trusted besides the system's. */
   caFile?: string;
+  /** 4xx statuses retried like failures instead of rejected for good (none unless named). */
+  retryStatuses?: readonly number[];
 }
 
 /**
@@ -33,6 +36,7 @@ function publicMessage(err: Error & { code?: string }, hostname: string): string
 export type WebhookSender = (url: string, body: string, headers: Record<string, string>) => Promise<AttemptResult>;
 
 export function createWebhookSender(options: SenderOptions): WebhookSender {
+  const retried = new Set(options.retryStatuses ?? []);
   const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
   return (rawUrl, body, headers) =>
     new Promise<AttemptResult>((resolve) => {
@@ -61,7 +65,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
         // The status is the answer; the body is not read (a receiver may keep streaming it).
         response.destroy();
         if (status >= 200 && status < 300) settle({ outcome: 'acknowledged', statusCode: status, error: null });
-        else if (status >= 400 && status < 500) settle({ outcome: 'rejected', statusCode: status, error: null });
+        else if (status >= 400 && status < 500 && !retried.has(status)) settle({ outcome: 'rejected', statusCode: status, error: null });
         else settle({ outcome: 'failed', statusCode: status, error: status >= 300 && status < 400 ? 'redirects are not followed' : `HTTP ${status}` });
       });
       const deadline = setTimeout(() => {

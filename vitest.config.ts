@@ -43,6 +43,9 @@ const ALONE = [
   // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another
   // file's ingress could relay them to its own topic, where that file's sender would send them.
   'test/integration/mail/broadcasts.test.ts',
+  // Runs a broadcast worker, whose job scheduler would take every file's due broadcast jobs (one
+  // table for the run) to this file's topic; and it fans 800 MB of mail out through Postgres.
+  'test/integration/mail/broadcast-failures.test.ts',
   // Kills its automation worker mid-run and sends through a sender to its own relay: another file's
   // sender would take its messages, and another file's ingress relay its unpublished ones.
   'test/integration/mail/automations.test.ts',

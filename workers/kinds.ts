@@ -10,6 +10,7 @@ import type { LinksServices } from '../src/links/wiring.ts';
 import { automationKind } from '../src/mail/automations/run-actor.ts';
 import { broadcastKind } from '../src/mail/broadcasts/broadcast-actor.ts';
 import { mailSenderKind } from '../src/mail/sending/sender.ts';
+import { mailWebhookKind } from '../src/mail/webhooks/mail-webhook-worker.ts';
 import type { ServiceConfig } from '../src/service.ts';
 import type { MailServices } from '../src/mail/wiring.ts';
 
@@ -27,4 +28,5 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
   'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
   'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),
+  'mail-webhooks': ({ platform, mail }) => mailWebhookKind(platform, mail.webhookWorker),
 };

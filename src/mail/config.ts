@@ -49,6 +49,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_AB_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** The length of a minute of an automation step's delay_minutes; shorter only to test delays without waiting. */
   MAIL_AUTOMATION_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
+  /** Mail webhooks: the wait after each failed attempt, in ms (attempts = delays + 1); by default Resend's schedule, about a day. */
+  MAIL_WEBHOOK_RETRY_DELAYS_MS: Type.String({ pattern: '^[0-9]+(,[0-9]+)*$', default: '5000,300000,1800000,7200000,18000000,36000000,36000000' }),
   /** Tests only (NODE_ENV=test): the ingress kills itself right after storing a message, before publishing it. */
   MAIL_TEST_CRASH_AFTER_STORE: Type.Boolean({ default: false }),
 });

@@ -27,6 +27,7 @@ import { suppressionRoutes } from './suppressions/suppression-routes.ts';
 import { templateRoutes } from './templates/template-routes.ts';
 import { trackingRoutes } from './tracking/tracking-routes.ts';
 import { MailError, mailErrorHandler } from './http/mail-errors.ts';
+import { mailWebhookRoutes } from './webhooks/mail-webhook-routes.ts';
 import type { MailServices } from './wiring.ts';
 
 export const MAIL_SECURITY_SCHEME = 'mailKey';
@@ -44,6 +45,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'broadcasts', description: 'One message per eligible contact of a topic, with A/B subject tests, resends to non-openers and reports.' },
     { name: 'automations', description: 'Steps that send published templates, started by events.' },
     { name: 'events', description: 'Events that create contacts and start automation runs, within daily quotas.' },
+    { name: 'mail-webhooks', description: 'Webhooks for mail events in Resend\'s shapes, signed with Standard Webhooks, with a delivery log and replay.' },
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
@@ -110,6 +112,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         root.addHook('onRequest', authenticate);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, queue: mail.queue, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
         await eventRoutes(root, { events: mail.inboundEvents });
+        await mailWebhookRoutes(root, { ...mail.webhooks, pg });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

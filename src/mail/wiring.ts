@@ -20,6 +20,11 @@ import { Suppressions } from './suppressions/suppressions.ts';
 import { allowanceSettings } from './sending/daily-allowances.ts';
 import { RecipientLimits } from './sending/recipient-limits.ts';
 import { Templates } from './templates/templates.ts';
+import { webhookAllowHosts, webhookDispatcherOptions, webhookSenderOptions, type WebhookSettings } from '../platform/webhooks/webhook-settings.ts';
+import { MailDeliveryQueue, parseRetryDelays } from './webhooks/mail-delivery-queue.ts';
+import { MailWebhookLog } from './webhooks/mail-webhook-log.ts';
+import { MailWebhookStore } from './webhooks/mail-webhook-store.ts';
+import type { MailWebhookWorkerOptions } from './webhooks/mail-webhook-worker.ts';
 
 export interface MailServices {
   config: MailConfig;
@@ -45,10 +50,15 @@ export interface MailServices {
   outboxes: Outbox[];
   /** The most recipients a message may have (its organization's smallest daily allowance). */
   recipientLimits: RecipientLimits;
+  /** /webhooks: endpoints, their delivery log and queue; and the mail-webhooks worker's settings. */
+  webhooks: { store: MailWebhookStore; log: MailWebhookLog; queue: MailDeliveryQueue };
+  webhookWorker: MailWebhookWorkerOptions;
 }
 
-export function wireMail(platform: Platform, config: MailConfig): MailServices {
+/** The WEBHOOK_* settings (outbound rules, slots, timing) are shared with the link product's webhooks. */
+export function wireMail(platform: Platform, config: MailConfig & WebhookSettings): MailServices {
   const { pg } = platform;
+  const webhookQueue = new MailDeliveryQueue(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS));
   const publishing = outboxPool(platform);
   const queue = new MessageQueue(publishing, platform.publisher, platform.log);
   const events = new MailEventQueue(publishing, platform.publisher, platform.log);
@@ -71,6 +81,13 @@ export function wireMail(platform: Platform, config: MailConfig): MailServices {
     automationData,
     outboxes: [queue.outbox, events.outbox, ...automationData.outboxes],
     recipientLimits: new RecipientLimits(pg, allowanceSettings(config)),
+    webhooks: {
+      store: new MailWebhookStore(pg, { allowHosts: webhookAllowHosts(config), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      log: new MailWebhookLog(pg),
+      queue: webhookQueue,
+    },
+    // Resend's receivers may ask for a retry with 408 or 429; other 4xx answers are final.
+    webhookWorker: { queue: webhookQueue, sender: webhookSenderOptions(config, [408, 429]), dispatcher: webhookDispatcherOptions(config) },
   };
 }
 

@@ -1,0 +1,86 @@
+// Webhook endpoints of a mail organization, in Resend's shapes: create with
+// {endpoint, events}, read (with its signing secret, as Resend answers), list,
+// update endpoint/events/status, remove, rotate the signing secret. Secrets are
+// Standard Webhooks secrets (whsec_<base64>); after a rotation the old one
+// still signs for WEBHOOK_SECRET_GRACE_MS, so receivers switch without loss.
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { checkEndpointUrl } from '../../platform/webhooks/endpoint-url.ts';
+import { newStandardSecret } from '../../platform/webhooks/standard-webhooks.ts';
+
+export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
+
+export interface MailEndpointRow {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  status: 'enabled' | 'disabled';
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toWebhook = (row: MailEndpointRow) => ({
+  object: 'webhook' as const,
+  id: row.id,
+  endpoint: row.url,
+  events: row.events,
+  status: row.status,
+  created_at: row.created_at.toISOString(),
+});
+
+export class MailWebhookStore {
+  constructor(
+    private readonly pg: Pool,
+    private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
+  ) {}
+
+  async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailEndpointRow> {
+    const url = checkEndpointUrl(input.endpoint, this.options.allowHosts, 'endpoint');
+    // One statement: the count and the insert see the same rows, under the organization's row lock.
+    const { rows } = await this.pg.query<MailEndpointRow>(
+      `WITH org AS (SELECT id FROM mail_organizations WHERE id = $2 FOR UPDATE)
+       INSERT INTO mail_webhook_endpoints (id, organization_id, url, events, secret)
+       SELECT $1, org.id, $3, $4, $5 FROM org
+        WHERE (SELECT count(*) FROM mail_webhook_endpoints WHERE organization_id = $2) < $6
+       RETURNING *`,
+      [randomUUID(), organizationId, url, [...new Set(input.events)], newStandardSecret(), MAX_ENDPOINTS_PER_ORGANIZATION],
+    );
+    if (!rows[0]) throw new ApiError(409, 'webhook_limit_reached', `An organization can have at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhooks; remove one first.`);
+    return rows[0];
+  }
+
+  async get(organizationId: string, id: string): Promise<MailEndpointRow | undefined> {
+    return (await this.pg.query<MailEndpointRow>('SELECT * FROM mail_webhook_endpoints WHERE organization_id = $1 AND id = $2', [organizationId, id])).rows[0];
+  }
+
+  async update(organizationId: string, id: string, input: { endpoint?: string; events?: string[]; status?: 'enabled' | 'disabled' }): Promise<MailEndpointRow | undefined> {
+    const url = input.endpoint === undefined ? null : checkEndpointUrl(input.endpoint, this.options.allowHosts, 'endpoint');
+    const { rows } = await this.pg.query<MailEndpointRow>(
+      `UPDATE mail_webhook_endpoints SET url = coalesce($3, url), events = coalesce($4, events), status = coalesce($5, status), updated_at = now()
+        WHERE organization_id = $1 AND id = $2 RETURNING *`,
+      [organizationId, id, url, input.events ? [...new Set(input.events)] : null, input.status ?? null],
+    );
+    return rows[0];
+  }
+
+  /** Removes the endpoint with its delivery log; queued deliveries are dropped with it. */
+  async remove(organizationId: string, id: string): Promise<boolean> {
+    return ((await this.pg.query('DELETE FROM mail_webhook_endpoints WHERE organization_id = $1 AND id = $2', [organizationId, id])).rowCount ?? 0) > 0;
+  }
+
+  /** A new secret; the old one keeps signing (a second v1 signature) for the grace period. */
+  async rotateSecret(organizationId: string, id: string): Promise<MailEndpointRow | undefined> {
+    const { rows } = await this.pg.query<MailEndpointRow>(
+      `UPDATE mail_webhook_endpoints SET previous_secret = secret, secret = $3,
+              previous_secret_expires_at = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
+        WHERE organization_id = $1 AND id = $2 RETURNING *`,
+      [organizationId, id, newStandardSecret(), this.options.secretGraceMs],
+    );
+    return rows[0];
+  }
+}

@@ -10,6 +10,7 @@ import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
 import { startWorkerKinds, stopChild, type Child } from '../../support/processes.ts';
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { broadcastHelpers, type Org } from '../../support/mail/broadcasts.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
 import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { linkToken } from '../../../src/mail/tracking/tracking-links.ts';
@@ -39,47 +40,7 @@ afterAll(async () => {
   await ingress?.close();
 });
 
-interface Org {
-  organizationId: string;
-  key: string;
-  domain: string;
-  from: string;
-}
-
-async function organization(options: { daily_send_cap?: number } = {}): Promise<Org> {
-  const org = await organizationWithKey(ingress.url, { rate_limit: 1000, ...options });
-  const domain = await verifiedDomain(ingress.url, org.key, undefined, 'links.example.com');
-  await api(org, 'POST', '/api/v1/topics', { slug: 'news', name: 'News', default_subscription: 'opt_in' });
-  return { ...org, domain: domain.name, from: `News <news@${domain.name}>` };
-}
-
-async function api(org: Pick<Org, 'key'>, method: string, path: string, body?: unknown) {
-  return call(ingress.url, method, path, { key: org.key, ...(body === undefined ? {} : { body }) });
-}
-
-/** Imports `count` subscribed contacts (NDJSON) named by `prefix`, with their properties. */
-async function contacts(org: Org, count: number, prefix: string, properties: (i: number) => Record<string, unknown> = () => ({})): Promise<void> {
-  const raw = Array.from({ length: count }, (_, i) => JSON.stringify({ email: `${prefix}-${i}@example.net`, first_name: `P${i}`, properties: properties(i) })).join('\n');
-  const res = await call(ingress.url, 'POST', '/api/v1/contacts/import', { key: org.key, raw, headers: { 'content-type': 'application/x-ndjson' } });
-  expect(res.status).toBe(200);
-}
-
-const broadcastBody = (org: Org, extra: Record<string, unknown> = {}) => ({ name: 'Spring', from: org.from, topic: 'news', subject: 'Hello {{contact.first_name}}', html: '<html><body><p>Hi {{contact.first_name}}</p></body></html>', text: 'Hi', ...extra });
-
-async function create(org: Org, extra: Record<string, unknown> = {}) {
-  const res = await api(org, 'POST', '/api/v1/broadcasts', broadcastBody(org, extra));
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
-
-const get = async (org: Org, id: string) => (await api(org, 'GET', `/api/v1/broadcasts/${id}`)).body;
-
-async function until(org: Org, id: string, status: string, timeoutMs = 60_000) {
-  return eventually(async () => {
-    const b = await get(org, id);
-    return b.status === status ? b : undefined;
-  }, timeoutMs);
-}
+const { api, organization, contacts, broadcastBody, create, get, until } = broadcastHelpers(() => ingress.url);
 
 async function recipients(broadcastId: string) {
   const { rows } = await db.query(

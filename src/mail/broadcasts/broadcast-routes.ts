@@ -15,6 +15,7 @@ import { checkPartSizes } from '../http/content-size.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import { PageOf, PageQuery } from '../http/pagination.ts';
 import type { Templates } from '../templates/templates.ts';
 import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type Broadcasts } from './broadcasts.ts';
 import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
@@ -94,7 +95,15 @@ const BroadcastSchema = Type.Object(
   },
   { $id: 'Broadcast', title: 'Broadcast' },
 );
-const BroadcastList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(BroadcastSchema)) }, { $id: 'BroadcastList', title: 'BroadcastList' });
+const BroadcastList = PageOf(ref(BroadcastSchema), 'BroadcastList');
+/** The other mail lists' paging, with the spec's bound: up to 50 a page, 50 unless told. */
+const BroadcastPageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT, default: LIST_LIMIT, description: `Broadcasts per page (1 to ${LIST_LIMIT}, default ${LIST_LIMIT}).` })),
+    cursor: PageQuery.properties.cursor,
+  },
+  { additionalProperties: false },
+);
 
 export interface BroadcastRouteDeps {
   broadcasts: Broadcasts;
@@ -157,8 +166,13 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
 
   app.get('/broadcasts', {
     config,
-    schema: { tags, operationId: 'listBroadcasts', summary: `List broadcasts (up to ${LIST_LIMIT}, newest first)`, response: { 200: withRateLimitHeaders(BroadcastList, 'The newest broadcasts.'), ...mailErrorResponses(...MAIL_ERRORS) } },
-  }, async (request) => ({ object: 'list' as const, data: (await broadcasts.list(request.mailAuth.organizationId, request.mailAuth.domains)).map(toBroadcast) }));
+    schema: {
+      tags, operationId: 'listBroadcasts', summary: `List broadcasts (up to ${LIST_LIMIT} a page, newest first)`,
+      description: 'A page of broadcasts; `next_cursor`, passed back as `cursor`, gives the next (null on the last page).',
+      querystring: BroadcastPageQuery,
+      response: { 200: withRateLimitHeaders(BroadcastList, 'A page of broadcasts, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) },
+    },
+  }, async (request) => broadcasts.list(request.mailAuth.organizationId, request.mailAuth.domains, request.query, toBroadcast));
 
   const action = (operationId: string, summary: string, description: string) => ({
     config,

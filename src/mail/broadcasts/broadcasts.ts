@@ -7,6 +7,7 @@ import type { PoolClient } from 'pg';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { DomainScope } from '../domains/domains.ts';
+import { page, type Page } from '../http/pagination.ts';
 
 export const BROADCAST_STATUSES = ['draft', 'scheduled', 'sending', 'testing', 'sent', 'canceled'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
@@ -145,12 +146,14 @@ export class Broadcasts {
     return this.read(this.pg, organizationId, id, scope);
   }
 
-  async list(organizationId: string, scope: DomainScope): Promise<BroadcastRow[]> {
-    const { rows } = await this.pg.query<BroadcastRow>(
-      `${SELECT} WHERE b.organization_id = $1 AND ($2::text[] IS NULL OR b.from_domain = ANY($2)) ORDER BY b.created_at DESC, b.id DESC LIMIT ${LIST_LIMIT}`,
-      [organizationId, scope],
-    );
-    return rows;
+  /** A page of the broadcasts the key may see, newest first (`limit` up to LIST_LIMIT, `cursor` from the previous page). */
+  list<T>(organizationId: string, scope: DomainScope, request: { limit?: number; cursor?: string }, map: (row: BroadcastRow) => T): Promise<Page<T>> {
+    return page(this.pg, {
+      select: `${SELECT} WHERE b.organization_id = $1 AND ($2::text[] IS NULL OR b.from_domain = ANY($2))`,
+      params: [organizationId, scope],
+      limit: request.limit ?? LIST_LIMIT,
+      ...(request.cursor === undefined ? {} : { cursor: request.cursor }),
+    }, map);
   }
 
   /** POST /:id/send: scheduled for `at`, or sending now (the worker starts it within a second). */

@@ -4,7 +4,8 @@
 // (its row, else the topic's default), and it is in the segment if one is set;
 // a match on the suppression list comes back flagged, to be counted and left out.
 // A resend's audience is also narrowed to its parent's recipients whose message
-// has no open and no click yet (spec: Resend rule 7).
+// has no open and no click yet (spec: Resend rule 7). The rest of an A/B test
+// re-checks its waiting recipients by the same rule (eligibleSql), when it sends.
 import type { PoolClient } from 'pg';
 import { compileSegmentFilter, type SegmentFilter } from '../audience/segment-filter.ts';
 import { subscribedToTopicSql } from '../audience/topics.ts';
@@ -29,25 +30,61 @@ export interface AudienceQuery {
 /** A contact id lower than any: where a keyset walk of the audience starts. */
 export const BEFORE_FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
-/** The next `limit` matching contacts after contact id `after` (null: from the start). */
-export async function nextContacts(db: PoolClient, q: AudienceQuery, after: string | null, limit: number): Promise<AudienceContact[]> {
-  const params: unknown[] = [q.organizationId, after ?? BEFORE_FIRST_ID, q.topicId, q.topicDefault, limit];
-  let where = `c.organization_id = $1 AND c.id > $2 AND c.status = 'subscribed' AND ${subscribedToTopicSql('$3', '$4')}`;
+/** Whether contact `c` is suppressed (counted and left out, not an eligibility rule of the SQL). */
+const SUPPRESSED = 'EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email)';
+
+/**
+ * The one eligibility rule, as SQL over contact `c` (suppression apart): subscribed, subscribed to
+ * the topic, in the segment, and for a resend a non-opener of the parent. Its values are appended
+ * to `params`.
+ */
+function eligibleSql(q: AudienceQuery, params: unknown[]): string {
+  const $ = (value: unknown) => `$${params.push(value)}`;
+  let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed' AND ${subscribedToTopicSql($(q.topicId), $(q.topicDefault))}`;
   if (q.segment) {
     const segment = compileSegmentFilter(q.segment, params.length + 1);
     params.push(...segment.params);
-    where += ` AND ${segment.sql}`;
+    sql += ` AND ${segment.sql}`;
   }
   if (q.parentId) {
-    params.push(q.parentId);
-    where += ` AND EXISTS (SELECT 1 FROM mail_broadcast_recipients r WHERE r.broadcast_id = $${params.length} AND r.contact_id = c.id AND r.message_id IS NOT NULL
-                  AND NOT EXISTS (SELECT 1 FROM mail_events e WHERE e.message_id = r.message_id AND e.type IN ('opened', 'clicked')))`;
+    sql += ` AND EXISTS (SELECT 1 FROM mail_broadcast_recipients r WHERE r.broadcast_id = ${$(q.parentId)} AND r.contact_id = c.id AND r.message_id IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM mail_events e WHERE e.message_id = r.message_id AND e.type IN ('opened', 'clicked')))`;
   }
+  return sql;
+}
+
+/** The next `limit` matching contacts after contact id `after` (null: from the start). */
+export async function nextContacts(db: PoolClient, q: AudienceQuery, after: string | null, limit: number): Promise<AudienceContact[]> {
+  const params: unknown[] = [];
+  const eligible = eligibleSql(q, params);
   const { rows } = await db.query<AudienceContact>(
-    `SELECT c.id, c.email, c.first_name, c.last_name, c.properties,
-            EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email) AS suppressed
-       FROM mail_contacts c WHERE ${where} ORDER BY c.id LIMIT $5`,
+    `SELECT c.id, c.email, c.first_name, c.last_name, c.properties, ${SUPPRESSED} AS suppressed
+       FROM mail_contacts c WHERE ${eligible} AND c.id > $${params.push(after ?? BEFORE_FIRST_ID)} ORDER BY c.id LIMIT $${params.push(limit)}`,
     params,
   );
   return rows;
+}
+
+/** A recipient waiting for its broadcast's A/B winner, with its contact as it is now. */
+export interface WaitingRecipient {
+  contactId: string;
+  /** Null when the contact was deleted meanwhile. */
+  contact: AudienceContact | null;
+  /** Whether the contact is still eligible (the same rule as the audience's). */
+  eligible: boolean;
+}
+
+/** The broadcast's next `limit` recipients waiting for the A/B winner after contact id `after`, in contact-id order. */
+export async function nextWaiting(db: PoolClient, q: AudienceQuery, broadcastId: string, after: string | null, limit: number): Promise<WaitingRecipient[]> {
+  const params: unknown[] = [];
+  const eligible = eligibleSql(q, params);
+  const { rows } = await db.query<AudienceContact & { contact_id: string; eligible: boolean }>(
+    `SELECT r.contact_id, c.id, c.email, c.first_name, c.last_name, c.properties,
+            c.id IS NOT NULL AND coalesce(${eligible}, false) AS eligible, c.id IS NOT NULL AND ${SUPPRESSED} AS suppressed
+       FROM mail_broadcast_recipients r LEFT JOIN mail_contacts c ON c.id = r.contact_id
+      WHERE r.broadcast_id = $${params.push(broadcastId)} AND r.state = 'waiting' AND r.contact_id > $${params.push(after ?? BEFORE_FIRST_ID)}
+      ORDER BY r.contact_id LIMIT $${params.push(limit)}`,
+    params,
+  );
+  return rows.map(({ contact_id, eligible: isEligible, ...c }) => ({ contactId: contact_id, contact: c.id ? c : null, eligible: isEligible }));
 }

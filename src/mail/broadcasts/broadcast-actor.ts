@@ -5,6 +5,11 @@
 // again by the redelivered command, goes on from where the broadcast stands.
 //   start   scheduled (and due) or sending: the fan-out, from its cursor
 //   decide  testing: the winner written, then the rest of the fan-out
+// An outage (Postgres restarting, say) is thrown back, and the runtime retries the
+// command until it passes; any other error would fail the same way on every try, so
+// the broadcast ends canceled with it in stats.reason (end-broadcast.ts) rather than
+// staying `sending` while its command goes to the dead letters.
+import { isTransient } from '../../platform/actors/transient.ts';
 import type { ActorMessage, MessageWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
@@ -13,6 +18,7 @@ import type { MailConfig } from '../config.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
 import { decide } from './ab-winner.ts';
 import { BroadcastJobs, type MailCommand } from './broadcast-jobs.ts';
+import { endAfterFailure } from './end-broadcast.ts';
 import { FanOut } from './fan-out.ts';
 
 /** A start command may run this much before its scheduled time (clocks of two machines). */
@@ -28,21 +34,28 @@ export function broadcastKind(platform: Platform, queue: MessageQueue, config: P
     background: new BroadcastJobs(platform.pg, platform.publisher, log),
     handle: async ({ value }: ActorMessage<MailCommand>) => {
       const id = value.broadcast_id;
-      const go = await withTransaction(platform.pg, async (db) => {
-        // A decision repeated after the winner was written goes on sending the rest.
-        if (value.command === 'decide') await decide(db, id);
-        // A scheduled broadcast whose time has come starts sending; a stale command (rescheduled later since) does nothing.
-        const { rows } = await db.query<{ status: string }>(
-          `UPDATE mail_broadcasts SET status = 'sending', updated_at = now()
-            WHERE id = $1 AND (status = 'sending' OR ($3 = 'start' AND status = 'scheduled' AND scheduled_at <= now() + make_interval(secs => $2::double precision / 1000)))
-           RETURNING status`,
-          [id, EARLY_MS, value.command],
-        );
-        return rows.length > 0;
-      });
-      if (go) {
-        log.info({ broadcastId: id, command: value.command }, 'broadcast fan-out');
-        await fanOut.run(id);
+      try {
+        const go = await withTransaction(platform.pg, async (db) => {
+          // A decision repeated after the winner was written goes on sending the rest.
+          if (value.command === 'decide') await decide(db, id);
+          // A scheduled broadcast whose time has come starts sending; a stale command (rescheduled later since) does nothing.
+          const { rows } = await db.query<{ status: string }>(
+            `UPDATE mail_broadcasts SET status = 'sending', updated_at = now()
+              WHERE id = $1 AND (status = 'sending' OR ($3 = 'start' AND status = 'scheduled' AND scheduled_at <= now() + make_interval(secs => $2::double precision / 1000)))
+             RETURNING status`,
+            [id, EARLY_MS, value.command],
+          );
+          return rows.length > 0;
+        });
+        if (go) {
+          log.info({ broadcastId: id, command: value.command }, 'broadcast fan-out');
+          await fanOut.run(id);
+        }
+      } catch (err) {
+        if (isTransient(err)) throw err;
+        const error = err instanceof Error ? err : new Error(String(err));
+        if (!(await endAfterFailure(platform.pg, id, error))) throw err;
+        log.error({ err: error, broadcastId: id, command: value.command }, 'broadcast fan-out failed for good; the broadcast is canceled with the reason');
       }
     },
   };

@@ -1,4 +1,6 @@
-// The fan-out of a broadcast, in batches of 500 contacts. Each batch is one
+// The fan-out of a broadcast, in batches of 500 contacts, or fewer when their
+// messages reach BATCH_BYTES (2 MB of HTML and 2 MB of text to 500 contacts would
+// be 2 GB in one statement, past what one string or parameter can hold). Each batch is one
 // transaction: the broadcast's row locked (a cancel waits for the batch and the
 // next batch sees it), the recipient rows, the messages with their outbox rows,
 // and the counters and the cursor (the last contact id taken). A process killed
@@ -6,17 +8,21 @@
 // the committed cursor: every contact gets exactly one recipient row and one
 // message. (listmonk moves its cursor when it fetches, so a crash there skips or
 // repeats contacts.) The messages are published after the commit; what a crash
-// leaves unpublished, the ingresses' outbox relay publishes.
+// leaves unpublished, the ingresses' outbox relay publishes. A fan-out that cannot
+// go on ends `canceled` with its reason (end-broadcast.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { parseSegmentFilter } from '../audience/segment-filter.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
-import { BEFORE_FIRST_ID, nextContacts, type AudienceContact, type AudienceQuery } from './audience.ts';
+import { nextContacts, nextWaiting, type AudienceContact, type AudienceQuery } from './audience.ts';
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
 import type { BroadcastRow } from './broadcasts.ts';
+import { endCanceled } from './end-broadcast.ts';
 
 export const FAN_OUT_BATCH = 500;
+/** A batch stops taking contacts once its messages hold this many bytes (UTF-8). */
+export const BATCH_BYTES = 64 * 1024 * 1024;
 
 interface Recipient {
   contact: string;
@@ -64,25 +70,25 @@ export class FanOut {
     const { rows } = await db.query<BroadcastRow>('SELECT * FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
     const b = rows[0];
     if (!b || b.status !== 'sending') return { messageIds: [], done: true };
-    if (b.phase === 'rest') return this.restBatch(db, b);
     const query = await this.audienceOf(db, b);
     if (typeof query === 'string') {
-      await db.query("UPDATE mail_broadcasts SET status = 'canceled', reason = $2, fanned_out = true, finished_at = now(), updated_at = now() WHERE id = $1", [b.id, query]);
+      await endCanceled(db, b.id, query);
       return { messageIds: [], done: true };
     }
+    if (b.phase === 'rest') return this.restBatch(db, b, query);
     const contacts = await nextContacts(db, query, b.cursor, FAN_OUT_BATCH);
-    const recipients = contacts.filter((c) => !c.suppressed).map((c) => this.recipientOf(b, c));
+    const { recipients, taken } = takeWithin(contacts, (c) => (c.suppressed ? null : this.recipientOf(b, c)));
     const messageIds = await this.write(db, b, recipients);
     await this.countRecipients(db, b, recipients);
     const count = (state: Recipient['state']) => recipients.filter((r) => r.state === state).length;
     const testMessages = b.ab_test ? count('queued') : 0;
-    const last = contacts.length < FAN_OUT_BATCH;
+    const last = taken === contacts.length && contacts.length < FAN_OUT_BATCH;
     const eligible = b.eligible + recipients.length;
     await db.query(
       `UPDATE mail_broadcasts SET fanned_out = true, started_at = coalesce(started_at, now()), cursor = $2, eligible = $3, suppressed = suppressed + $4,
               queued = queued + $5, skipped = skipped + $6, test_share = CASE WHEN ab_test IS NULL THEN NULL ELSE coalesce(test_share, 0) + $7 END, updated_at = now()
         WHERE id = $1`,
-      [b.id, contacts.at(-1)?.id ?? b.cursor, eligible, contacts.length - recipients.length, count('queued') + count('waiting'), count('skipped'), testMessages],
+      [b.id, contacts[taken - 1]?.id ?? b.cursor, eligible, taken - recipients.length, count('queued') + count('waiting'), count('skipped'), testMessages],
     );
     if (last) await this.endAudience(db, b, eligible);
     return { messageIds, done: last };
@@ -103,34 +109,45 @@ export class FanOut {
         [b.id, b.ab_test.wait_minutes * this.minuteMs],
       );
     } else {
-      await db.query("UPDATE mail_broadcasts SET status = 'sent', finished_at = now(), updated_at = now() WHERE id = $1", [b.id]);
+      await this.finish(db, b.id);
     }
   }
 
-  /** After the A/B decision: the recipients waiting for it get the winner's subject. */
-  private async restBatch(db: PoolClient, b: BroadcastRow): Promise<{ messageIds: string[]; done: boolean }> {
-    const { rows: contacts } = await db.query<AudienceContact & { subscribed: boolean }>(
-      `SELECT c.id, c.email, c.first_name, c.last_name, c.properties, c.status = 'subscribed' AS subscribed,
-              EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email) AS suppressed
-         FROM mail_broadcast_recipients r JOIN mail_contacts c ON c.id = r.contact_id
-        WHERE r.broadcast_id = $1 AND r.state = 'waiting' AND r.contact_id > $2 ORDER BY r.contact_id LIMIT ${FAN_OUT_BATCH}`,
-      [b.id, b.cursor ?? BEFORE_FIRST_ID],
+  /**
+   * Every recipient has its message, or was skipped: sent. When none got one (the subject renders
+   * empty for everyone, say), nothing went out: canceled, with the first recipient's reason.
+   */
+  private async finish(db: PoolClient, broadcastId: string): Promise<void> {
+    const { rows } = await db.query<{ queued: number; skipped: number; first: string | null }>(
+      `SELECT queued, skipped, (SELECT reason FROM mail_broadcast_recipients WHERE broadcast_id = $1 AND state = 'skipped' LIMIT 1) AS first FROM mail_broadcasts WHERE id = $1`,
+      [broadcastId],
     );
+    const { queued, skipped, first } = rows[0]!;
+    if (queued === 0 && skipped > 0) {
+      await endCanceled(db, broadcastId, `No message could be made: all ${skipped} eligible recipients were skipped, the first because ${first ?? 'of an unknown reason'}. Fix the content (or the contacts) and create a new broadcast.`);
+      return;
+    }
+    await db.query("UPDATE mail_broadcasts SET status = 'sent', finished_at = now(), updated_at = now() WHERE id = $1", [broadcastId]);
+  }
+
+  /**
+   * After the A/B decision: the recipients waiting for it get the winner's subject, if they are still
+   * eligible by the audience's own rule (audience.ts); the others, and the deleted, are skipped.
+   */
+  private async restBatch(db: PoolClient, b: BroadcastRow, query: AudienceQuery): Promise<{ messageIds: string[]; done: boolean }> {
+    const waiting = await nextWaiting(db, query, b.id, b.cursor, FAN_OUT_BATCH);
     const subject = b.ab_winner === 'B' ? b.subject_b! : b.subject;
-    const recipients = contacts.map((c): Recipient => {
-      // Someone who left or was suppressed while the test ran gets nothing.
-      if (!c.subscribed || c.suppressed) return { contact: c.id, state: 'skipped', variant: null, message: null, reason: 'unsubscribed or suppressed while the A/B test ran' };
-      return this.made(b, c, subject, null);
+    const skip = (contact: string, reason: string): Recipient => ({ contact, state: 'skipped', variant: null, message: null, reason });
+    const { recipients, taken } = takeWithin(waiting, (w) => {
+      if (!w.contact) return skip(w.contactId, 'the contact was deleted while the A/B test ran');
+      if (!w.eligible || w.contact.suppressed) return skip(w.contactId, 'no longer eligible when the winner was chosen (unsubscribed, out of the topic or the segment, or suppressed)');
+      return this.made(b, w.contact, subject, null);
     });
     const messageIds = await this.write(db, b, recipients);
     const skipped = recipients.filter((r) => r.state === 'skipped').length;
-    const last = contacts.length < FAN_OUT_BATCH;
-    await db.query(
-      `UPDATE mail_broadcasts SET cursor = $2, queued = queued - $3, skipped = skipped + $3, updated_at = now(),
-              status = CASE WHEN $4 THEN 'sent' ELSE status END, finished_at = CASE WHEN $4 THEN now() ELSE finished_at END
-        WHERE id = $1`,
-      [b.id, contacts.at(-1)?.id ?? b.cursor, skipped, last],
-    );
+    const last = taken === waiting.length && waiting.length < FAN_OUT_BATCH;
+    await db.query('UPDATE mail_broadcasts SET cursor = $2, queued = queued - $3, skipped = skipped + $3, updated_at = now() WHERE id = $1', [b.id, waiting[taken - 1]?.contactId ?? b.cursor, skipped]);
+    if (last) await this.finish(db, b.id);
     return { messageIds, done: last };
   }
 
@@ -203,10 +220,34 @@ export class FanOut {
     let segment = null;
     if (b.segment_id) {
       const { rows: segments } = await db.query<{ filter: unknown }>('SELECT filter FROM mail_segments WHERE organization_id = $1 AND id = $2', [b.organization_id, b.segment_id]);
-      const parsed = segments[0] ? parseSegmentFilter(segments[0].filter) : undefined;
-      if (!parsed?.ok) return `The segment ${b.segment_id} was deleted; send a new broadcast to another segment or to the whole topic.`;
+      if (!segments[0]) return `The segment ${b.segment_id} was deleted; send a new broadcast to another segment or to the whole topic.`;
+      // A filter stored before the checks of today (segment-filter.ts) would make Postgres refuse the audience's query.
+      const parsed = parseSegmentFilter(segments[0].filter);
+      if (!parsed.ok) {
+        const e = parsed.errors[0]!;
+        return `The segment ${b.segment_id} has a filter that is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${b.segment_id}, then create a new broadcast.`;
+      }
       segment = parsed.filter;
     }
     return { organizationId: b.organization_id, topicId: topics[0].id, topicDefault: topics[0].default_subscription, segment, parentId: b.parent_id };
   }
+}
+
+/**
+ * Makes the recipients of `items` in order (null: none, a suppressed contact) until their messages
+ * hold BATCH_BYTES, and at least one; how many items it took.
+ */
+function takeWithin<T>(items: T[], make: (item: T) => Recipient | null): { recipients: Recipient[]; taken: number } {
+  const recipients: Recipient[] = [];
+  let size = 0;
+  let taken = 0;
+  for (const item of items) {
+    if (size >= BATCH_BYTES) break;
+    const r = make(item);
+    taken++;
+    if (!r) continue;
+    recipients.push(r);
+    if (r.message) size += Buffer.byteLength(r.message.subject) + Buffer.byteLength(r.message.html ?? '') + Buffer.byteLength(r.message.text ?? '');
+  }
+  return { recipients, taken };
 }

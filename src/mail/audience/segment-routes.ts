@@ -101,10 +101,16 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
 
   app.get('/segments/:id/contacts', {
     config,
-    schema: { tags, operationId: 'listSegmentContacts', summary: 'The contacts a segment matches now', params: IdParams, querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentContacts, 'A page of matching contacts, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+    schema: { tags, operationId: 'listSegmentContacts', summary: 'The contacts a segment matches now', params: IdParams, querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentContacts, 'A page of matching contacts, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404, 422) } },
   }, async (request) => {
     const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
-    const { sql, params } = compileSegmentFilter(row.filter, 2);
+    // A filter stored before today's checks may hold a value Postgres refuses: say so, and where.
+    const parsed = parseSegmentFilter(row.filter);
+    if (!parsed.ok) {
+      const e = parsed.errors[0]!;
+      throw new ApiError(422, 'segment_filter_invalid', `The segment's filter is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${row.id}.`, parsed.errors.map((x) => ({ path: `/filter${x.path}`, message: x.message })));
+    }
+    const { sql, params } = compileSegmentFilter(parsed.filter, 2);
     return page(pg, { select: `SELECT c.* FROM mail_contacts c WHERE c.organization_id = $1 AND ${sql}`, params: [row.organization_id, ...params], ...request.query }, toContact);
   });
 }

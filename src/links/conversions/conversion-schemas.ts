@@ -82,7 +82,12 @@ export const FunnelQuery = Type.Object(
 );
 
 export const Revenue = Type.Object(
-  { currency: Type.String(), amount: Type.Number({ description: 'In major units (12.5 = twelve and a half).' }), conversions: Type.Integer() },
+  {
+    currency: Type.String(),
+    amount: Type.Number({ description: 'In major units (12.5 = twelve and a half), the JSON number nearest to `amountExact`: rounding amount × 10⁶ gives the exact millionths up to 2^53 of them (about 9 billion units); past that, read `amountExact`.' }),
+    amountExact: Type.String({ pattern: '^[0-9]+(\\.[0-9]{1,6})?$', description: 'The same sum as an exact decimal string in major units ("15.75"), whatever its size.' }),
+    conversions: Type.Integer(),
+  },
   { $id: 'FunnelRevenue', title: 'FunnelRevenue', description: 'Revenue in one currency.' },
 );
 
@@ -94,8 +99,8 @@ export const Funnel = Type.Object(
     linkId: Type.Union([Uuid(), Type.Null()]),
     campaignId: Type.Union([Uuid(), Type.Null()]),
     scans: Type.Integer({ description: 'Scans in the range (bots excluded unless includeBots).' }),
-    trackedClicks: Type.Integer({ description: 'Distinct scans whose visitor was reported landing (type `click`) in the range.' }),
-    conversions: Type.Integer({ description: 'Conversions reported in the range.' }),
+    trackedClicks: Type.Integer({ description: 'Distinct scans whose visitor was reported landing (type `click`) in the range (those of bot scans excluded unless includeBots).' }),
+    conversions: Type.Integer({ description: 'Conversions reported in the range (those of bot scans excluded unless includeBots).' }),
     convertedScans: Type.Integer({ description: 'Distinct scans with at least one conversion in the range.' }),
     clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans; above 1 when clicks in the range come from earlier scans).' }),
     conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans; above 1 when conversions in the range come from earlier scans).' }),

@@ -1,8 +1,10 @@
 // The scan → tracked click → conversion funnel and the conversion series, from
 // ClickHouse. Each step counts what happened in the range: scans by scan time,
 // tracked clicks and conversions by the time they were reported (so a rate can
-// pass 1 when conversions in the range come from scans before it). A campaign
-// scope means the links in the campaign now, as in the scan analytics.
+// pass 1 when conversions in the range come from scans before it). Bots are left
+// out of every step alike unless asked for: the clicks and conversions of bot
+// scans go with the bot scans. A campaign scope means the links in the campaign
+// now, as in the scan analytics.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { inList, join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
 import { notFound } from '../../platform/http/errors.ts';
@@ -24,6 +26,25 @@ export interface ResolvedScope {
 }
 
 const ratio = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+
+/**
+ * Conversions (and clicks) whose scan was not a bot's. The conversions table does not carry the
+ * flag, so the bot scans among the converted ones are looked up in `scans` (PREWHERE reads the
+ * one-byte flag first, then the ids of bot scans only). A scan not stored yet counts as a person's.
+ */
+function ofPeople(workspaceId: string, conversions: SqlFragment): SqlFragment {
+  return sql` AND scan_id NOT IN (
+    SELECT scan_id FROM scans PREWHERE is_bot = 1
+     WHERE workspace_id = ${workspaceId} AND scan_id IN (SELECT scan_id FROM conversions WHERE ${conversions}))`;
+}
+
+/** A sum of micro-units (Int64) as an exact decimal string in major units: "15.75", "9999999999.999991". */
+export function microsToDecimal(micros: bigint): string {
+  const sign = micros < 0n ? '-' : '';
+  const abs = micros < 0n ? -micros : micros;
+  const fraction = (abs % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return `${sign}${abs / 1_000_000n}${fraction ? `.${fraction}` : ''}`;
+}
 
 function where(workspaceId: string, from: Date, to: Date, linkIds: string[] | undefined): SqlFragment {
   return join(
@@ -61,16 +82,18 @@ export class FunnelQueries {
     const from = new Date(range.from);
     const to = new Date(range.to);
     const filter = where(workspaceId, from, to, scope.linkIds);
+    const converted = includeBots ? filter : sql`${filter}${ofPeople(workspaceId, filter)}`;
     const [scans, steps, revenue] = await Promise.all([
       this.ch.rows<{ scans: string }>(sql`SELECT count() AS scans FROM scans WHERE ${filter}${includeBots ? sql`` : sql` AND is_bot = 0`}`),
       this.ch.rows<{ clicks: string; conversions: string; converted: string }>(sql`
         SELECT uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
                uniqExactIf(scan_id, type = 'conversion') AS converted
-          FROM conversions WHERE ${filter}`),
-      this.ch.rows<{ currency: string; micros: string; conversions: string }>(sql`
-        SELECT currency, sum(amount_micros) AS micros, count() AS conversions
-          FROM conversions WHERE ${filter} AND type = 'conversion' AND currency != ''
-         GROUP BY currency ORDER BY micros DESC, currency`),
+          FROM conversions WHERE ${converted}`),
+      // Summed in two parts, whole units and millionths, so that no Int64 sum can overflow.
+      this.ch.rows<{ currency: string; units: string; millionths: string; conversions: string }>(sql`
+        SELECT currency, sum(intDiv(amount_micros, 1000000)) AS units, sum(amount_micros % 1000000) AS millionths, count() AS conversions
+          FROM conversions WHERE ${converted} AND type = 'conversion' AND currency != ''
+         GROUP BY currency`),
     ]);
     const scanCount = Number(scans[0]?.scans ?? 0);
     const s = steps[0] ?? { clicks: '0', conversions: '0', converted: '0' };
@@ -86,16 +109,23 @@ export class FunnelQueries {
       convertedScans: Number(s.converted),
       clickRate: ratio(Number(s.clicks), scanCount),
       conversionRate: ratio(Number(s.converted), scanCount),
-      // Sums of integer micro-units: exact, then shown in major units.
-      revenue: revenue.map((r) => ({ currency: r.currency, amount: Number(r.micros) / 1_000_000, conversions: Number(r.conversions) })),
+      revenue: revenue
+        .map((r) => ({ currency: r.currency, micros: BigInt(r.units) * 1_000_000n + BigInt(r.millionths), conversions: Number(r.conversions) }))
+        .sort((a, b) => (a.micros === b.micros ? (a.currency < b.currency ? -1 : 1) : a.micros > b.micros ? -1 : 1))
+        // Sums of integer micro-units, exact; `amount` is the nearest JSON number, `amountExact` the decimal itself.
+        .map(({ currency, micros, conversions }) => {
+          const amountExact = microsToDecimal(micros);
+          return { currency, amount: Number(amountExact), amountExact, conversions };
+        }),
     };
   }
 
   /** Tracked clicks and conversions per bucket of the range, with zeros where nothing happened. */
-  async conversionSeries(workspaceId: string, range: TimeRange, scope: ResolvedScope): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
+  async conversionSeries(workspaceId: string, range: TimeRange, scope: ResolvedScope, includeBots = false): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
+    const filter = where(workspaceId, range.from, range.to, scope.linkIds);
     const rows = await this.ch.rows<{ t: string; clicks: string; conversions: string }>(sql`
       SELECT toUnixTimestamp(${bucketSql('ts', range.interval)}) AS t, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions
-        FROM conversions WHERE ${where(workspaceId, range.from, range.to, scope.linkIds)} GROUP BY t`);
+        FROM conversions WHERE ${filter}${includeBots ? sql`` : ofPeople(workspaceId, filter)} GROUP BY t`);
     const at = new Map(rows.map((r) => [Number(r.t) * 1000, r]));
     return bucketStarts(range).map((t) => ({ t: new Date(t).toISOString(), trackedClicks: Number(at.get(t)?.clicks ?? 0), conversions: Number(at.get(t)?.conversions ?? 0) }));
   }

@@ -67,7 +67,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       const [scans, funnel, conversionSeries] = await Promise.all([
         scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top),
         deps.funnels.funnel(ctx.tenantId, { from: range.from.getTime(), to: range.to.getTime() }, resolved, args.includeBots),
-        deps.funnels.conversionSeries(ctx.tenantId, range, resolved),
+        deps.funnels.conversionSeries(ctx.tenantId, range, resolved, args.includeBots),
       ]);
       const conversionsAt = new Map(conversionSeries.map((p) => [Date.parse(p.t), p]));
       const series = scans.timeseries.map((p) => ({
@@ -237,7 +237,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
 interface AnalyticsSummaryInput {
   window: { daysBack: number };
   scans: { total: number; uniqueVisitors: number };
-  conversions: { trackedClicks: number; conversions: number; conversionRate: number; revenue: { currency: string; amount: number }[] };
+  conversions: { trackedClicks: number; conversions: number; conversionRate: number; revenue: { currency: string; amount: number; amountExact: string }[] };
   series: { scans: number }[];
   topLinks: { shortId: string; scans: number }[];
 }
@@ -248,7 +248,7 @@ function analyticsSummary(r: AnalyticsSummaryInput): string {
   const first = r.series.slice(0, half).reduce((n, p) => n + p.scans, 0);
   const second = r.series.slice(r.series.length - half).reduce((n, p) => n + p.scans, 0);
   const trend = first === 0 ? (second === 0 ? 'no scans' : 'scans only in the second half') : `${second >= first ? 'up' : 'down'} ${percent(Math.abs(second - first), first)} in the second half against the first`;
-  const revenue = r.conversions.revenue.map((x) => `${x.amount} ${x.currency}`).join(', ');
+  const revenue = r.conversions.revenue.map((x) => `${x.amountExact} ${x.currency}`).join(', ');
   return [
     `Last ${r.window.daysBack} day${r.window.daysBack === 1 ? '' : 's'}: ${count(r.scans.total)} scans by about ${count(r.scans.uniqueVisitors)} visitors (trend: ${trend}).`,
     `${count(r.conversions.trackedClicks)} tracked clicks, ${count(r.conversions.conversions)} conversions (conversion rate ${percent(r.conversions.conversionRate, 1)})${revenue ? `, revenue ${revenue}` : ''}.`,

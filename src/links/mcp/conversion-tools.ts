@@ -42,7 +42,7 @@ export function conversionTools(deps: ConversionToolDeps) {
         conversionRate: f.conversionRate,
         revenue: f.revenue,
       };
-      const revenue = f.revenue.map((r) => `${r.amount} ${r.currency} from ${count(r.conversions)} conversion${r.conversions === 1 ? '' : 's'}`).join('; ');
+      const revenue = f.revenue.map((r) => `${r.amountExact} ${r.currency} from ${count(r.conversions)} conversion${r.conversions === 1 ? '' : 's'}`).join('; ');
       const summary = [
         `Funnel, last ${args.daysBack} day${args.daysBack === 1 ? '' : 's'}: ${count(f.scans)} scans → ${count(f.trackedClicks)} tracked clicks (${percent(f.trackedClicks, f.scans)}) → ` +
           `${count(f.convertedScans)} converted scans (${percent(f.convertedScans, f.scans)}); ${count(f.conversions)} conversions in all.`,

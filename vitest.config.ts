@@ -40,6 +40,8 @@ const ALONE = [
   // Starts senders, which take every file's queued mail, and a broadcast worker whose fan-out
   // another file's ingress could relay to its own topic.
   'test/integration/mail/sender-guards.test.ts',
+  // Starts a sender, which takes every file's queued mail, to see canceled mail never sent.
+  'test/integration/mail/emails-cancel-list.test.ts',
   // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another
   // file's ingress could relay them to its own topic, where that file's sender would send them.
   'test/integration/mail/broadcasts.test.ts',

@@ -5,15 +5,17 @@
 //   access      what it covers                                         full send test
 //   manage      domains, contacts, topics, segments, templates,         ✓
 //               suppressions, automations (create, change, delete, read)
-//   send        POST /emails, POST /emails/batch                        ✓    ✓
+//   send        POST /emails, POST /emails/batch,                       ✓    ✓
+//               POST /emails/:id/cancel, PATCH /emails/:id (reschedule)
 //   events      POST /events                                            ✓    ✓
 //   broadcasts  create, read, send, cancel, decide, resend broadcasts   ✓    ✓
 //   reports     GET /api/v1/broadcasts/:id/report                      ✓    ✓    ✓
-//   read_emails GET /emails/:id (a message's state)                     ✓    ✓    ✓
+//   read_emails GET /emails/:id (a message's state), GET /emails        ✓    ✓    ✓
 //
 // A domain-restricted key (its `domains`) additionally uses and sees only those
 // domains: it sends and creates broadcasts only from them, and another domain's
-// resources (the domain itself, its messages, broadcasts and reports) are 404.
+// resources (the domain itself, its messages, broadcasts and reports) are 404
+// (also to cancel or reschedule), and GET /emails lists only its domains' messages.
 import { ApiError } from '../../platform/http/errors.ts';
 import type { KeyKind, MailKeyGrant } from '../accounts/mail-keys.ts';
 

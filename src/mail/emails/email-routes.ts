@@ -1,7 +1,8 @@
-// POST /emails, POST /emails/batch and GET /emails/:id, in Resend's shapes (the
-// `resend` SDK is a client). A message is stored with its idempotency key, then
-// published to mail.messages (message-queue.ts); the answer is 200 even when the
-// publication waits for the relay. Rules: README "Sending".
+// POST /emails, POST /emails/batch, GET /emails/:id, GET /emails (the list),
+// POST /emails/:id/cancel and PATCH /emails/:id (reschedule), in Resend's shapes
+// (the `resend` SDK is a client). A message is stored with its idempotency key,
+// then published to mail.messages (message-queue.ts); the answer is 200 even when
+// the publication waits for the relay. Rules: README "Sending".
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { addComponents, ref } from '../../platform/http/components.ts';
@@ -18,6 +19,8 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
 import type { MessageQueue } from './message-queue.ts';
+import { listMessages, type ListedRow } from './email-list.ts';
+import { MessageChanges } from './message-changes.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
 import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
 
@@ -26,7 +29,7 @@ export const MAX_BATCH = 100;
 export const SEND_BODY_LIMIT = 60 * 1024 * 1024;
 export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
 
-const LAST_EVENTS = ['queued', 'scheduled', 'suppressed', 'delivered', 'delivery_delayed', 'bounced', 'failed', 'complained'] as const;
+const LAST_EVENTS = ['queued', 'scheduled', 'suppressed', 'canceled', 'delivered', 'delivery_delayed', 'bounced', 'failed', 'complained'] as const;
 
 const Created = Type.Object({ id: Type.String() }, { $id: 'EmailId', title: 'EmailId' });
 const BatchCreated = Type.Object(
@@ -52,7 +55,7 @@ const EmailObject = Type.Object(
     tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
     topic_id: Type.Union([Type.String(), Type.Null()]),
     last_event: StringEnum(LAST_EVENTS, {
-      description: 'queued: waiting for the sender (its turn, a daily allowance or the send rate); scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent; ' +
+      description: 'queued: waiting for the sender (its turn, a daily allowance or the send rate); scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent; canceled: canceled before it was handed over, never sent; ' +
         'delivered: handed over to the relay; delivery_delayed: a transient failure, another attempt follows; bounced: refused for good (SMTP 5xx, or a bounce report received later); failed: 4 transient failures, no more attempts; complained: a recipient reported it as spam (a feedback report).',
     }),
     attempts: Type.Array(Type.Object({
@@ -73,14 +76,53 @@ const EmailObject = Type.Object(
   { $id: 'Email', title: 'Email' },
 );
 
+/** Resend's list item: the email without its parts, tags and attachments. */
+const ListedEmail = Type.Object(
+  {
+    id: Type.String(),
+    from: Type.String(),
+    to: Type.Array(Type.String()),
+    cc: Type.Array(Type.String()),
+    bcc: Type.Array(Type.String()),
+    reply_to: Type.Array(Type.String()),
+    subject: Type.String(),
+    topic_id: Type.Union([Type.String(), Type.Null()]),
+    last_event: StringEnum(LAST_EVENTS, { description: 'As on GET /emails/:id.' }),
+    scheduled_at: NullableTimestamp(),
+    created_at: Timestamp(),
+  },
+  { $id: 'ListedEmail', title: 'ListedEmail' },
+);
+const EmailList = Type.Object(
+  {
+    object: Type.Literal('list'),
+    has_more: Type.Boolean({ description: 'More emails lie beyond this page, in the direction asked (older after `after` or without a cursor, newer with `before`).' }),
+    data: Type.Array(ref(ListedEmail), { description: 'Newest first.' }),
+  },
+  { $id: 'EmailList', title: 'EmailList' },
+);
+const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Emails per page (1 to 100, default 20).' })),
+    after: Type.Optional(Type.String({ maxLength: 64, description: 'The id of an email of a previous page: the page holds the emails older than it.' })),
+    before: Type.Optional(Type.String({ maxLength: 64, description: 'The id of an email of a previous page: the page holds the emails newer than it (the nearest ones). Not with after.' })),
+  },
+  { additionalProperties: false },
+);
+const Changed = Type.Object({ object: Type.Literal('email'), id: Type.String() }, { $id: 'EmailChanged', title: 'EmailChanged' });
+const UpdateEmailBody = Type.Object(
+  { scheduled_at: Type.String({ format: 'date-time', description: 'ISO 8601 with an offset: the new time; a time past or now sends it at once.' }) },
+  { additionalProperties: false, $id: 'UpdateEmail', title: 'UpdateEmail' },
+);
+
 /** The message's last event: what the sender made of it, or else its state when accepted. */
-function lastEvent(r: MessageRow): (typeof LAST_EVENTS)[number] {
+function lastEvent(r: Pick<MessageRow, 'report' | 'delivery_state' | 'status'>): (typeof LAST_EVENTS)[number] {
   // A report received after the hand-over is the latest word on it.
   if (r.report) return r.report;
   switch (r.delivery_state) {
     case 'sent': return 'delivered';
     case 'retrying': return 'delivery_delayed';
-    case 'bounced': case 'failed': case 'suppressed': return r.delivery_state;
+    case 'bounced': case 'failed': case 'suppressed': case 'canceled': return r.delivery_state;
     default: return r.status;
   }
 }
@@ -111,6 +153,20 @@ const toEmail = (r: MessageRow) => ({
   created_at: r.created_at.toISOString(),
 });
 
+const toListed = (r: ListedRow) => ({
+  id: r.id,
+  from: r.from_address,
+  to: r.to_addresses,
+  cc: r.cc_addresses,
+  bcc: r.bcc_addresses,
+  reply_to: r.reply_to,
+  subject: r.subject,
+  topic_id: r.topic_id,
+  last_event: lastEvent(r),
+  scheduled_at: r.scheduled_at?.toISOString() ?? null,
+  created_at: r.created_at.toISOString(),
+});
+
 export interface EmailRouteDeps {
   domains: Domains;
   messages: Messages;
@@ -135,8 +191,9 @@ function headerKey(request: FastifyRequest): string | undefined {
 
 export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
   const { domains, messages, queue } = deps;
+  const changes = new MessageChanges(messages.pg);
   const tags = ['emails'];
-  addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject]);
+  addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject, ListedEmail, EmailList, Changed, UpdateEmailBody]);
 
   /**
    * Refuses From domains the key may not use or the organization has not verified, and messages
@@ -242,5 +299,54 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     const row = isUuid(request.params.id) ? await messages.get(request.mailAuth.organizationId, request.params.id, request.mailAuth.domains) : undefined;
     if (!row) throw notFound('email');
     return toEmail(row);
+  });
+
+  app.get('/emails', {
+    config: { mailAccess: 'read_emails' },
+    schema: {
+      tags, operationId: 'listEmails', summary: 'List emails',
+      description: 'The organization\'s emails (of the key\'s domains, for a domain-restricted key), newest first, in Resend\'s list shape and paging: `after` (older) or `before` (newer) names an email id of a previous page; a cursor that is no email of this list is 400 invalid_cursor.',
+      querystring: ListQuery,
+      response: { 200: withRateLimitHeaders(EmailList, 'One page, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) },
+    },
+  }, async (request) => {
+    const { limit = 20, after, before } = request.query;
+    const { rows, more } = await listMessages(messages.pg, { organizationId: request.mailAuth.organizationId, domains: request.mailAuth.domains, limit, after, before });
+    return { object: 'list' as const, has_more: more, data: rows.map(toListed) };
+  });
+
+  const found = (id: string) => {
+    if (!isUuid(id)) throw notFound('email');
+    return id;
+  };
+
+  app.post('/emails/:id/cancel', {
+    config: { mailAccess: 'send' },
+    schema: {
+      tags, operationId: 'cancelEmail', summary: 'Cancel an email',
+      description: 'Cancels an email not yet handed over (scheduled, or queued: waiting for its time, its turn, a daily allowance or a retry); it is never sent and its last_event is `canceled`. ' +
+        'An email the sender holds at that moment, or already handed over (delivered, bounced, failed, suppressed, canceled), is 409 not_cancelable; the two are decided in one Postgres transaction, so exactly one wins.',
+      params: IdParams,
+      response: { 200: withRateLimitHeaders(Changed, 'Canceled.'), ...mailErrorResponses(...MAIL_ERRORS, 404, 409) },
+    },
+  }, async (request) => {
+    const id = found(request.params.id);
+    await changes.cancel(request.mailAuth.organizationId, id, request.mailAuth.domains);
+    return { object: 'email' as const, id };
+  });
+
+  app.patch('/emails/:id', {
+    config: { mailAccess: 'send' },
+    schema: {
+      tags, operationId: 'updateEmail', summary: 'Reschedule an email',
+      description: 'Moves a scheduled email that the sender has not tried yet to a new `scheduled_at`. An email sent without scheduled_at, held by the sender, tried or handed over is 409 not_schedulable.',
+      params: IdParams,
+      body: ref(UpdateEmailBody),
+      response: { 200: withRateLimitHeaders(Changed, 'Rescheduled.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409) },
+    },
+  }, async (request) => {
+    const id = found(request.params.id);
+    await changes.reschedule(request.mailAuth.organizationId, id, request.mailAuth.domains, new Date(request.body.scheduled_at));
+    return { object: 'email' as const, id };
   });
 }

@@ -11,7 +11,8 @@ import { isRefusedValue } from '../../platform/postgres/refused-value.ts';
 import type { Attempt, DeliveryState } from '../sending/deliveries.ts';
 import type { PreparedMessage } from './prepare-message.ts';
 
-export type MessageStatus = 'queued' | 'scheduled' | 'suppressed';
+/** canceled: by POST /emails/:id/cancel before it was handed over (message-changes.ts). */
+export type MessageStatus = 'queued' | 'scheduled' | 'suppressed' | 'canceled';
 
 export interface MessageRow {
   id: string;
@@ -92,6 +93,14 @@ WITH input (n, id, organization_id, key_id, idempotency_key, request_hash, from_
 SELECT id, status FROM m`;
 }
 
+/**
+ * What GET /emails/:id and GET /emails tell a message's last event from, of `m` (mail_messages) and
+ * `d` (its mail_deliveries row, left-joined): the queue's state and the latest report's verdict.
+ */
+export const STATE_COLUMNS = `d.state AS delivery_state,
+  (SELECT e.type FROM mail_events e WHERE e.message_id = m.id AND e.type IN ('bounced', 'complained') AND e.once_key LIKE '%-report:%'
+    ORDER BY e.occurred_at DESC LIMIT 1) AS report`;
+
 /** The most messages one statement writes (a batch's 100). */
 const MAX_ROWS = 100;
 
@@ -108,7 +117,8 @@ export class Messages {
   private readonly together: Coalescer<ToStore, Stored>;
   private readonly statements = new Map<number, string>();
 
-  constructor(private readonly pg: Pool) {
+  /** The pool is shown so that the routes' other readers and writers of messages share it (email-routes.ts). */
+  constructor(readonly pg: Pool) {
     // One statement for the batch: a value Postgres refuses fails it whole, having written nothing,
     // so the batch runs again row by row and only that request fails.
     this.together = new Coalescer((items) => this.storeAll(this.pg, items), MAX_ROWS, isRefusedValue);
@@ -160,9 +170,7 @@ export class Messages {
 
   async get(organizationId: string, id: string, domains: string[] | null): Promise<MessageRow | undefined> {
     const { rows } = await this.pg.query<MessageRow>(
-      `SELECT m.*, d.state AS delivery_state, coalesce(d.attempts, '[]') AS attempts,
-              (SELECT e.type FROM mail_events e WHERE e.message_id = m.id AND e.type IN ('bounced', 'complained') AND e.once_key LIKE '%-report:%'
-                ORDER BY e.occurred_at DESC LIMIT 1) AS report
+      `SELECT m.*, coalesce(d.attempts, '[]') AS attempts, ${STATE_COLUMNS}
          FROM mail_messages m LEFT JOIN mail_deliveries d ON d.message_id = m.id
         WHERE m.organization_id = $1 AND m.id = $2 AND ($3::text[] IS NULL OR m.from_domain = ANY($3))`,
       [organizationId, id, domains],

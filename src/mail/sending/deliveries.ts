@@ -9,7 +9,8 @@ import { recordEvents, type NewMailEvent } from '../events/mail-events.ts';
 import { recordVerdicts, type RecipientVerdict } from '../suppressions/recipient-verdicts.ts';
 import { mailSends } from './send-metrics.ts';
 
-export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed';
+/** canceled: POST /emails/:id/cancel took it out of the queue before a sender held it; no sender takes it. */
+export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed' | 'canceled';
 
 /** One hand-over attempt, as GET /emails/:id shows it. */
 export interface Attempt {
@@ -70,12 +71,17 @@ const ORGANIZATION_WINDOW = 64;
 export class Deliveries {
   constructor(private readonly pg: Pool) {}
 
-  /** Queues the stored messages of these ids (a repeat is ignored); returns how many were new. */
+  /**
+   * Queues the stored messages of these ids (a repeat is ignored); returns how many were new. A
+   * canceled message is not queued: the share lock waits for a cancel or a reschedule of the
+   * message under way (message-changes.ts), then reads the row as it left it.
+   */
   async enqueue(messageIds: readonly string[]): Promise<number> {
     const { rowCount } = await this.pg.query(
       `INSERT INTO mail_deliveries (message_id, organization_id, from_domain, queued_at, accepted_at, state, next_attempt_at)
        SELECT id, organization_id, from_domain, coalesce(scheduled_at, created_at), created_at, 'queued', coalesce(scheduled_at, created_at)
-         FROM mail_messages WHERE id = ANY($1::uuid[]) AND status <> 'suppressed'
+         FROM mail_messages WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'scheduled')
+          FOR SHARE
        ON CONFLICT (message_id) DO NOTHING`,
       [messageIds],
     );

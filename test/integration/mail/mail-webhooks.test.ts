@@ -4,13 +4,15 @@
 // worker (its own process) delivers Standard Webhooks requests to real HTTPS
 // receivers with a test CA, which resend.webhooks.verify and the
 // standardwebhooks library both accept; replay, retries, permanent 4xx, and a
-// hanging receiver beside a healthy one.
+// hanging receiver beside a healthy one; and the worker killed with SIGKILL
+// twice while it delivers 2,000 events (in this file, so that one worker with
+// this file's CA is the only dispatcher of the run's mail deliveries).
 import { Resend } from 'resend';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
-import { stopChild, type Child } from '../../support/processes.ts';
+import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../../support/links/webhook-receiver.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
@@ -226,4 +228,50 @@ describe('mail webhooks through the resend SDK', () => {
     hanging.release(200);
     await eventually(async () => new Set(hanging.received.map((r) => r.headers['webhook-id'])).size === 30, 30_000);
   });
+});
+
+describe('the mail-webhooks worker killed with SIGKILL during 2,000 events', () => {
+  it('delivers every event at least once, each always under its own webhook-id', async () => {
+    const TOTAL = 2000;
+    const org = await orgWithSdk();
+    const emailId = await message(org);
+    // Some answers fail, so retries are pending when the worker dies too.
+    const hook = await receiver(() => (Math.random() < 0.05 ? 500 : 200));
+    const { signing_secret: secret, id: webhookId } = (await org.resend.webhooks.create({ endpoint: hook.url, events: ['email.clicked'] })).data!;
+    // Short timeouts and leases: an attempt cut off by the kill is retried within seconds.
+    const crashEnv = { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MARGIN_MS: '300', WEBHOOK_ENDPOINT_CONCURRENCY: '16', WEBHOOK_WORKSPACE_CONCURRENCY: '16', MAIL_WEBHOOK_RETRY_DELAYS_MS: '200,400,800,1600,3200,6400' };
+    const start = () => startTs('workers/run.ts', ['mail-webhooks'], { LOG_LEVEL: 'info', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_CA_FILE: ca.caFile, WEBHOOK_POLL_MS: '50', ...crashEnv });
+    await stopChild(worker, 'SIGKILL');
+    worker = start();
+    await waitForOutput(worker, 'worker process ready', 90_000);
+
+    const distinct = () => new Set(hook.received.map((r) => r.headers['webhook-id'])).size;
+    const emitting = emitMailEvents(ingress.platform, Array.from({ length: TOTAL }, (_, i) => ({ organization_id: org.organizationId, message_id: emailId, type: 'clicked' as const, url: `https://example.com/item/${i}` })));
+    for (const after of [300, 1100]) {
+      await eventually(async () => distinct() >= after, 60_000, 20);
+      await stopChild(worker, 'SIGKILL');
+      worker = start();
+      await waitForOutput(worker, 'worker process ready', 90_000);
+    }
+    const ids = await emitting;
+    expect(ids).toHaveLength(TOTAL);
+    await eventually(async () => distinct() === TOTAL, 60_000, 100);
+
+    // Each event (told by its link) always came under one webhook-id, its event id; every request verifies.
+    const { rows } = await ingress.platform.pg.query<{ id: string; url: string }>('SELECT id, url FROM mail_events WHERE id = ANY($1::uuid[])', [ids]);
+    const idOfLink = new Map(rows.map((r) => [r.url, r.id]));
+    const idsSeen = new Map<string, Set<string>>();
+    const wh = new Webhook(secret);
+    for (const request of hook.received) {
+      const body = wh.verify(request.body, request.headers as Record<string, string>) as { data: { click: { link: string } } };
+      const link = body.data.click.link;
+      idsSeen.set(link, (idsSeen.get(link) ?? new Set()).add(String(request.headers['webhook-id'])));
+    }
+    expect(idsSeen.size).toBe(TOTAL);
+    for (const [link, seen] of idsSeen) expect([...seen]).toEqual([idOfLink.get(link)]);
+    // One delivery queued per event, however often mail.events was read again.
+    const queued = await ingress.platform.pg.query<{ n: string }>('SELECT count(*) AS n FROM mail_webhook_deliveries WHERE endpoint_id = $1 AND redelivery_of IS NULL', [webhookId]);
+    expect(Number(queued.rows[0]!.n)).toBe(TOTAL);
+    console.log(`mail webhooks crash: ${hook.received.length} requests for ${TOTAL} events`);
+  }, 120_000);
 });

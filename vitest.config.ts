@@ -13,6 +13,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const ALONE = [
   // Stops and restarts Kafka under everyone.
   'test/integration/links/scan-pipeline.test.ts',
+  // Stops and restarts Kafka under everyone (a link taken down while Kafka is away).
+  'test/integration/links/takedown-kafka-down.test.ts',
   // Measures an ingress's peak memory over a 50,000-row export.
   'test/integration/links/export-limits.test.ts',
   // workers/all.ts hosts every worker kind, among them the webhook dispatcher, which

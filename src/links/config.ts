@@ -22,6 +22,12 @@ export const LinksConfigSchema = Type.Object({
   /** Short IDs a redirect found neither in the link cache nor in Postgres are remembered as missing: at most this many, for this long. */
   REDIRECT_MISS_CACHE_SIZE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
   REDIRECT_MISS_CACHE_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 2000 }),
+  /**
+   * How often each ingress asks Postgres for the links changed since its last look, so a link taken
+   * down through another ingress stops redirecting here within this time even while links.changelog
+   * (Kafka) cannot tell it.
+   */
+  REDIRECT_REVALIDATE_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
   /** Where the ingress journals scans before they reach Kafka (survives a Kafka outage and a restart). */
   SCAN_JOURNAL_DIR: Type.String({ minLength: 1, default: '.stack/scan-journal' }),
   /** A journal whose lease was not refreshed for this long belongs to a stopped ingress and is shipped by another. */

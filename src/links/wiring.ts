@@ -43,7 +43,7 @@ export interface LinksServices {
   /** Signs click IDs at the redirect and checks them when a conversion is tracked. */
   clickIds: ClickIds;
   /** The redirect path's settings. */
-  redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number; scanLimitSeedWaitMs: number };
+  redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number; revalidateMs: number; scanLimitSeedWaitMs: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
   webhookWorker: WebhookWorkerOptions;
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
@@ -85,6 +85,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
       perMinutePerIp: config.REDIRECTS_PER_MINUTE_PER_IP,
       missCacheSize: config.REDIRECT_MISS_CACHE_SIZE,
       missCacheMs: config.REDIRECT_MISS_CACHE_MS,
+      revalidateMs: config.REDIRECT_REVALIDATE_MS,
       scanLimitSeedWaitMs: config.SCAN_LIMIT_SEED_WAIT_MS,
     },
     webhooks: {

@@ -1,5 +1,6 @@
 // Wires the redirect path: the link cache (from links.changelog, this process's
-// own writes, and Postgres for the misses), click IDs,
+// own writes, Postgres for the misses and, every few seconds, for the links
+// changed since: link-revalidator.ts), click IDs,
 // the scan journal (shipped to the `scans` topic by its own thread) and the route.
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
@@ -9,6 +10,7 @@ import { toLinkState, type LinkState } from '../changelog/link-state.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
 import { LinkCache } from './link-cache.ts';
 import { LinkReadThrough } from './link-read-through.ts';
+import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
 import type { LinksServices } from '../wiring.ts';
@@ -16,6 +18,7 @@ import type { LinksServices } from '../wiring.ts';
 export interface Redirects {
   cache: LinkCache;
   readThrough: LinkReadThrough;
+  revalidator: LinkRevalidator;
   journal: ScanJournal<RawScan>;
 }
 
@@ -27,6 +30,9 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   await Promise.all([cache.start(), journal.start()]);
   // Links written through this ingress are in its cache before the write is answered.
   const stopLocal = links.changelog.onLocalChange((state) => cache.apply(state));
+  // Links written through other ingresses, should their changelog messages not arrive (Kafka down).
+  const revalidator = new LinkRevalidator(platform.pg, cache, links.redirects.revalidateMs, log);
+  await revalidator.start();
   const readThrough = new LinkReadThrough(cache, {
     read: async (shortId): Promise<LinkState | undefined> => {
       const { rows } = await platform.pg.query<LinkRow>('SELECT * FROM links WHERE short_id = $1', [shortId]);
@@ -49,8 +55,9 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {
     stopLocal();
+    await revalidator.stop();
     await journal.stop();
     await cache.stop();
   });
-  return { cache, readThrough, journal };
+  return { cache, readThrough, revalidator, journal };
 }

@@ -42,6 +42,9 @@ const ALONE = [
   // Starts senders, which take every file's queued mail, and a broadcast worker whose fan-out
   // another file's ingress could relay to its own topic.
   'test/integration/mail/sender-guards.test.ts',
+  // Time-bound: a browser opens a sent message's preferences page (chromium wants both cores); its
+  // sender takes every file's queued mail.
+  'test/integration/mail/preferences-page-browser.test.ts',
   // Starts a sender, which takes every file's queued mail, to see canceled mail never sent.
   'test/integration/mail/emails-cancel-list.test.ts',
   // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another

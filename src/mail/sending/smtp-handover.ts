@@ -9,7 +9,7 @@ import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import type { MessageRow } from '../emails/messages.ts';
-import { escapeHtml } from '../templates/render.ts';
+import { escapeHtml, fillUnsubscribeUrl, hasUnsubscribePlaceholder } from '../templates/render.ts';
 import { linkToken, linkUrl, trackHtml } from '../tracking/tracking-links.ts';
 import { leftOut } from './recipient-choices.ts';
 import { returnPath } from './return-path.ts';
@@ -54,6 +54,10 @@ type Row = MessageRow & {
  * one copy per recipient, as ESPs send (Resend, listmonk), so that each copy's unsubscribe
  * link names its own recipient; every copy shows the same To and Cc and carries the same
  * Message-ID. Copies of recipients in `handedTo` (the relay took them already) are left out.
+ * A message whose html or text holds the unsubscribe placeholder ({{{RESEND_UNSUBSCRIBE_URL}}},
+ * {{unsubscribe_url}}) goes as one copy per recipient too, each placeholder filled with the
+ * recipient's own link (the one-click token; without a topic it names none, and opens the
+ * preferences page of all topics: tracking/preferences-page.ts).
  */
 export async function prepareHandover(pg: Pool, messageId: string, links: LinkSettings, handedTo: readonly string[] = []): Promise<Outgoing> {
   const { rows: [m] } = await pg.query<Row>(
@@ -81,19 +85,25 @@ export async function prepareHandover(pg: Pool, messageId: string, links: LinkSe
     : { rows: [] };
   const base = m.tracking_host ? `https://${m.tracking_host}` : links.publicBaseUrl;
   const tracked = m.tracking_host && m.html !== null ? trackHtml(m.html, links.secret, base, m.id) : m.html;
+  const [htmlAsks, textAsks] = [hasUnsubscribePlaceholder(m.html), hasUnsubscribePlaceholder(m.text_body)];
   const mail = (recipients: string[], unsubscribeFor: string | null): Mail.Options => {
     let [html, text] = [tracked, m.text_body];
     const headers = { ...m.headers };
-    if (unsubscribeFor && m.unsubscribe_topic) {
-      const url = linkUrl(base, 'u', linkToken(links.secret, 'u', { m: m.id, r: unsubscribeFor, t: m.unsubscribe_topic }));
-      headers['List-Unsubscribe'] = `<${url}>`;
-      headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
-      // The visible link too, after the tracking (it is not a click to count).
-      if (html !== null) {
-        const link = `<p style="font-size:12px;color:#666"><a href="${escapeHtml(url)}">Unsubscribe</a></p>`;
-        html = /<\/body>/i.test(html) ? html.replace(/<\/body>/i, `${link}</body>`) : `${html}${link}`;
+    if (unsubscribeFor) {
+      const url = linkUrl(base, 'u', linkToken(links.secret, 'u', { m: m.id, r: unsubscribeFor, ...(m.unsubscribe_topic ? { t: m.unsubscribe_topic } : {}) }));
+      // Filled after the tracking, so the link is not a click to count.
+      if (html !== null && htmlAsks) html = fillUnsubscribeUrl(html, 'html', url);
+      if (text !== null && textAsks) text = fillUnsubscribeUrl(text, 'text', url);
+      if (m.unsubscribe_topic) {
+        headers['List-Unsubscribe'] = `<${url}>`;
+        headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+        // The visible link too, unless the part placed it itself.
+        if (html !== null && !htmlAsks) {
+          const link = `<p style="font-size:12px;color:#666"><a href="${escapeHtml(url)}">Unsubscribe</a></p>`;
+          html = /<\/body>/i.test(html) ? html.replace(/<\/body>/i, `${link}</body>`) : `${html}${link}`;
+        }
+        if (text !== null && !textAsks) text = `${text}\n\nUnsubscribe: ${url}\n`;
       }
-      if (text !== null) text = `${text}\n\nUnsubscribe: ${url}\n`;
     }
     return {
       messageId: messageIdOf(m.id, m.from_domain),
@@ -109,7 +119,7 @@ export async function prepareHandover(pg: Pool, messageId: string, links: LinkSe
       ...(m.dkim_private_key ? { dkim: { domainName: m.from_domain, keySelector: m.dkim_selector!, privateKey: m.dkim_private_key } } : {}),
     };
   };
-  const copies = m.unsubscribe_topic
+  const copies = m.unsubscribe_topic || htmlAsks || textAsks
     ? envelopeTo.filter((r) => !handedTo.includes(r)).map((r) => ({ recipients: [r], mail: mail([r], r) }))
     : [{ recipients: envelopeTo, mail: mail(envelopeTo, null) }];
   return { copies, emails: envelopeTo.length, leftOut: leftOutNow };

@@ -1,6 +1,8 @@
 // Personalisation of a message's subject, HTML and text for one contact:
 //   {{contact.email}} {{contact.first_name}} {{contact.last_name}} {{contact.<property>}}
 //   {{ contact.first_name | "there" }}  (the fallback when the value is missing or empty)
+// and the unsubscribe link, {{{RESEND_UNSUBSCRIBE_URL}}} (Resend's) or {{unsubscribe_url}}:
+// kept as written here, filled per recipient by the sender (fillUnsubscribeUrl).
 // Values are HTML-escaped in the HTML part, taken as they are in the text part, and
 // without line breaks in the subject (no header injection). A missing value renders
 // empty. Anything else between {{ and }} is left as it is (and refused at publish,
@@ -52,10 +54,22 @@ export function renderPart(source: string, part: Part, contact: RenderContact): 
   });
 }
 
+// The unsubscribe placeholders: Resend's triple-brace one and ours; `inner` is what eachTag sees between {{ and }}.
+const UNSUBSCRIBE_PLACEHOLDER = /\{\{\{\s*RESEND_UNSUBSCRIBE_URL\s*\}\}\}|\{\{\s*unsubscribe_url\s*\}\}/g;
+const UNSUBSCRIBE_INNER = /^(?:\{\s*RESEND_UNSUBSCRIBE_URL|\s*unsubscribe_url)\s*$/;
+
+/** Whether the part asks for the recipient's unsubscribe link. */
+export const hasUnsubscribePlaceholder = (source: string | null): boolean => source !== null && new RegExp(UNSUBSCRIBE_PLACEHOLDER.source).test(source);
+
+/** The part with each unsubscribe placeholder replaced by `url` (HTML-escaped in the HTML part). */
+export const fillUnsubscribeUrl = (source: string, part: 'html' | 'text', url: string): string =>
+  source.replace(UNSUBSCRIBE_PLACEHOLDER, () => (part === 'html' ? escapeHtml(url) : url));
+
 /** The tags that are not personalisation tags, with their offsets: a template with any is not published. */
 export function tagProblems(source: string): { at: number; tag: string }[] {
   const problems: { at: number; tag: string }[] = [];
   eachTag(source, (inner, at) => {
+    if (UNSUBSCRIBE_INNER.test(inner)) return '';
     if (inner.length > MAX_TAG || !TAG.test(inner)) problems.push({ at, tag: `{{${inner.slice(0, 80)}}}` });
     return '';
   });

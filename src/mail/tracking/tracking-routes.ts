@@ -1,8 +1,9 @@
 // The ends of the links in sent messages (tracking-links.ts), public and without
 // keys: the open pixel, the click redirect, and the one-click unsubscribe (RFC
 // 8058: a POST with any body, no cookies, no auth, unsubscribes from that topic
-// only; a GET shows a page with a button and changes nothing, since mail
-// scanners fetch links). Opens and clicks are recorded as events with their
+// only; a GET shows the preferences page, with a button for the topic, and
+// changes nothing, since mail scanners fetch links; the page's form posts to
+// <token>/preferences: preferences-page.ts). Opens and clicks are recorded as events with their
 // message id, bounded per IP and per message and flagged when a machine made
 // them (tracking-record.ts); an unsubscribe once per message and topic. A link
 // is ours when its signature holds: the pixel and the redirect never wait on a
@@ -18,6 +19,7 @@ import { failOpen } from '../../platform/limits/fail-open.ts';
 import { SlidingWindowLimiter } from '../../platform/limits/sliding-window.ts';
 import { recordEvents, type MailEventQueue, type NewMailEvent } from '../events/mail-events.ts';
 import { escapeHtml } from '../templates/render.ts';
+import { preferencesHtml, saveChoices, topicChoices } from './preferences-page.ts';
 import { readLinkToken, type LinkKind, type LinkPayload } from './tracking-links.ts';
 import { recordFetch, REPEAT_PERIOD_MS, TRACKING_PER_MINUTE_PER_IP } from './tracking-record.ts';
 
@@ -34,6 +36,23 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 
 const page = (title: string, body: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>${title}</title></head><body style="font-family:sans-serif;max-width:32em;margin:3em auto">${body}</body></html>`;
+
+/** An HTML page of ours: never cached, never framed (no clickjacking of its buttons), no script, forms only to itself, no token in a Referer. */
+const sendPage = (reply: FastifyReply, html: string, status = 200) =>
+  reply.code(status)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .type('text/html; charset=utf-8')
+    .send(html);
+
+/** The preferences form's fields (application/x-www-form-urlencoded). */
+const FORM_BODY_LIMIT = 64 * 1024;
+const PreferencesForm = Type.Object({
+  shown: Type.Optional(Type.Array(Type.String(), { description: 'The topic ids the page showed: only these change.' })),
+  topic: Type.Optional(Type.Array(Type.String(), { description: 'The topic ids ticked: subscribed; the other shown ones are unsubscribed.' })),
+});
 
 const HTML = { 'text/html': { schema: Type.String() } };
 const NOT_A_LINK = { description: 'Not a link of ours (unknown or altered token).', content: HTML };
@@ -118,16 +137,51 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
 
   app.get('/m/u/:token', {
     schema: {
-      tags, security: [], operationId: 'unsubscribePage', summary: 'Unsubscribe page',
-      description: 'A page with a button that unsubscribes; fetching it changes nothing (mail scanners prefetch links).',
+      tags, security: [], operationId: 'unsubscribePage', summary: 'Unsubscribe and preferences page',
+      description: 'The recipient\'s preferences: every topic of the organization with its effective state, as a form posted to `/m/u/{token}/preferences`, and for a message about a topic a button that unsubscribes from it (the one-click POST). ' +
+        'Fetching it changes nothing (mail scanners prefetch links). Where {{{RESEND_UNSUBSCRIBE_URL}}} and {{unsubscribe_url}} lead.',
       params: Params,
+      querystring: Type.Object({ saved: Type.Optional(Type.String({ maxLength: 8, description: 'Set after a save: the page says so.' })) }),
       response: { 200: { description: 'The page.', content: HTML }, 404: NOT_A_LINK },
     },
   }, async (request, reply) => {
     const found = await link('u', request.params.token, reply);
     if (!found) return reply;
-    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page('Unsubscribe',
-      `<p>Stop receiving these emails at <strong>${escapeHtml(found.r ?? '')}</strong>?</p><form method="post"><button type="submit">Unsubscribe</button></form>`));
+    if (!found.r) return sendPage(reply, page('Link not found', '<p>This link is not valid.</p>'), 404);
+    const topics = await topicChoices(pg, found.organizationId, found.r);
+    return sendPage(reply, page('Email preferences', preferencesHtml({ token: request.params.token, email: found.r, topics, messageTopic: found.t, saved: request.query.saved === '1' })));
+  });
+
+  // The page's form: urlencoded fields in a scope of their own (the one-click POST reads no body).
+  await app.register(async (scope) => {
+    const form: App = scope;
+    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+      const fields = new URLSearchParams(String(body));
+      done(null, { shown: fields.getAll('shown'), topic: fields.getAll('topic') });
+    });
+    form.post('/m/u/:token/preferences', {
+      schema: {
+        tags, security: [], operationId: 'savePreferences', summary: 'Save the preferences page',
+        description: 'The preferences page\'s form (`application/x-www-form-urlencoded`): each topic in `shown` becomes subscribed when it is also in `topic`, else unsubscribed (only a change is written; the contact is made if the address was none). ' +
+          'No cookies, no key: the signed token is the only authority. Answers 303 to the page, which then says the preferences are saved.',
+        params: Params,
+        body: { content: { 'application/x-www-form-urlencoded': { schema: PreferencesForm } } },
+        response: { 303: { description: 'Saved: back to the page.', headers: { location: Type.String() } }, 404: NOT_A_LINK, 415: { description: 'Not a form.', content: HTML } },
+      },
+    }, async (request, reply) => {
+      const found = await link('u', request.params.token, reply);
+      if (!found) return reply;
+      if (!found.r) return sendPage(reply, page('Link not found', '<p>This link is not valid.</p>'), 404);
+      const body = request.body as { shown?: string[]; topic?: string[] } | undefined;
+      const isForm = /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
+      if (!isForm || !body || !Array.isArray(body.shown)) return sendPage(reply, page('Not saved', '<p>Use the form of the preferences page.</p>'), 415);
+      const { organizationId, r: email, m: messageId } = found;
+      const unsubscribed = await saveChoices(pg, organizationId, email, new Set(body.shown), new Set(body.topic ?? []));
+      for (const topicId of unsubscribed) {
+        await record({ organization_id: organizationId, message_id: messageId, type: 'unsubscribed', recipient: email, detail: topicId, once_key: `unsubscribed:${messageId}:${topicId}` });
+      }
+      return reply.code(303).header('cache-control', 'no-store').header('location', `../${request.params.token}?saved=1`).send();
+    });
   });
 
   app.post('/m/u/:token', {
@@ -139,7 +193,9 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     },
   }, async (request, reply) => {
     const found = await link('u', request.params.token, reply);
-    if (!found || !found.r || !found.t) return reply;
+    if (!found) return reply;
+    // A link without a topic (the placeholder in mail about none) has no one-click unsubscribe: its page has the choices.
+    if (!found.r || !found.t) return sendPage(reply, page('Not a one-click link', '<p>Open this link to choose the emails you get.</p>'), 404);
     const { organizationId, r: email, t: topicId, m: messageId } = found;
     // The contact is made if the address was not one (a transactional message about a topic).
     await pg.query(

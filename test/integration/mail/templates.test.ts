@@ -50,14 +50,23 @@ describe('templates', () => {
     expect(rendered.body).toEqual({ object: 'rendered_template', version: 1, subject: 'For you', html: '<p>A&amp;B &lt;Co&gt;</p>', text: 'A&B <Co>' });
   });
 
+  it('publishes the unsubscribe placeholders, kept as written for the sender to fill per recipient', async () => {
+    const { key } = await organizationWithKey(url);
+    const html = '<a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a> {{ contact.first_name | "there" }}';
+    await call(url, 'POST', '/api/v1/templates', { key, body: { slug: 'footer', name: 'Footer', subject: 'S', html, text: 'Manage: {{unsubscribe_url}}' } });
+    expect((await call(url, 'POST', '/api/v1/templates/footer/publish', { key })).status).toBe(200);
+    const rendered = await call(url, 'POST', '/api/v1/templates/footer/render', { key, body: { contact: { email: 'a@example.com' } } });
+    expect(rendered.body).toMatchObject({ html: '<a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a> there', text: 'Manage: {{unsubscribe_url}}' });
+  });
+
   it('refuses incomplete drafts, unknown tags at publish, bad fields, and keeps organizations apart', async () => {
     const { organizationId, key } = await organizationWithKey(url);
     await call(url, 'POST', '/api/v1/templates', { key, body: { slug: 'empty', name: 'Empty' } });
     expect((await call(url, 'POST', '/api/v1/templates/empty/publish', { key })).body.name).toBe('template_incomplete');
-    await call(url, 'PATCH', '/api/v1/templates/empty', { key, body: { subject: 'S', html: '<p>{{unsubscribe_url}}</p>' } });
+    await call(url, 'PATCH', '/api/v1/templates/empty', { key, body: { subject: 'S', html: '<p>{{unsubscribe_link}}</p>' } });
     const tag = await call(url, 'POST', '/api/v1/templates/empty/publish', { key });
     expect([tag.status, tag.body.name]).toEqual([400, 'invalid_template_tag']);
-    expect(tag.body.message).toContain('{{unsubscribe_url}}');
+    expect(tag.body.message).toContain('{{unsubscribe_link}}');
     for (const [body, status] of [
       [{ slug: 'Bad Slug', name: 'x' }, 400],
       [{ slug: 'x', name: 'x', subject: 'a\nb' }, 400],

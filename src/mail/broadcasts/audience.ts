@@ -48,7 +48,7 @@ function eligibleSql(q: AudienceQuery, params: unknown[]): string {
   }
   if (q.parentId) {
     sql += ` AND EXISTS (SELECT 1 FROM mail_broadcast_recipients r WHERE r.broadcast_id = ${$(q.parentId)} AND r.contact_id = c.id AND r.message_id IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM mail_events e WHERE e.message_id = r.message_id AND e.type IN ('opened', 'clicked')))`;
+                AND NOT EXISTS (SELECT 1 FROM mail_events e WHERE e.message_id = r.message_id AND e.type IN ('opened', 'clicked') AND NOT e.automated))`;
   }
   return sql;
 }

@@ -106,7 +106,7 @@ describe('a fan-out that fails for good ends canceled with the reason', () => {
     expect((await api(org, 'GET', `/api/v1/broadcasts/${b.id}/report`)).body.status).toBe('canceled');
   });
 
-  it('when Postgres refuses its batch on every try; what went out before stays counted', async () => {
+  it('when Postgres refuses its batch on every try (a permanent error)', async () => {
     const org = await organization();
     await contacts(org, 3, 'refused');
     const b = await create(org);

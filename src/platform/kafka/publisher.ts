@@ -38,6 +38,35 @@ export class Publisher {
     if (messages.length === 0) return;
     const codec = this.codec<T>(def);
     const values = await codec.encodeAll(messages.map((m) => m.value));
-    await this.producer.send({ topic: codec.topic, acks: -1, messages: messages.map((m, i) => ({ key: m.key, value: values[i]!, headers: m.headers })) });
+    const encoded = messages.map((m, i) => ({ key: m.key, value: values[i]!, headers: m.headers }));
+    if (def.maxMessageBytes === undefined) {
+      await this.producer.send({ topic: codec.topic, acks: -1, messages: encoded });
+      return;
+    }
+    // A topic of large values takes at most max.message.bytes in one partition's batch: they go in
+    // several sends, one after another (so a key's messages keep their order).
+    for (const chunk of byBytes(encoded, def.maxMessageBytes - BATCH_OVERHEAD_BYTES)) {
+      await this.producer.send({ topic: codec.topic, acks: -1, messages: chunk });
+    }
   }
+}
+
+/** Room for the batch's and each record's headers within max.message.bytes. */
+const BATCH_OVERHEAD_BYTES = 64 * 1024;
+
+/** Consecutive runs of messages whose keys and values together stay within `budget` bytes (a larger one alone). */
+function* byBytes<M extends { key: string | Buffer | null; value: Buffer }>(messages: readonly M[], budget: number): Generator<M[]> {
+  let chunk: M[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = m.value.length + (m.key ? Buffer.byteLength(m.key) : 0);
+    if (chunk.length > 0 && bytes + size > budget) {
+      yield chunk;
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(m);
+    bytes += size;
+  }
+  if (chunk.length > 0) yield chunk;
 }

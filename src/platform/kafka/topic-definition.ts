@@ -11,6 +11,8 @@ export interface TopicDefinition {
   readonly cleanupPolicy: 'delete' | 'compact';
   /** Retention for `delete` topics; undefined keeps the broker default. */
   readonly retentionMs?: number;
+  /** The largest batch of messages the topic takes (max.message.bytes); undefined keeps the broker's 1 MB. */
+  readonly maxMessageBytes?: number;
   /** File name of the value's Avro schema in schemas/ (or an absolute path). */
   readonly valueSchema: string;
   readonly description: string;

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 function topicConfig(def: TopicDefinition): { name: string; value: string }[] {
   const entries: { name: string; value: string }[] = [{ name: 'cleanup.policy', value: def.cleanupPolicy }];
   if (def.retentionMs !== undefined) entries.push({ name: 'retention.ms', value: String(def.retentionMs) });
+  if (def.maxMessageBytes !== undefined) entries.push({ name: 'max.message.bytes', value: String(def.maxMessageBytes) });
   return entries;
 }
 

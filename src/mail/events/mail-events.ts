@@ -1,5 +1,5 @@
-// Mail events (migration 015): recorded in Postgres, where the broadcast report
-// counts them, and published to mail.events through their outbox (RowOutbox),
+// Mail events (migrations 015, 027): recorded in Postgres, where the broadcast
+// report counts those about its messages, and published to mail.events through their outbox (RowOutbox),
 // by the process that recorded them or else by the relay of any ingress.
 import type { PoolClient } from 'pg';
 import { bestEffort } from '../../platform/background.ts';
@@ -10,11 +10,18 @@ import { RowOutbox } from '../../platform/outbox/row-outbox.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mailEventsTopic } from '../../../topics/mail-events.ts';
 
-export type MailEventType = 'delivered' | 'bounced' | 'complained' | 'opened' | 'clicked' | 'unsubscribed';
+export type MailEventType =
+  | 'delivered' | 'bounced' | 'complained' | 'opened' | 'clicked' | 'unsubscribed'
+  | 'scheduled' | 'delivery_delayed' | 'failed' | 'suppressed'
+  | 'contact.created' | 'contact.updated' | 'contact.deleted' | 'broadcast.sent';
 
+/** About a message (message_id), or else a contact (contact_id) or a broadcast (broadcast_id) with its snapshot in `data`. */
 export interface NewMailEvent {
   organization_id: string;
-  message_id: string;
+  message_id?: string | null;
+  contact_id?: string | null;
+  broadcast_id?: string | null;
+  data?: unknown;
   type: MailEventType;
   recipient?: string | null;
   url?: string | null;
@@ -28,7 +35,10 @@ export interface NewMailEvent {
 interface EventRow {
   id: string;
   organization_id: string;
-  message_id: string;
+  message_id: string | null;
+  contact_id: string | null;
+  broadcast_id: string | null;
+  data: unknown;
   type: MailEventType;
   recipient: string | null;
   url: string | null;
@@ -38,8 +48,8 @@ interface EventRow {
 
 const RECORD = `
 WITH e AS (
-  INSERT INTO mail_events (organization_id, message_id, type, recipient, url, detail, once_key, automated)
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
+  INSERT INTO mail_events (organization_id, message_id, type, recipient, url, detail, once_key, automated, contact_id, broadcast_id, data)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::uuid[], $10::uuid[], $11::jsonb[])
   ON CONFLICT (once_key) DO NOTHING
   RETURNING id, occurred_at
 ), queued AS (
@@ -53,7 +63,8 @@ export async function recordEvents(db: Pool | PoolClient, events: readonly NewMa
   const column = <K extends keyof NewMailEvent>(k: K) => events.map((e) => e[k] ?? null);
   const { rows } = await db.query<{ id: string }>(RECORD, [
     column('organization_id'), column('message_id'), column('type'), column('recipient'), column('url'), column('detail'), column('once_key'),
-    events.map((e) => e.automated ?? false),
+    events.map((e) => e.automated ?? false), column('contact_id'), column('broadcast_id'),
+    events.map((e) => (e.data === undefined || e.data === null ? null : JSON.stringify(e.data))),
   ]);
   return rows.map((r) => r.id);
 }
@@ -73,7 +84,10 @@ export class MailEventQueue {
       readItems: 'SELECT * FROM mail_events WHERE id = ANY($1::uuid[]) ORDER BY occurred_at',
       send: (rows) => publisher.publish(mailEventsTopic, rows.map((r) => ({
         key: r.organization_id,
-        value: { event_id: r.id, organization_id: r.organization_id, message_id: r.message_id, type: r.type, recipient: r.recipient, url: r.url, detail: r.detail, occurred_at: r.occurred_at.getTime() },
+        value: {
+          event_id: r.id, organization_id: r.organization_id, message_id: r.message_id, type: r.type, recipient: r.recipient, url: r.url, detail: r.detail, occurred_at: r.occurred_at.getTime(),
+          contact_id: r.contact_id, broadcast_id: r.broadcast_id, data: r.data === null ? null : JSON.stringify(r.data),
+        },
       }))),
     }, log);
   }

@@ -12,7 +12,7 @@ import { WebhookDispatcher, type DispatcherOptions } from '../../platform/webhoo
 import { createWebhookSender, type SenderOptions } from '../../platform/webhooks/webhook-sender.ts';
 import { mailEventsTopic } from '../../../topics/mail-events.ts';
 import type { MailDeliveryQueue } from './mail-delivery-queue.ts';
-import { webhookEventOf } from './mail-webhook-events.ts';
+import { webhookEventsOf } from './mail-webhook-events.ts';
 import { mailWebhookBody, type MailEventValue, type MessageFacts } from './mail-webhook-payload.ts';
 
 export interface MailWebhookWorkerOptions {
@@ -44,7 +44,7 @@ export function mailWebhookKind(platform: Platform, options: MailWebhookWorkerOp
     },
     handleBatch: async (messages: ActorMessage<MailEventValue>[]) => {
       // occurred_at arrives as epoch milliseconds (timestamp-millis without a logical type reader) or a Date.
-      const events = messages.map((m) => ({ ...m.value, occurred_at: new Date(m.value.occurred_at).getTime() })).filter((e) => webhookEventOf(e.type) !== undefined);
+      const events = messages.map((m) => ({ ...m.value, occurred_at: new Date(m.value.occurred_at).getTime() })).filter((e) => webhookEventsOf(e.type, e.event_id).length > 0);
       if (events.length === 0) return;
       const messageIds = [...new Set(events.map((e) => e.message_id).filter((id): id is string => !!id))];
       const { rows } = messageIds.length === 0 ? { rows: [] as MessageFacts[] } : await pg.query<MessageFacts>(
@@ -52,10 +52,9 @@ export function mailWebhookKind(platform: Platform, options: MailWebhookWorkerOp
         [messageIds],
       );
       const byId = new Map(rows.map((r) => [r.id, r]));
-      const queued = await queue.enqueue(events.map((e) => {
-        const type = webhookEventOf(e.type)!;
-        return { organizationId: e.organization_id, eventId: e.event_id, type, occurredAt: e.occurred_at, body: mailWebhookBody(type, e, e.message_id ? byId.get(e.message_id) : undefined) };
-      }));
+      const queued = await queue.enqueue(events.flatMap((e) => webhookEventsOf(e.type, e.event_id).map(({ type, id }) => (
+        { organizationId: e.organization_id, eventId: id, type, occurredAt: e.occurred_at, body: mailWebhookBody(type, e, e.message_id ? byId.get(e.message_id) : undefined) }
+      ))));
       if (queued > 0) dispatcher.nudge();
     },
   };

@@ -9,6 +9,7 @@ import { parse } from 'csv-parse';
 import { ApiError } from '../../platform/http/errors.ts';
 import { findUnstorable } from '../../platform/http/storable-text.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { contactEventsCte } from '../events/contact-events.ts';
 import { CONTACT_STATUSES, contactEmail, MAX_NAME, propertiesProblem, type ContactStatus, type PropertyValue } from './contact-fields.ts';
 
 export const IMPORT_BATCH = 1000;
@@ -124,27 +125,35 @@ function limited(max: number): Transform {
   });
 }
 
+// Each batch records one contact event per contact it creates or changes, in the same statement
+// (one multi-row insert): Resend sends contact.created / contact.updated per contact too.
 const UPSERT = `
 WITH input AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) AS t(email, first_name, last_name, status, properties)),
 updated AS (
   UPDATE mail_contacts c SET first_name = coalesce(i.first_name, c.first_name), last_name = coalesce(i.last_name, c.last_name),
          status = coalesce(i.status, c.status), properties = c.properties || i.properties, updated_at = now()
     FROM input i WHERE c.organization_id = $1 AND c.email = i.email
-  RETURNING c.email
+  RETURNING c.*, 'contact.updated' AS event_type
 ),
 inserted AS (
   INSERT INTO mail_contacts (organization_id, email, first_name, last_name, status, properties)
   SELECT $1, i.email, i.first_name, i.last_name, coalesce(i.status, 'subscribed'), i.properties FROM input i WHERE i.email NOT IN (SELECT email FROM updated)
   ON CONFLICT (organization_id, email) DO NOTHING
-  RETURNING email
-)
+  RETURNING *, 'contact.created' AS event_type
+),
+changed AS (SELECT * FROM updated UNION ALL SELECT * FROM inserted),
+${contactEventsCte('changed')}
 SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
 
 const INSERT_NEW = `
-INSERT INTO mail_contacts (organization_id, email, first_name, last_name, status, properties)
-SELECT $1, i.email, i.first_name, i.last_name, coalesce(i.status, 'subscribed'), i.properties
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) AS i(email, first_name, last_name, status, properties)
-ON CONFLICT (organization_id, email) DO NOTHING`;
+WITH inserted AS (
+  INSERT INTO mail_contacts (organization_id, email, first_name, last_name, status, properties)
+  SELECT $1, i.email, i.first_name, i.last_name, coalesce(i.status, 'subscribed'), i.properties
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) AS i(email, first_name, last_name, status, properties)
+  ON CONFLICT (organization_id, email) DO NOTHING
+  RETURNING *, 'contact.created' AS event_type
+), ${contactEventsCte('inserted')}
+SELECT count(*)::int AS created FROM inserted`;
 
 export async function importContacts(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number): Promise<ImportResult> {
   const result: ImportResult = { object: 'contact_import', rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, errors: [], errors_truncated: false };
@@ -164,9 +173,9 @@ export async function importContacts(pg: Pool, organizationId: string, body: Rea
       result.updated += counts!.updated;
       result.skipped += rows.length - counts!.created - counts!.updated;
     } else {
-      const { rowCount } = await pg.query(INSERT_NEW, params);
-      result.created += rowCount ?? 0;
-      result.skipped += rows.length - (rowCount ?? 0);
+      const { rows: [counts] } = await pg.query<{ created: number }>(INSERT_NEW, params);
+      result.created += counts!.created;
+      result.skipped += rows.length - counts!.created;
     }
   };
 

@@ -1,5 +1,7 @@
-// Contacts of an organization: one per (lower-cased) address.
+// Contacts of an organization: one per (lower-cased) address. Each change records
+// its contact.* event in the same statement (events/contact-events.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { contactEventsCte } from '../events/contact-events.ts';
 import type { ContactStatus, PropertyValue } from './contact-fields.ts';
 
 export interface Contact {
@@ -54,8 +56,11 @@ export class Contacts {
   /** Creates the contact; undefined when the organization already has the address. */
   async create(organizationId: string, c: NewContact): Promise<ContactRow | undefined> {
     const { rows } = await this.pg.query<ContactRow>(
-      `INSERT INTO mail_contacts (organization_id, email, first_name, last_name, properties, status)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, email) DO NOTHING RETURNING *`,
+      `WITH changed AS (
+         INSERT INTO mail_contacts (organization_id, email, first_name, last_name, properties, status)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, email) DO NOTHING RETURNING *, 'contact.created' AS event_type
+       ), ${contactEventsCte('changed')}
+       SELECT * FROM changed`,
       [organizationId, c.email, c.first_name ?? null, c.last_name ?? null, JSON.stringify(c.properties ?? {}), c.status ?? 'subscribed'],
     );
     return rows[0];
@@ -71,14 +76,17 @@ export class Contacts {
   /** Changes the given fields; `properties` replaces the contact's properties. */
   async update(organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined> {
     const { rows } = await this.pg.query<ContactRow>(
-      `UPDATE mail_contacts SET
-         email = coalesce($3, email),
-         first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
-         last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
-         properties = coalesce($8::jsonb, properties),
-         status = coalesce($9, status),
-         updated_at = now()
-       WHERE organization_id = $1 AND id = $2 RETURNING *`,
+      `WITH changed AS (
+         UPDATE mail_contacts SET
+           email = coalesce($3, email),
+           first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
+           last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
+           properties = coalesce($8::jsonb, properties),
+           status = coalesce($9, status),
+           updated_at = now()
+         WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.updated' AS event_type
+       ), ${contactEventsCte('changed')}
+       SELECT * FROM changed`,
       [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
         change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
     );
@@ -86,7 +94,12 @@ export class Contacts {
   }
 
   async delete(organizationId: string, id: string): Promise<ContactRow | undefined> {
-    const { rows } = await this.pg.query<ContactRow>('DELETE FROM mail_contacts WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+    const { rows } = await this.pg.query<ContactRow>(
+      `WITH changed AS (DELETE FROM mail_contacts WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.deleted' AS event_type),
+       ${contactEventsCte('changed')}
+       SELECT * FROM changed`,
+      [organizationId, id],
+    );
     return rows[0];
   }
 

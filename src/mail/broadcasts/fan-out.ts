@@ -18,6 +18,7 @@ import type { MessageQueue } from '../emails/message-queue.ts';
 import { nextContacts, nextWaiting, type AudienceContact, type AudienceQuery } from './audience.ts';
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
 import type { BroadcastRow } from './broadcasts.ts';
+import { markSent } from './broadcast-sent.ts';
 import { endCanceled } from './end-broadcast.ts';
 
 export const FAN_OUT_BATCH = 500;
@@ -100,7 +101,7 @@ export class FanOut {
       const reason = b.parent_id
         ? 'Nobody is eligible: every recipient of the original opened it, or is no longer subscribed to the topic, in the segment, or deliverable.'
         : 'Nobody is eligible: no contact is subscribed to the topic (and in the segment) without being on the suppression list.';
-      await db.query("UPDATE mail_broadcasts SET status = 'sent', reason = $2, finished_at = now(), updated_at = now() WHERE id = $1", [b.id, reason]);
+      await markSent(db, b.id, reason);
     } else if (b.ab_test) {
       await db.query("UPDATE mail_broadcasts SET status = 'testing', updated_at = now() WHERE id = $1", [b.id]);
       await db.query(
@@ -127,7 +128,7 @@ export class FanOut {
       await endCanceled(db, broadcastId, `No message could be made: all ${skipped} eligible recipients were skipped, the first because ${first ?? 'of an unknown reason'}. Fix the content (or the contacts) and create a new broadcast.`);
       return;
     }
-    await db.query("UPDATE mail_broadcasts SET status = 'sent', finished_at = now(), updated_at = now() WHERE id = $1", [broadcastId]);
+    await markSent(db, broadcastId);
   }
 
   /**

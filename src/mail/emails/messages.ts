@@ -86,9 +86,19 @@ WITH input (n, id, organization_id, key_id, idempotency_key, request_hash, from_
    -- Rows in the order given, each stamped as it is written: a batch's messages keep their order (the sender's order).
    ORDER BY i.n
   ON CONFLICT (organization_id, idempotency_key) DO NOTHING
-  RETURNING id, status, created_at
+  RETURNING id, organization_id, status, suppressed, created_at
 ), queued AS (
   INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m WHERE status <> 'suppressed'
+), events AS (
+  -- email.scheduled and email.suppressed (every recipient suppressed), with the message; the outbox relay publishes them.
+  INSERT INTO mail_events (organization_id, message_id, type, detail, once_key, occurred_at)
+  SELECT organization_id, id, status,
+         CASE WHEN status = 'suppressed' THEN left('Not sent: every recipient is on the suppression list (' || array_to_string(suppressed, ', ') || ')', 500) END,
+         status || ':' || id, created_at
+    FROM m WHERE status IN ('scheduled', 'suppressed')
+  RETURNING id, occurred_at
+), event_outbox AS (
+  INSERT INTO mail_event_outbox (event_id, created_at) SELECT id, occurred_at FROM events
 )
 SELECT id, status FROM m`;
 }

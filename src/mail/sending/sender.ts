@@ -147,7 +147,9 @@ export class MailSender implements BackgroundTask {
     const leftOut = describeLeftOut(outgoing.leftOut);
     if (outgoing.emails === 0) {
       // Nobody left: every recipient suppressed or unsubscribed while it waited.
-      await this.deliveries.record(d, 'suppressed', leftOut ? { attempt, at: new Date().toISOString(), outcome: 'skipped', response: `Not sent: ${leftOut}`.slice(0, 500) } : undefined);
+      const why = `Not sent: ${leftOut || 'every recipient is suppressed'}`.slice(0, 500);
+      const suppressed = { organization_id: d.organization_id, message_id: d.message_id, type: 'suppressed' as const, detail: why, once_key: `suppressed:${d.message_id}` };
+      await this.events.publish(await this.deliveries.record(d, 'suppressed', leftOut ? { attempt, at: new Date().toISOString(), outcome: 'skipped', response: why } : undefined, 0, { event: suppressed }));
       return;
     }
     if (d.counted_day === null) {
@@ -163,7 +165,8 @@ export class MailSender implements BackgroundTask {
         // A cap lowered after it was accepted: waiting would never end.
         const response = neverFits(outgoing.emails, refused);
         this.log.warn({ messageId: d.message_id, organizationId: d.organization_id, allowance: refused.allowance, limit: refused.limit }, 'message larger than a daily allowance can ever be; failed');
-        await this.deliveries.record(d, 'failed', { attempt, at: now.toISOString(), outcome: 'skipped', response: response.slice(0, 500) });
+        const failed = { organization_id: d.organization_id, message_id: d.message_id, type: 'failed' as const, detail: response.slice(0, 500), once_key: `failed:${d.message_id}` };
+        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at: now.toISOString(), outcome: 'skipped', response: response.slice(0, 500) }, 0, { event: failed }));
         return;
       }
       if (refused) {
@@ -187,10 +190,14 @@ export class MailSender implements BackgroundTask {
     const response = (reply: string) => [reply, ...notes].join('; ').slice(0, 500);
     if (round.transient !== undefined) {
       const failure = response(describeFailure(round.transient));
-      if (attempt >= MAX_ATTEMPTS) {
-        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at, outcome: 'deferred', response: failure }, 0, { verdicts }));
+      // The last attempt: email.failed; an earlier one: email.delivery_delayed (once per attempt).
+      const last = attempt >= MAX_ATTEMPTS;
+      const type = last ? 'failed' as const : 'delivery_delayed' as const;
+      const event = { organization_id: d.organization_id, message_id: d.message_id, type, detail: failure, once_key: last ? `failed:${d.message_id}` : `delivery_delayed:${d.message_id}:${attempt}` };
+      if (last) {
+        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at, outcome: 'deferred', response: failure }, 0, { event, verdicts }));
       } else {
-        await this.events.publish(await this.deliveries.record(d, 'retrying', { attempt, at, outcome: 'deferred', response: failure }, this.options.retryBaseMs * 2 ** (attempt - 1), { verdicts }));
+        await this.events.publish(await this.deliveries.record(d, 'retrying', { attempt, at, outcome: 'deferred', response: failure }, this.options.retryBaseMs * 2 ** (attempt - 1), { event, verdicts }));
       }
       return;
     }

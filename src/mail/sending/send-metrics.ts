@@ -2,12 +2,13 @@
 // happen) and the send queue by state (read from Postgres at each scrape).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { series } from '../../platform/metrics/series.ts';
 
-export const mailSends = new Counter({
+export const mailSends = series('linkmail_mail_sends_total', () => new Counter({
   name: 'linkmail_mail_sends_total',
   help: 'Messages the sender took from its queue, by outcome: sent, bounced (permanent refusal), retrying, failed (last attempt or never fits), suppressed, waiting (an allowance is spent, or the sender stopped).',
   labelNames: ['outcome'] as const,
-});
+}));
 
 /** linkmail_mail_send_queue{state}: due, waiting (a daily cap, a schedule, the next day), leased (a sender has it), retrying. */
 export function sendQueueGauge(pg: Pool) {

@@ -14,18 +14,19 @@ import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
 import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
-import { startReceiver, type Receiver, type ReceivedRequest } from '../../support/links/webhook-receiver.ts';
-import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { organizationWithKey } from '../../support/mail/organizations.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
-import { emitMailEvents, startMailWebhooks } from '../../support/mail/webhooks.ts';
+import { emitMailEvents, organizationWithSdk, receiversOf, signatureHeaders as headersOf, startMailWebhooks } from '../../support/mail/webhooks.ts';
 
 let ca: TestCa;
 let ingress: TestIngress;
 let relay: SmtpCapture;
 let sender: Child;
 let worker: Child;
-const receivers: Receiver[] = [];
+const receivers = receiversOf(() => ca);
+const receiver = receivers.start;
+const orgWithSdk = () => organizationWithSdk(ingress.url);
 
 beforeAll(async () => {
   ca = makeTestCa();
@@ -38,22 +39,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopChild(worker);
   if (sender) await stopMailSender(sender);
-  for (const r of receivers) await r.close();
+  await receivers.closeAll();
   await relay?.close();
   await ingress?.close();
 }, 30_000);
-
-async function receiver(answer?: Parameters<typeof startReceiver>[1]) {
-  const r = await startReceiver(ca, answer);
-  receivers.push(r);
-  return r;
-}
-
-async function orgWithSdk() {
-  const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
-  const domain = await verifiedDomain(ingress.url, org.key);
-  return { ...org, resend: new Resend(org.key), from: `Acme <hello@${domain.name}>` };
-}
 
 /** A stored message of the organization, for events to be about. */
 async function message(org: { key: string; from: string }) {
@@ -61,8 +50,6 @@ async function message(org: { key: string; from: string }) {
   expect(res.status).toBe(200);
   return res.body.id as string;
 }
-
-const headersOf = (r: ReceivedRequest) => ({ id: String(r.headers['webhook-id']), timestamp: String(r.headers['webhook-timestamp']), signature: String(r.headers['webhook-signature']) });
 
 describe('mail webhooks through the resend SDK', () => {
   it('create, get, list, update, rotate and remove work unchanged; bad input is a 4xx with a stable code', async () => {

@@ -22,6 +22,7 @@ export const BroadcastReport = Type.Object(
     object: Type.Literal('broadcast_report'),
     broadcast_id: Type.String(),
     status: StringEnum(BROADCAST_STATUSES),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why the worker ended the broadcast itself (as stats.reason): a fan-out that failed for good, a domain no longer verified, nobody eligible; null otherwise.' }),
     tracking_enabled: Type.Boolean({ description: 'False when the sending domain has no tracking host: opens and clicks are then not collected.' }),
     totals: Type.Object({
       recipients: Type.Integer(), skipped: Type.Integer(), queued: Type.Integer(), sent: Type.Integer(), delivered: Type.Integer(),
@@ -80,6 +81,7 @@ export async function broadcastReport(pg: Pool, b: BroadcastRow) {
     object: 'broadcast_report' as const,
     broadcast_id: b.id,
     status: b.status,
+    reason: b.reason,
     tracking_enabled: Boolean(domain[0]?.tracking_host),
     totals,
     rates: {

@@ -39,21 +39,27 @@ const BatchCreated = Type.Object(
   },
   { $id: 'EmailBatchResult', title: 'EmailBatchResult' },
 );
+/** What an email shows both whole and in a list. */
+const EmailSummary = {
+  id: Type.String(),
+  from: Type.String(),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  bcc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  subject: Type.String(),
+  topic_id: Type.Union([Type.String(), Type.Null()]),
+  scheduled_at: NullableTimestamp(),
+  created_at: Timestamp(),
+};
 const EmailObject = Type.Object(
   {
     object: Type.Literal('email'),
-    id: Type.String(),
-    from: Type.String(),
-    to: Type.Array(Type.String()),
-    cc: Type.Array(Type.String()),
-    bcc: Type.Array(Type.String()),
-    reply_to: Type.Array(Type.String()),
-    subject: Type.String(),
+    ...EmailSummary,
     html: Type.Union([Type.String(), Type.Null()]),
     text: Type.Union([Type.String(), Type.Null()]),
     headers: Type.Record(Type.String(), Type.String()),
     tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
-    topic_id: Type.Union([Type.String(), Type.Null()]),
     last_event: StringEnum(LAST_EVENTS, {
       description: 'queued: waiting for the sender (its turn, a daily allowance or the send rate); scheduled: held until scheduled_at; suppressed: every recipient is on the suppression list, nothing is sent; canceled: canceled before it was handed over, never sent; ' +
         'delivered: handed over to the relay; delivery_delayed: a transient failure, another attempt follows; bounced: refused for good (SMTP 5xx, or a bounce report received later); failed: 4 transient failures, no more attempts; complained: a recipient reported it as spam (a feedback report).',
@@ -70,8 +76,6 @@ const EmailObject = Type.Object(
     recipient_count: Type.Integer({ description: 'Recipients it goes to; each counts as one email for the daily allowances.' }),
     attachments: Type.Array(Type.Object({ filename: Type.String(), content_type: Type.Union([Type.String(), Type.Null()]), content_id: Type.Union([Type.String(), Type.Null()]), size: Type.Integer() })),
     idempotency_key: Type.Union([Type.String(), Type.Null()]),
-    scheduled_at: NullableTimestamp(),
-    created_at: Timestamp(),
   },
   { $id: 'Email', title: 'Email' },
 );
@@ -79,17 +83,8 @@ const EmailObject = Type.Object(
 /** Resend's list item: the email without its parts, tags and attachments. */
 const ListedEmail = Type.Object(
   {
-    id: Type.String(),
-    from: Type.String(),
-    to: Type.Array(Type.String()),
-    cc: Type.Array(Type.String()),
-    bcc: Type.Array(Type.String()),
-    reply_to: Type.Array(Type.String()),
-    subject: Type.String(),
-    topic_id: Type.Union([Type.String(), Type.Null()]),
+    ...EmailSummary,
     last_event: StringEnum(LAST_EVENTS, { description: 'As on GET /emails/:id.' }),
-    scheduled_at: NullableTimestamp(),
-    created_at: Timestamp(),
   },
   { $id: 'ListedEmail', title: 'ListedEmail' },
 );

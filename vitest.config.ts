@@ -58,6 +58,9 @@ const ALONE = [
   'test/integration/mail/automations.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
+  // Starts a sender (takes every file's queued mail), a broadcast worker, and a mail-webhooks worker with
+  // its own CA, which beside mail-webhooks.test.ts's would claim that file's deliveries (one table for the run).
+  'test/integration/mail/mail-webhook-events.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

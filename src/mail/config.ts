@@ -47,6 +47,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_RESEND_WAIT_HOURS: Type.Number({ minimum: 0, maximum: 8760, default: 24 }),
   /** The length of a minute of an A/B test's wait_minutes; shorter only to test the wait without waiting half an hour. */
   MAIL_AB_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
+  /** Contacts per fan-out batch (one transaction each) of a broadcast; smaller in tests, so a small audience crosses as many batches. */
+  MAIL_FANOUT_BATCH: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   /** The length of a minute of an automation step's delay_minutes; shorter only to test delays without waiting. */
   MAIL_AUTOMATION_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** Mail webhooks: the wait after each failed attempt, in ms (attempts = delays + 1); by default Resend's schedule, about a day. */

@@ -24,9 +24,9 @@ import { FanOut } from './fan-out.ts';
 /** A start command may run this much before its scheduled time (clocks of two machines). */
 const EARLY_MS = 1000;
 
-export function broadcastKind(platform: Platform, queue: MessageQueue, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS'>): MessageWorkerKind<MailCommand, undefined> {
+export function broadcastKind(platform: Platform, queue: MessageQueue, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS' | 'MAIL_FANOUT_BATCH'>): MessageWorkerKind<MailCommand, undefined> {
   const log = platform.log.child({ component: 'mail-broadcasts' });
-  const fanOut = new FanOut(platform.pg, queue, config.MAIL_AB_MINUTE_MS);
+  const fanOut = new FanOut(platform.pg, queue, config.MAIL_AB_MINUTE_MS, config.MAIL_FANOUT_BATCH);
   return {
     kind: 'mail-broadcasts',
     topics: [mailCommandsTopic],

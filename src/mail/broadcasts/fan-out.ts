@@ -1,4 +1,4 @@
-// The fan-out of a broadcast, in batches of 500 contacts, or fewer when their
+// The fan-out of a broadcast, in batches of 500 contacts (MAIL_FANOUT_BATCH), or fewer when their
 // messages reach BATCH_BYTES (2 MB of HTML and 2 MB of text to 500 contacts would
 // be 2 GB in one statement, past what one string or parameter can hold). Each batch is one
 // transaction: the broadcast's row locked (a cancel waits for the batch and the
@@ -43,6 +43,8 @@ export class FanOut {
     private readonly queue: MessageQueue,
     /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
     private readonly minuteMs = 60_000,
+    /** Contacts per batch (MAIL_FANOUT_BATCH). */
+    private readonly batchSize = FAN_OUT_BATCH,
   ) {}
 
   /**
@@ -77,13 +79,13 @@ export class FanOut {
       return { messageIds: [], done: true };
     }
     if (b.phase === 'rest') return this.restBatch(db, b, query);
-    const contacts = await nextContacts(db, query, b.cursor, FAN_OUT_BATCH);
+    const contacts = await nextContacts(db, query, b.cursor, this.batchSize);
     const { recipients, taken } = takeWithin(contacts, (c) => (c.suppressed ? null : this.recipientOf(b, c)));
     const messageIds = await this.write(db, b, recipients);
     await this.countRecipients(db, b, recipients);
     const count = (state: Recipient['state']) => recipients.filter((r) => r.state === state).length;
     const testMessages = b.ab_test ? count('queued') : 0;
-    const last = taken === contacts.length && contacts.length < FAN_OUT_BATCH;
+    const last = taken === contacts.length && contacts.length < this.batchSize;
     const eligible = b.eligible + recipients.length;
     await db.query(
       `UPDATE mail_broadcasts SET fanned_out = true, started_at = coalesce(started_at, now()), cursor = $2, eligible = $3, suppressed = suppressed + $4,
@@ -136,7 +138,7 @@ export class FanOut {
    * eligible by the audience's own rule (audience.ts); the others, and the deleted, are skipped.
    */
   private async restBatch(db: PoolClient, b: BroadcastRow, query: AudienceQuery): Promise<{ messageIds: string[]; done: boolean }> {
-    const waiting = await nextWaiting(db, query, b.id, b.cursor, FAN_OUT_BATCH);
+    const waiting = await nextWaiting(db, query, b.id, b.cursor, this.batchSize);
     const subject = b.ab_winner === 'B' ? b.subject_b! : b.subject;
     const skip = (contact: string, reason: string): Recipient => ({ contact, state: 'skipped', variant: null, message: null, reason });
     const { recipients, taken } = takeWithin(waiting, (w) => {
@@ -146,7 +148,7 @@ export class FanOut {
     });
     const messageIds = await this.write(db, b, recipients);
     const skipped = recipients.filter((r) => r.state === 'skipped').length;
-    const last = taken === waiting.length && waiting.length < FAN_OUT_BATCH;
+    const last = taken === waiting.length && waiting.length < this.batchSize;
     await db.query('UPDATE mail_broadcasts SET cursor = $2, queued = queued - $3, skipped = skipped + $3, updated_at = now() WHERE id = $1', [b.id, waiting[taken - 1]?.contactId ?? b.cursor, skipped]);
     if (last) await this.finish(db, b.id);
     return { messageIds, done: last };

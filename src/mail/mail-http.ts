@@ -88,7 +88,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await domainRoutes(scope, { domains: mail.domains, pg, resolver: createResolver(mail.config.MAIL_DNS_SERVERS) });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
-      await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES });
+      await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
       await topicRoutes(scope, { topics: mail.topics, contacts: mail.contacts, pg });
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });

@@ -10,6 +10,7 @@ import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import type { MailEventQueue } from '../events/mail-events.ts';
 import { importContacts, MAX_LISTED_ERRORS, type ImportFormat, type OnConflict } from './contact-import.ts';
 
 const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
@@ -28,7 +29,7 @@ const ImportResultSchema = Type.Object(
   { $id: 'ContactImport', title: 'ContactImport' },
 );
 
-export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: number }): Promise<void> {
+export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: number; events: MailEventQueue }): Promise<void> {
   await app.register(async (scope) => {
     scope.addContentTypeParser(Object.keys(FORMATS), (_request, payload, done) => done(null, payload));
     addComponents(scope, [ImportResultSchema]);
@@ -46,7 +47,7 @@ export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: n
       const format = FORMATS[(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()];
       if (!format || !request.body) throw new ApiError(415, 'unsupported_media_type', 'Send the import as text/csv or application/x-ndjson.');
       try {
-        return await importContacts(deps.pg, request.mailAuth.organizationId, request.body as Readable, format, (request.query as { on_conflict?: OnConflict }).on_conflict ?? 'update', deps.maxBytes);
+        return await importContacts(deps.pg, request.mailAuth.organizationId, request.body as Readable, format, (request.query as { on_conflict?: OnConflict }).on_conflict ?? 'update', deps.maxBytes, (ids) => deps.events.publish(ids));
       } catch (err) {
         const csv = err as { code?: string; lines?: number; message?: string };
         if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) throw new ApiError(400, 'invalid_csv', `The CSV cannot be read at line ${csv.lines ?? '?'}: ${csv.message}`);

@@ -143,7 +143,8 @@ inserted AS (
 ),
 changed AS (SELECT * FROM updated UNION ALL SELECT * FROM inserted),
 ${contactEventsCte('changed')}
-SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
+SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated,
+       ARRAY(SELECT id FROM contact_events) AS event_ids`;
 
 const INSERT_NEW = `
 WITH inserted AS (
@@ -153,9 +154,14 @@ WITH inserted AS (
   ON CONFLICT (organization_id, email) DO NOTHING
   RETURNING *, 'contact.created' AS event_type
 ), ${contactEventsCte('inserted')}
-SELECT count(*)::int AS created FROM inserted`;
+SELECT (SELECT count(*) FROM inserted)::int AS created, ARRAY(SELECT id FROM contact_events) AS event_ids`;
 
-export async function importContacts(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number): Promise<ImportResult> {
+/**
+ * Imports the rows of `body` in batches; `publishEvents` publishes each batch's contact events as
+ * soon as it is written, so a large import does not leave them to the outbox relay, whose backlog
+ * every organization's events would wait behind.
+ */
+export async function importContacts(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number, publishEvents: (ids: string[]) => Promise<void>): Promise<ImportResult> {
   const result: ImportResult = { object: 'contact_import', rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, errors: [], errors_truncated: false };
   const input = body.pipe(limited(maxBytes));
   body.on('error', (err) => input.destroy(err));
@@ -168,14 +174,16 @@ export async function importContacts(pg: Pool, organizationId: string, body: Rea
     batch = new Map();
     const params = [organizationId, rows.map((r) => r.email), rows.map((r) => r.first_name), rows.map((r) => r.last_name), rows.map((r) => r.status), rows.map((r) => JSON.stringify(r.properties))];
     if (onConflict === 'update') {
-      const { rows: [counts] } = await pg.query<{ created: number; updated: number }>(UPSERT, params);
+      const { rows: [counts] } = await pg.query<{ created: number; updated: number; event_ids: string[] }>(UPSERT, params);
       result.created += counts!.created;
       result.updated += counts!.updated;
       result.skipped += rows.length - counts!.created - counts!.updated;
+      await publishEvents(counts!.event_ids);
     } else {
-      const { rows: [counts] } = await pg.query<{ created: number }>(INSERT_NEW, params);
+      const { rows: [counts] } = await pg.query<{ created: number; event_ids: string[] }>(INSERT_NEW, params);
       result.created += counts!.created;
       result.skipped += rows.length - counts!.created;
+      await publishEvents(counts!.event_ids);
     }
   };
 

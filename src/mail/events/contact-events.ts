@@ -1,8 +1,8 @@
 // contact.created / contact.updated / contact.deleted as mail events, written by
 // the statement that changes the contacts (a CTE), so the change and its events
 // commit together, for one contact or an import's batch of a thousand alike (one
-// multi-row insert). Left to the outbox relay to publish, as the writers of
-// contacts hold no publisher.
+// multi-row insert). An import publishes each batch's events itself; the API's single
+// changes leave theirs to the outbox relay (a few seconds).
 
 /** The contact as the API shows it (contacts.ts toContact), plus Resend's `unsubscribed`, from a mail_contacts row `c`. */
 const SNAPSHOT = `jsonb_build_object(

@@ -9,5 +9,5 @@ export const mailEventsTopic: TopicDefinition = {
   cleanupPolicy: 'delete',
   retentionMs: 7 * 24 * 3600 * 1000,
   valueSchema: 'mail-event.avsc',
-  description: 'Events of sent messages, keyed by organization; at-least-once, deduplicate by event_id.',
+  description: 'Events of messages, contacts and broadcasts, keyed by organization; at-least-once, deduplicate by event_id.',
 };

@@ -4,6 +4,7 @@
 import type { PoolClient } from 'pg';
 import { broadcastCounts } from './broadcast-report.ts';
 import type { BroadcastRow } from './broadcasts.ts';
+import * as state from './broadcast-state.ts';
 
 export interface VariantScore {
   variant: 'A' | 'B';
@@ -29,14 +30,8 @@ export function pickWinner(b: Pick<BroadcastRow, 'ab_test'>, scores: VariantScor
 
 /** Writes the winner of a testing broadcast and turns it to sending its rest; false when it is not testing. */
 export async function decide(db: PoolClient, broadcastId: string): Promise<boolean> {
-  const { rows } = await db.query<BroadcastRow>('SELECT * FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
-  const b = rows[0];
+  const b = await state.lock(db, broadcastId);
   if (!b || b.status !== 'testing') return false;
-  const winner = pickWinner(b, await scoreVariants(db, broadcastId));
-  await db.query(
-    "UPDATE mail_broadcasts SET ab_winner = $2, ab_decided_at = now(), status = 'sending', phase = 'rest', cursor = NULL, updated_at = now() WHERE id = $1",
-    [broadcastId, winner],
-  );
-  await db.query("DELETE FROM mail_broadcast_jobs WHERE broadcast_id = $1 AND command = 'decide'", [broadcastId]);
+  await state.winnerDecided(db, broadcastId, pickWinner(b, await scoreVariants(db, broadcastId)));
   return true;
 }

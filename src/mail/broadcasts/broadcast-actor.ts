@@ -17,6 +17,7 @@ import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
 import type { MailConfig } from '../config.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
 import { decide } from './ab-winner.ts';
+import * as state from './broadcast-state.ts';
 import { BroadcastJobs, type MailCommand } from './broadcast-jobs.ts';
 import { endAfterFailure } from './end-broadcast.ts';
 import { FanOut } from './fan-out.ts';
@@ -39,13 +40,7 @@ export function broadcastKind(platform: Platform, queue: MessageQueue, config: P
           // A decision repeated after the winner was written goes on sending the rest.
           if (value.command === 'decide') await decide(db, id);
           // A scheduled broadcast whose time has come starts sending; a stale command (rescheduled later since) does nothing.
-          const { rows } = await db.query<{ status: string }>(
-            `UPDATE mail_broadcasts SET status = 'sending', updated_at = now()
-              WHERE id = $1 AND (status = 'sending' OR ($3 = 'start' AND status = 'scheduled' AND scheduled_at <= now() + make_interval(secs => $2::double precision / 1000)))
-             RETURNING status`,
-            [id, EARLY_MS, value.command],
-          );
-          return rows.length > 0;
+          return state.startSending(db, id, value.command, EARLY_MS);
         });
         if (go) {
           log.info({ broadcastId: id, command: value.command }, 'broadcast fan-out');

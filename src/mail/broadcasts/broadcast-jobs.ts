@@ -10,6 +10,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { BackgroundTask } from '../../platform/actors/worker-kind.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
+import { takeDueJobs } from './broadcast-state.ts';
 
 export interface MailCommand {
   broadcast_id: string;
@@ -45,12 +46,7 @@ export class BroadcastJobs implements BackgroundTask {
   /** Publishes and deletes the jobs that are due; how many. */
   async runDue(): Promise<number> {
     return withTransaction(this.pg, async (client) => {
-      const { rows } = await client.query<{ broadcast_id: string; command: 'start' | 'decide'; organization_id: string }>(
-        `DELETE FROM mail_broadcast_jobs j USING mail_broadcasts b
-          WHERE b.id = j.broadcast_id AND (j.broadcast_id, j.command) IN
-                (SELECT broadcast_id, command FROM mail_broadcast_jobs WHERE run_at <= now() ORDER BY run_at LIMIT ${DUE_PER_RUN} FOR UPDATE SKIP LOCKED)
-          RETURNING j.broadcast_id, j.command, b.organization_id`,
-      );
+      const rows = await takeDueJobs(client, DUE_PER_RUN);
       const now = Date.now();
       await this.publisher.publish<MailCommand>(mailCommandsTopic, rows.map((r) => ({ key: r.broadcast_id, value: { ...r, issued_at: now } })));
       return rows.length;

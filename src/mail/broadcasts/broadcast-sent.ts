@@ -3,14 +3,11 @@
 // The outbox relay publishes the event (the fan-out holds no mail.events publisher).
 import type { PoolClient } from 'pg';
 import { recordEvents } from '../events/mail-events.ts';
-import { toBroadcast, type BroadcastRow } from './broadcasts.ts';
+import * as state from './broadcast-state.ts';
+import { toBroadcast } from './broadcasts.ts';
 
 export async function markSent(db: PoolClient, broadcastId: string, reason: string | null = null): Promise<void> {
-  const { rows } = await db.query<BroadcastRow>(
-    "UPDATE mail_broadcasts SET status = 'sent', reason = coalesce($2, reason), finished_at = now(), updated_at = now() WHERE id = $1 RETURNING *",
-    [broadcastId, reason],
-  );
-  const b = rows[0];
+  const b = await state.sent(db, broadcastId, reason);
   if (!b) return;
   await recordEvents(db, [{ organization_id: b.organization_id, broadcast_id: b.id, type: 'broadcast.sent', data: toBroadcast(b), once_key: `broadcast.sent:${b.id}` }]);
 }

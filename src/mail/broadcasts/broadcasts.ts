@@ -1,13 +1,14 @@
 // Broadcasts as stored, and the transitions the API makes (spec: States and
-// transitions). Each transition locks the broadcast's row, checks its state and
-// changes it with its job (mail_broadcast_jobs) in one transaction, so a send, a
-// cancel and the worker's fan-out batches take turns. The fan-out's own writes are
-// in fan-out.ts.
+// transitions). Each transition locks the broadcast's row and checks its state in
+// one transaction with its change, which broadcast-state.ts writes (the one writer
+// of a broadcast's row and jobs), so a send, a cancel and the worker's fan-out
+// batches take turns.
 import type { PoolClient } from 'pg';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { DomainScope } from '../domains/domains.ts';
 import { page, type Page } from '../http/pagination.ts';
+import * as state from './broadcast-state.ts';
 
 export const BROADCAST_STATUSES = ['draft', 'scheduled', 'sending', 'testing', 'sent', 'canceled'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
@@ -128,15 +129,7 @@ export class Broadcasts {
 
   async create(organizationId: string, b: NewBroadcast): Promise<BroadcastRow> {
     return withTransaction(this.pg, async (db) => {
-      const { rows } = await db.query<{ id: string }>(
-        `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                      subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
-        [organizationId, b.name, b.scheduled_at ? 'scheduled' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
-          b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id],
-      );
-      const id = rows[0]!.id;
-      if (b.scheduled_at) await setJob(db, id, 'start', b.scheduled_at);
+      const id = await state.create(db, organizationId, b);
       return (await this.read(db, organizationId, id, null))!;
     });
   }
@@ -161,8 +154,7 @@ export class Broadcasts {
     return this.transition(organizationId, id, scope, async (db, b) => {
       if (b.status !== 'draft' && b.status !== 'scheduled') throw new ApiError(409, 'not_schedulable', `The broadcast is ${b.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
       if (b.parent_id) await this.checkResendTime(db, b.parent_id, at ?? new Date());
-      await db.query(`UPDATE mail_broadcasts SET status = $2, scheduled_at = $3, updated_at = now() WHERE id = $1`, [b.id, at ? 'scheduled' : 'sending', at]);
-      await setJob(db, b.id, 'start', at ?? new Date());
+      await state.send(db, b.id, at);
     });
   }
 
@@ -170,8 +162,7 @@ export class Broadcasts {
   cancel(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
     return this.transition(organizationId, id, scope, async (db, b) => {
       if (b.status === 'sent' || b.status === 'canceled') throw new ApiError(409, 'not_cancelable', `The broadcast is already ${b.status}.`);
-      await db.query("UPDATE mail_broadcasts SET status = 'canceled', finished_at = now(), updated_at = now() WHERE id = $1", [b.id]);
-      await db.query('DELETE FROM mail_broadcast_jobs WHERE broadcast_id = $1', [b.id]);
+      await state.cancel(db, b.id);
     });
   }
 
@@ -179,7 +170,7 @@ export class Broadcasts {
   decide(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
     return this.transition(organizationId, id, scope, async (db, b) => {
       if (b.status !== 'testing') throw new ApiError(409, 'not_testing', `The broadcast is ${b.status}; only a broadcast in its A/B test can be decided.`);
-      await setJob(db, b.id, 'decide', new Date());
+      await state.queueDecision(db, b.id);
     });
   }
 
@@ -198,17 +189,7 @@ export class Broadcasts {
       const { rows: live } = await db.query("SELECT id FROM mail_broadcasts WHERE parent_id = $1 AND status <> 'canceled'", [parent.id]);
       if (live.length > 0) throw new ApiError(409, 'resend_exists', `The broadcast already has a resend (${live[0].id}); cancel it first to make another.`);
       if (change.scheduled_at) await this.checkResendTime(db, parent.id, change.scheduled_at);
-      const { rows } = await db.query<{ id: string }>(
-        `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                      subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id)
-         SELECT organization_id, name, $2, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id
-           FROM mail_broadcasts WHERE id = $1 RETURNING id`,
-        [parent.id, change.scheduled_at ? 'scheduled' : 'draft', change.subject ?? null, change.scheduled_at ?? null],
-      );
-      const child = rows[0]!.id;
-      if (change.scheduled_at) await setJob(db, child, 'start', change.scheduled_at);
-      return child;
+      return state.createResend(db, parent.id, change);
     });
     return childId ? this.get(organizationId, childId, scope) : undefined;
   }
@@ -247,12 +228,4 @@ export class Broadcasts {
     const { rows } = await db.query<BroadcastRow>(`${SELECT} WHERE b.organization_id = $1 AND b.id = $2 AND ($3::text[] IS NULL OR b.from_domain = ANY($3))`, [organizationId, id, scope]);
     return rows[0];
   }
-}
-
-/** Sets (or moves) the broadcast's job for `command` to `at`. */
-export async function setJob(db: PoolClient, broadcastId: string, command: 'start' | 'decide', at: Date): Promise<void> {
-  await db.query(
-    'INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, $2, $3) ON CONFLICT (broadcast_id, command) DO UPDATE SET run_at = EXCLUDED.run_at',
-    [broadcastId, command, at],
-  );
 }

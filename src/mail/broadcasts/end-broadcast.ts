@@ -6,6 +6,7 @@
 // cannot be sent again, nor resent).
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import * as state from './broadcast-state.ts';
 
 /**
  * Ends the broadcast canceled with `reason`. Recipients still waiting for an A/B winner are
@@ -14,12 +15,7 @@ import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
  */
 export async function endCanceled(db: PoolClient, broadcastId: string, reason: string): Promise<void> {
   const { rowCount } = await db.query("UPDATE mail_broadcast_recipients SET state = 'skipped', reason = $2 WHERE broadcast_id = $1 AND state = 'waiting'", [broadcastId, reason.slice(0, 300)]);
-  await db.query(
-    `UPDATE mail_broadcasts SET status = 'canceled', reason = $2, fanned_out = true, queued = queued - $3, skipped = skipped + $3, finished_at = now(), updated_at = now()
-      WHERE id = $1`,
-    [broadcastId, reason, rowCount ?? 0],
-  );
-  await db.query('DELETE FROM mail_broadcast_jobs WHERE broadcast_id = $1', [broadcastId]);
+  await state.canceledWithReason(db, broadcastId, reason, rowCount ?? 0);
 }
 
 /**
@@ -29,8 +25,8 @@ export async function endCanceled(db: PoolClient, broadcastId: string, reason: s
  */
 export async function endAfterFailure(pg: Pool, broadcastId: string, error: Error): Promise<boolean> {
   return withTransaction(pg, async (db) => {
-    const { rows } = await db.query<{ status: string }>('SELECT status FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
-    if (rows[0]?.status !== 'sending' && rows[0]?.status !== 'testing') return false;
+    const b = await state.lock(db, broadcastId);
+    if (b?.status !== 'sending' && b?.status !== 'testing') return false;
     const what = error.message.replace(/\s+/g, ' ').slice(0, 300);
     await endCanceled(db, broadcastId, `The fan-out stopped on an error that retrying would not fix: ${what}. Messages already queued still go out. Fix the cause (the segment or the content, say) and create a new broadcast.`);
     return true;

@@ -19,6 +19,7 @@ import { nextContacts, nextWaiting, type AudienceContact, type AudienceQuery } f
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 import { markSent } from './broadcast-sent.ts';
+import * as state from './broadcast-state.ts';
 import { endCanceled } from './end-broadcast.ts';
 
 export const FAN_OUT_BATCH = 500;
@@ -70,8 +71,7 @@ export class FanOut {
 
   /** One batch; `done` when there is nothing more to do now. */
   private async batch(db: PoolClient, broadcastId: string): Promise<{ messageIds: string[]; done: boolean }> {
-    const { rows } = await db.query<BroadcastRow>('SELECT * FROM mail_broadcasts WHERE id = $1 FOR UPDATE', [broadcastId]);
-    const b = rows[0];
+    const b = await state.lock(db, broadcastId);
     if (!b || b.status !== 'sending') return { messageIds: [], done: true };
     const query = await this.audienceOf(db, b);
     if (typeof query === 'string') {
@@ -87,12 +87,10 @@ export class FanOut {
     const testMessages = b.ab_test ? count('queued') : 0;
     const last = taken === contacts.length && contacts.length < this.batchSize;
     const eligible = b.eligible + recipients.length;
-    await db.query(
-      `UPDATE mail_broadcasts SET fanned_out = true, started_at = coalesce(started_at, now()), cursor = $2, eligible = $3, suppressed = suppressed + $4,
-              queued = queued + $5, skipped = skipped + $6, test_share = CASE WHEN ab_test IS NULL THEN NULL ELSE coalesce(test_share, 0) + $7 END, updated_at = now()
-        WHERE id = $1`,
-      [b.id, contacts[taken - 1]?.id ?? b.cursor, eligible, taken - recipients.length, count('queued') + count('waiting'), count('skipped'), testMessages],
-    );
+    await state.audienceBatchWritten(db, b.id, {
+      cursor: contacts[taken - 1]?.id ?? b.cursor, eligible, suppressed: taken - recipients.length,
+      queued: count('queued') + count('waiting'), skipped: count('skipped'), testMessages,
+    });
     if (last) await this.endAudience(db, b, eligible);
     return { messageIds, done: last };
   }
@@ -105,12 +103,7 @@ export class FanOut {
         : 'Nobody is eligible: no contact is subscribed to the topic (and in the segment) without being on the suppression list.';
       await markSent(db, b.id, reason);
     } else if (b.ab_test) {
-      await db.query("UPDATE mail_broadcasts SET status = 'testing', updated_at = now() WHERE id = $1", [b.id]);
-      await db.query(
-        `INSERT INTO mail_broadcast_jobs (broadcast_id, command, run_at) VALUES ($1, 'decide', now() + make_interval(secs => $2::double precision / 1000))
-         ON CONFLICT (broadcast_id, command) DO NOTHING`,
-        [b.id, b.ab_test.wait_minutes * this.minuteMs],
-      );
+      await state.testing(db, b.id, b.ab_test.wait_minutes * this.minuteMs);
     } else {
       await this.finish(db, b.id);
     }
@@ -149,7 +142,7 @@ export class FanOut {
     const messageIds = await this.write(db, b, recipients);
     const skipped = recipients.filter((r) => r.state === 'skipped').length;
     const last = taken === waiting.length && waiting.length < this.batchSize;
-    await db.query('UPDATE mail_broadcasts SET cursor = $2, queued = queued - $3, skipped = skipped + $3, updated_at = now() WHERE id = $1', [b.id, waiting[taken - 1]?.contactId ?? b.cursor, skipped]);
+    await state.restBatchWritten(db, b.id, waiting[taken - 1]?.contactId ?? b.cursor, skipped);
     if (last) await this.finish(db, b.id);
     return { messageIds, done: last };
   }

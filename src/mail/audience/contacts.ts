@@ -48,6 +48,20 @@ export interface NewContact {
   status?: ContactStatus;
 }
 
+/**
+ * CTEs (to open a WITH) naming in `contact (id, made)` the contact of an address, made (subscribed,
+ * no properties) and its contact.created recorded when the organization had none. The one way a
+ * contact is made for an address that writes to it (an unsubscribe, a preferences page, an event).
+ * The row is locked either way (a conflict updates it to itself), so concurrent makers agree.
+ */
+export const contactOfAddressCte = (organizationParam: string, emailParam: string): string => `
+contact_row AS (
+  INSERT INTO mail_contacts (organization_id, email) VALUES (${organizationParam}, ${emailParam})
+  ON CONFLICT (organization_id, email) DO UPDATE SET email = EXCLUDED.email
+  RETURNING *, 'contact.created' AS event_type, (xmax = 0) AS made
+), ${contactEventsCte('(SELECT * FROM contact_row WHERE made)')},
+contact AS (SELECT id, made FROM contact_row)`;
+
 export type ContactChange = Partial<Omit<NewContact, 'email'>> & { email?: string };
 
 export class Contacts {

@@ -16,6 +16,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { AutomationStep } from './automations.ts';
 import { recordInboundEvent, recordRunChanges, type AutomationData } from './automation-data.ts';
+import { contactOfAddressCte } from '../audience/contacts.ts';
 
 /** Spec, Limits: per organization and UTC day. */
 export const NEW_CONTACTS_PER_DAY = 1000;
@@ -88,14 +89,8 @@ export class InboundEvents {
   /** Creates the contact of an unknown address (subscribed). */
   private async createContact(db: PoolClient, e: PostedEvent): Promise<{ id: string; created: boolean }> {
     // Two events for one new address at once: the second waits on the first's row, then finds it made.
-    const { rows: made } = await db.query<{ id: string }>(
-      `INSERT INTO mail_contacts (organization_id, email, properties, status) VALUES ($1, $2, '{}', 'subscribed')
-       ON CONFLICT (organization_id, email) DO NOTHING RETURNING id`,
-      [e.organizationId, e.email],
-    );
-    if (made[0]) return { id: made[0].id, created: true };
-    const { rows: existing } = await db.query<{ id: string }>('SELECT id FROM mail_contacts WHERE organization_id = $1 AND email = $2', [e.organizationId, e.email]);
-    return { id: existing[0]!.id, created: false };
+    const { rows: [contact] } = await db.query<{ id: string; made: boolean }>(`WITH ${contactOfAddressCte('$1', '$2')} SELECT id, made FROM contact`, [e.organizationId, e.email]);
+    return { id: contact!.id, created: contact!.made };
   }
 
   /** One run per automation: due now, or waiting for its first step's delay. */

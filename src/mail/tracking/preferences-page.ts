@@ -7,6 +7,7 @@
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { escapeHtml } from '../templates/render.ts';
+import { contactOfAddressCte } from '../audience/contacts.ts';
 
 export interface TopicChoice {
   id: string;
@@ -39,11 +40,9 @@ export async function saveChoices(pg: Pool, organizationId: string, email: strin
     const changes = (await topicChoices(db, organizationId, email)).filter((t) => shown.has(t.id) && wanted.has(t.id) !== t.subscribed);
     if (changes.length === 0) return [];
     await db.query(
-      `WITH c AS (
-         INSERT INTO mail_contacts (organization_id, email) VALUES ($1, $2)
-         ON CONFLICT (organization_id, email) DO UPDATE SET email = EXCLUDED.email RETURNING id)
+      `WITH ${contactOfAddressCte('$1', '$2')}
        INSERT INTO mail_topic_subscriptions (topic_id, contact_id, subscribed)
-       SELECT x.topic_id, c.id, x.subscribed FROM c, unnest($3::uuid[], $4::boolean[]) AS x(topic_id, subscribed)
+       SELECT x.topic_id, contact.id, x.subscribed FROM contact, unnest($3::uuid[], $4::boolean[]) AS x(topic_id, subscribed)
        ON CONFLICT (topic_id, contact_id) DO UPDATE SET subscribed = EXCLUDED.subscribed, updated_at = now()`,
       [organizationId, email, changes.map((t) => t.id), changes.map((t) => !t.subscribed)],
     );

@@ -22,6 +22,7 @@ import { escapeHtml } from '../templates/render.ts';
 import { preferencesHtml, saveChoices, topicChoices } from './preferences-page.ts';
 import { readLinkToken, type LinkKind, type LinkPayload } from './tracking-links.ts';
 import { recordFetch, REPEAT_PERIOD_MS, TRACKING_PER_MINUTE_PER_IP } from './tracking-record.ts';
+import { contactOfAddressCte } from '../audience/contacts.ts';
 
 export interface TrackingDeps {
   pg: Pool;
@@ -199,11 +200,9 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     const { organizationId, r: email, t: topicId, m: messageId } = found;
     // The contact is made if the address was not one (a transactional message about a topic).
     await pg.query(
-      `WITH c AS (
-         INSERT INTO mail_contacts (organization_id, email) VALUES ($1, $2)
-         ON CONFLICT (organization_id, email) DO UPDATE SET email = EXCLUDED.email RETURNING id)
+      `WITH ${contactOfAddressCte('$1', '$2')}
        INSERT INTO mail_topic_subscriptions (topic_id, contact_id, subscribed)
-       SELECT t.id, c.id, false FROM c, mail_topics t WHERE t.id = $3 AND t.organization_id = $1
+       SELECT t.id, contact.id, false FROM contact, mail_topics t WHERE t.id = $3 AND t.organization_id = $1
        ON CONFLICT (topic_id, contact_id) DO UPDATE SET subscribed = false, updated_at = now()`,
       [organizationId, email, topicId],
     );

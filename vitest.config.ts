@@ -33,8 +33,6 @@ const ALONE = [
   // Leave mail messages unpublished on purpose; any ingress of the run would relay them, to its own file's topic.
   'test/integration/mail/emails-crash.test.ts',
   'test/integration/mail/idempotency.test.ts',
-  // Imports a million contacts (two minutes of Postgres and of the ingress, which would slow every other file).
-  'test/integration/mail/contact-import.test.ts',
   // Time-bound: bursts must fall within one second of Redis's clock.
   'test/integration/mail/key-rate-limit.test.ts',
   // Time-bound: no second at its relay may hold more than 12 messages; its senders poll every file's queued mail.

@@ -15,6 +15,7 @@ import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { parseSegmentFilter } from '../audience/segment-filter.ts';
 import type { MessageQueue } from '../emails/message-queue.ts';
+import { storeFanOut } from '../emails/messages.ts';
 import { nextContacts, nextWaiting, type AudienceContact, type AudienceQuery } from './audience.ts';
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
 import type { BroadcastRow } from './broadcasts.ts';
@@ -173,18 +174,12 @@ export class FanOut {
   /** Writes the batch's messages (with their outbox rows) and recipient rows; the ids of the messages. */
   private async write(db: PoolClient, b: BroadcastRow, recipients: Recipient[]): Promise<string[]> {
     const made = recipients.filter((r) => r.message !== null);
-    if (made.length > 0) {
-      const m = made.map((r) => r.message!);
-      await db.query(
-        `WITH t AS (SELECT * FROM unnest($6::uuid[], $7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[]) AS t(id, contact, email, subject, html, text_body)),
-              m AS (INSERT INTO mail_messages (id, organization_id, idempotency_key, kind, from_address, from_domain, to_addresses, reply_to, subject, html, text_body, tags, topic_id, recipient_count, status)
-                    SELECT t.id, $1, 'broadcast:' || $2 || ':' || t.contact, $3, $4, $5, ARRAY[t.email], $12::text[], t.subject, t.html, t.text_body, $13::jsonb, $14, 1, 'queued' FROM t
-                    RETURNING id, created_at)
-         INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m`,
-        [b.organization_id, b.id, `broadcast.${b.topic}`, b.from_address, b.from_domain, m.map((x) => x.id), made.map((r) => r.contact), m.map((x) => x.email), m.map((x) => x.subject),
-          m.map((x) => x.html), m.map((x) => x.text), b.reply_to ? [b.reply_to] : [], JSON.stringify([{ name: 'broadcast_id', value: b.id }]), b.topic],
-      );
-    }
+    await storeFanOut(
+      db,
+      { organizationId: b.organization_id, kind: `broadcast.${b.topic}`, fromAddress: b.from_address, fromDomain: b.from_domain, replyTo: b.reply_to ? [b.reply_to] : [],
+        tags: [{ name: 'broadcast_id', value: b.id }], topicId: b.topic },
+      made.map((r) => ({ ...r.message!, idempotencyKey: `broadcast:${b.id}:${r.contact}` })),
+    );
     await db.query(
       `INSERT INTO mail_broadcast_recipients (broadcast_id, contact_id, state, variant, message_id, reason)
        SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::text[])

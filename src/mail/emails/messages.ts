@@ -123,6 +123,46 @@ interface ToStore {
   message: PreparedMessage;
 }
 
+/** What a fan-out batch's messages share: the sender, their kind, topic and tags. */
+export interface FanOutSender {
+  organizationId: string;
+  kind: string;
+  fromAddress: string;
+  fromDomain: string;
+  replyTo: string[];
+  tags: { name: string; value: string }[];
+  topicId: string;
+}
+
+/** One message of a fan-out batch, to one recipient. */
+export interface FanOutMessage {
+  id: string;
+  idempotencyKey: string;
+  email: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+/**
+ * Stores a fan-out batch's messages, queued with their outbox rows, by one statement in the
+ * caller's transaction (the batch's). The caller bounds the batch's bytes and has left out
+ * suppressed recipients.
+ */
+export async function storeFanOut(db: PoolClient, sender: FanOutSender, messages: readonly FanOutMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  const column = <K extends keyof FanOutMessage>(k: K) => messages.map((m) => m[k]);
+  await db.query(
+    `WITH t AS (SELECT * FROM unnest($5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS t(id, idempotency_key, email, subject, html, text_body)),
+          m AS (INSERT INTO mail_messages (id, organization_id, idempotency_key, kind, from_address, from_domain, to_addresses, reply_to, subject, html, text_body, tags, topic_id, recipient_count, status)
+                SELECT t.id, $1, t.idempotency_key, $2, $3, $4, ARRAY[t.email], $11::text[], t.subject, t.html, t.text_body, $12::jsonb, $13, 1, 'queued' FROM t
+                RETURNING id, created_at)
+     INSERT INTO mail_message_outbox (message_id, created_at) SELECT id, created_at FROM m`,
+    [sender.organizationId, sender.kind, sender.fromAddress, sender.fromDomain, column('id'), column('idempotencyKey'), column('email'), column('subject'),
+      column('html'), column('text'), sender.replyTo, JSON.stringify(sender.tags), sender.topicId],
+  );
+}
+
 export class Messages {
   private readonly together: Coalescer<ToStore, Stored>;
   private readonly statements = new Map<number, string>();

@@ -1,30 +1,19 @@
 // /api/v1/segments (FULL keys): named filters over the organization's contacts
-// (segment-filter.ts), and the contacts a segment matches now.
+// (segment-filter.ts), and the contacts a segment matches now; stored by segments.ts.
 import { Type } from '@sinclair/typebox';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { Name } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
-import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, Timestamp } from '../http/mail-schemas.ts';
-import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { PageOf, PageQuery } from '../http/pagination.ts';
 import { ContactSchema } from './contact-routes.ts';
 import { toContact } from './contacts.ts';
-import { compileSegmentFilter, parseSegmentFilter, type SegmentFilter } from './segment-filter.ts';
-
-interface SegmentRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  filter: SegmentFilter;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toSegment = (r: SegmentRow) => ({ object: 'segment' as const, id: r.id, name: r.name, filter: r.filter, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() });
+import { parseSegmentFilter, type SegmentFilter } from './segment-filter.ts';
+import { Segments, toSegment } from './segments.ts';
 
 const Filter = Type.Unknown({ description: 'The filter language (README, "Segment filters"): conditions {field, op, value} and groups {all: […]}, {any: […]}, {not: …}.' });
 const SegmentSchema = Type.Object(
@@ -42,15 +31,15 @@ function checkedFilter(filter: unknown): SegmentFilter {
 }
 
 export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void> {
-  const { pg } = deps;
+  const segments = new Segments(deps.pg);
   const tags = ['segments'];
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [SegmentSchema, SegmentList, SegmentContacts]);
 
   const segmentOf = async (organizationId: string, id: string) => {
-    const { rows } = isUuid(id) ? await pg.query<SegmentRow>('SELECT * FROM mail_segments WHERE organization_id = $1 AND id = $2', [organizationId, id]) : { rows: [] };
-    if (!rows[0]) throw notFound('segment');
-    return rows[0];
+    const segment = await segments.get(organizationId, id);
+    if (!segment) throw notFound('segment');
+    return segment;
   };
 
   app.post('/segments', {
@@ -62,14 +51,13 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     },
   }, async (request, reply) => {
     const filter = checkedFilter(request.body.filter);
-    const { rows } = await pg.query<SegmentRow>('INSERT INTO mail_segments (organization_id, name, filter) VALUES ($1, $2, $3) RETURNING *', [request.mailAuth.organizationId, request.body.name, JSON.stringify(filter)]);
-    return reply.status(201).send(toSegment(rows[0]!));
+    return reply.status(201).send(toSegment(await segments.create(request.mailAuth.organizationId, request.body.name, filter)));
   });
 
   app.get('/segments', {
     config,
     schema: { tags, operationId: 'listSegments', summary: 'List segments', querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentList, 'A page of segments.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
-  }, async (request) => page(pg, { select: 'SELECT * FROM mail_segments WHERE organization_id = $1', params: [request.mailAuth.organizationId], ...request.query }, toSegment));
+  }, async (request) => segments.list(request.mailAuth.organizationId, request.query, toSegment));
 
   app.get('/segments/:id', {
     config,
@@ -85,9 +73,8 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     },
   }, async (request) => {
     const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
-    const filter = request.body.filter === undefined ? null : JSON.stringify(checkedFilter(request.body.filter));
-    const { rows } = await pg.query<SegmentRow>('UPDATE mail_segments SET name = coalesce($2, name), filter = coalesce($3::jsonb, filter), updated_at = now() WHERE id = $1 RETURNING *', [row.id, request.body.name ?? null, filter]);
-    return toSegment(rows[0]!);
+    const { name, filter } = request.body;
+    return toSegment(await segments.update(row.id, { ...(name === undefined ? {} : { name }), ...(filter === undefined ? {} : { filter: checkedFilter(filter) }) }));
   });
 
   app.delete('/segments/:id', {
@@ -95,7 +82,7 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     schema: { tags, operationId: 'deleteSegment', summary: 'Delete a segment', params: IdParams, response: { 200: withRateLimitHeaders(SegmentSchema, 'The deleted segment.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
   }, async (request) => {
     const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
-    await pg.query('DELETE FROM mail_segments WHERE id = $1', [row.id]);
+    await segments.delete(row.id);
     return toSegment(row);
   });
 
@@ -104,13 +91,10 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     schema: { tags, operationId: 'listSegmentContacts', summary: 'The contacts a segment matches now', params: IdParams, querystring: PageQuery, response: { 200: withRateLimitHeaders(SegmentContacts, 'A page of matching contacts, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404, 422) } },
   }, async (request) => {
     const row = await segmentOf(request.mailAuth.organizationId, request.params.id);
-    // A filter stored before today's checks may hold a value Postgres refuses: say so, and where.
-    const parsed = parseSegmentFilter(row.filter);
-    if (!parsed.ok) {
-      const e = parsed.errors[0]!;
-      throw new ApiError(422, 'segment_filter_invalid', `The segment's filter is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${row.id}.`, parsed.errors.map((x) => ({ path: `/filter${x.path}`, message: x.message })));
-    }
-    const { sql, params } = compileSegmentFilter(parsed.filter, 2);
-    return page(pg, { select: `SELECT c.* FROM mail_contacts c WHERE c.organization_id = $1 AND ${sql}`, params: [row.organization_id, ...params], ...request.query }, toContact);
+    const found = await segments.contacts(row, request.query, toContact);
+    if (found.ok) return found.page;
+    // A filter stored before today's checks: say so, and where.
+    const e = found.errors[0]!;
+    throw new ApiError(422, 'segment_filter_invalid', `The segment's filter is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${row.id}.`, found.errors.map((x) => ({ path: `/filter${x.path}`, message: x.message })));
   });
 }

@@ -6,6 +6,7 @@ import { compileBodyValidator, summarize, type ValidationFailure } from '../../p
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import { CreateLinkBody, UpdateLinkBody, type CreateLinkInput, type LinkType, type UpdateLinkInput } from './link-schemas.ts';
+import { orRefused } from './link-refusals.ts';
 import { toLink, type LinkStore, type LinkRow } from './link-store.ts';
 
 // The envelope first; the link or changes inside are then checked with the same schemas as the single-link routes.
@@ -49,15 +50,14 @@ async function applyOne(store: LinkStore, workspaceId: string, raw: unknown): Pr
     if (op.link === undefined || op.id !== undefined || op.changes !== undefined) throw invalid(misuse('/link', 'create takes only "link"'));
     const problems = checkCreate(op.link);
     if (problems) throw invalid(problems, '/link');
-    return { status: 201, row: await store.create(workspaceId, op.link as CreateLinkInput) };
+    return { status: 201, row: orRefused(await store.tryCreate(workspaceId, op.link as CreateLinkInput)).row };
   }
   if (typeof op.id !== 'string' || op.link !== undefined) throw invalid(misuse('/id', `${op.action} takes "id"${op.action === 'update' ? ' and "changes"' : ''}`));
   if (op.action === 'update') {
     const problems = checkUpdate(op.changes);
     if (problems) throw invalid(problems, '/changes');
-    const updated = await store.update(workspaceId, op.id, op.changes as UpdateLinkInput);
-    if (!updated) throw new ApiError(404, 'not_found', 'link not found');
-    return { status: 200, ...updated };
+    const { row, scanLimitChanged } = orRefused(await store.update(workspaceId, op.id, op.changes as UpdateLinkInput));
+    return { status: 200, row, scanLimitChanged };
   }
   if (op.changes !== undefined) throw invalid(misuse('/changes', 'delete takes only "id"'));
   const row = await store.softDelete(workspaceId, op.id);

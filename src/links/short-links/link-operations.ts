@@ -3,6 +3,7 @@
 // with the same link objects.
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType } from './link-schemas.ts';
+import { orRefused } from './link-refusals.ts';
 import { toLink, type LinkRow, type LinkStore } from './link-store.ts';
 
 export interface LinkWriteDeps {
@@ -14,7 +15,7 @@ export interface LinkWriteDeps {
 
 /** Creates the link (input already schema-checked), publishes it to the changelog and returns it. */
 export async function createLink(deps: LinkWriteDeps, workspaceId: string, input: CreateLinkInput): Promise<LinkType> {
-  const row = await deps.store.create(workspaceId, input);
+  const { row } = orRefused(await deps.store.tryCreate(workspaceId, input));
   await deps.changelog.publishSoon([row.id]);
   return toLink(row, deps.baseUrl);
 }

@@ -7,6 +7,7 @@ import type { App } from '../../platform/http/server.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
 import { runBulk } from './bulk.ts';
 import { closeReachedLimits, createLink, listLinks } from './link-operations.ts';
+import { orRefused } from './link-refusals.ts';
 import { BulkBody, BulkLinksRequest, BulkResult, CreateLinkBody, Link, LINK_COMPONENTS, LinkList, ListLinksQuery, UpdateLinkBody } from './link-schemas.ts';
 import { toLink, type LinkStore } from './link-store.ts';
 
@@ -58,9 +59,7 @@ export async function linkRoutes(app: App, deps: LinkRoutesDeps): Promise<void> 
     },
   }, async (request) => {
     const { workspaceId } = request.linksAuth;
-    const updated = await store.update(workspaceId, request.params.id, request.body);
-    if (!updated) throw notFound('link');
-    const { row, scanLimitChanged } = updated;
+    const { row, scanLimitChanged } = orRefused(await store.update(workspaceId, request.params.id, request.body));
     if (scanLimitChanged) await onScanLimitChanged(row.id);
     await changelog.publishSoon([row.id]);
     const closed = scanLimitChanged && row.scan_limit !== null ? await closeReachedLimits(deps, workspaceId, [row.id]) : undefined;

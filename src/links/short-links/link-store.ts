@@ -1,9 +1,10 @@
 // Links in Postgres. Every change also records the link in the changelog
 // outbox, in the same transaction, so a committed change always reaches the
-// links.changelog topic (see changelog/link-changelog.ts).
+// links.changelog topic (see changelog/link-changelog.ts). A change the rules
+// refuse changes nothing and says why (LinkRefusal); the entry points decide
+// the answer (link-refusals.ts).
 import type pg from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
-import { ApiError } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CreateLinkInput, LinkType, ListLinksQueryType, UpdateLinkInput } from './link-schemas.ts';
 import { ReservedPaths } from '../../platform/http/reserved-paths.ts';
@@ -60,34 +61,49 @@ const normalizeTags = (tags: readonly string[]): string[] => [...new Set(tags.ma
 const normalizePixels = (pixels: readonly { provider: string; pixelId: string }[]) =>
   [...new Map(pixels.map((p) => [`${p.provider}\u0000${p.pixelId}`, { provider: p.provider, pixelId: p.pixelId }])).values()];
 
+/** Why a link change was refused. */
+export type LinkRefusal =
+  | { reason: 'not_found' }
+  | { reason: 'invalid_url'; field: 'destination' | 'iosUrl' | 'androidUrl'; problem: string }
+  | { reason: 'expiry_in_past' }
+  | { reason: 'invalid_pixel_id'; index: number; problem: string }
+  | { reason: 'campaign_not_found' }
+  | { reason: 'short_id_reserved'; shortId: string }
+  | { reason: 'short_id_taken'; shortId: string }
+  /** The link's scans so far could not be counted in time, so its scan limit cannot be set. */
+  | { reason: 'scan_count_unavailable' };
+
+/** A link change's result: the value, or why it was refused. */
+export type LinkResult<T> = ({ ok: true } & T) | { ok: false; refusal: LinkRefusal };
+
+const refuse = (refusal: LinkRefusal): { ok: false; refusal: LinkRefusal } => ({ ok: false, refusal });
+
 type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>> & {
   pixels?: readonly { provider: string; pixelId: string }[];
 };
 
 /**
- * Checks the rules a JSON schema cannot express (throws a 400 naming the field)
+ * Checks the rules a JSON schema cannot express (the first field that breaks one is refused)
  * and returns the values in their stored form: URLs normalised, times in UTC.
  */
-function checkFields<T extends Checked>(input: T, own: OwnAddresses): T {
+function checkFields<T extends Checked>(input: T, own: OwnAddresses): LinkResult<{ value: T }> {
   const out: Checked = { ...input };
   for (const field of ['destination', 'iosUrl', 'androidUrl'] as const) {
     const value = input[field];
     if (typeof value !== 'string') continue;
     const problem = urlProblem(value, own);
-    if (problem) throw new ApiError(400, 'invalid_url', `${field} ${problem}.`, [{ path: `/${field}`, message: problem }]);
+    if (problem) return refuse({ reason: 'invalid_url', field, problem });
     out[field] = normalizeUrl(value);
   }
   if (typeof input.expiresAt === 'string') {
-    if (Date.parse(input.expiresAt) <= Date.now()) {
-      throw new ApiError(400, 'expiry_in_past', 'expiresAt must be in the future.', [{ path: '/expiresAt', message: 'must be in the future' }]);
-    }
+    if (Date.parse(input.expiresAt) <= Date.now()) return refuse({ reason: 'expiry_in_past' });
     out.expiresAt = new Date(input.expiresAt).toISOString();
   }
-  input.pixels?.forEach(({ provider, pixelId }, i) => {
+  for (const [index, { provider, pixelId }] of (input.pixels ?? []).entries()) {
     const problem = pixelIdProblem(provider, pixelId);
-    if (problem) throw new ApiError(400, 'invalid_pixel_id', `pixels[${i}].pixelId ${problem}.`, [{ path: `/pixels/${i}/pixelId`, message: problem }]);
-  });
-  return out as T;
+    if (problem) return refuse({ reason: 'invalid_pixel_id', index, problem });
+  }
+  return { ok: true, value: out as T };
 }
 
 export interface UpdatedLink {
@@ -136,21 +152,30 @@ export class LinkStore {
     return withTransaction(this.pg, fn);
   }
 
-  private async checkCampaign(client: Queryable, workspaceId: string, campaignId: string | null | undefined): Promise<void> {
-    if (!campaignId) return;
+  /** Whether the campaign, if one is named, is the workspace's. */
+  private async campaignFound(client: Queryable, workspaceId: string, campaignId: string | null | undefined): Promise<boolean> {
+    if (!campaignId) return true;
     const found = await client.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [campaignId, workspaceId]);
-    if (found.rowCount === 0) {
-      throw new ApiError(400, 'campaign_not_found', 'campaignId is not a campaign of this workspace.', [{ path: '/campaignId', message: 'no such campaign' }]);
-    }
+    return found.rowCount !== 0;
   }
 
+  /**
+   * The new link, for a writer whose input the rules cannot refuse (a test's direct write); a
+   * refusal is a bug there. The entry points use tryCreate and answer its refusals.
+   */
   async create(workspaceId: string, raw: CreateLinkInput): Promise<LinkRow> {
-    const input = checkFields(raw, this.own);
-    if (input.shortId && this.reserved.has(input.shortId)) {
-      throw new ApiError(400, 'short_id_reserved', `"${input.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
-    }
-    return this.tx(async (client) => {
-      await this.checkCampaign(client, workspaceId, input.campaignId);
+    const result = await this.tryCreate(workspaceId, raw);
+    if (!result.ok) throw new Error(`link refused: ${result.refusal.reason}`);
+    return result.row;
+  }
+
+  async tryCreate(workspaceId: string, raw: CreateLinkInput): Promise<LinkResult<{ row: LinkRow }>> {
+    const checked = checkFields(raw, this.own);
+    if (!checked.ok) return checked;
+    const input = checked.value;
+    if (input.shortId && this.reserved.has(input.shortId)) return refuse({ reason: 'short_id_reserved', shortId: input.shortId });
+    return this.tx(async (client): Promise<LinkResult<{ row: LinkRow }>> => {
+      if (!(await this.campaignFound(client, workspaceId, input.campaignId))) return refuse({ reason: 'campaign_not_found' });
       // A caller-chosen ID is tried once; an assigned one is retried on the rare collision.
       for (let attempt = 0; attempt < 5; attempt++) {
         const shortId = input.shortId ?? assignShortId();
@@ -175,9 +200,9 @@ export class LinkStore {
         const row = inserted.rows[0];
         if (row) {
           await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
-          return row;
+          return { ok: true, row };
         }
-        if (input.shortId) throw new ApiError(409, 'short_id_taken', `The short ID "${input.shortId}" is already in use.`, [{ path: '/shortId', message: 'already in use' }]);
+        if (input.shortId) return refuse({ reason: 'short_id_taken', shortId: input.shortId });
       }
       throw new Error('could not assign a free short ID');
     });
@@ -190,9 +215,11 @@ export class LinkStore {
   }
 
   /** The updated link, and whether its scan limit changed (the same limit sent again is no change). */
-  async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<UpdatedLink | undefined> {
-    const changes = checkFields(raw, this.own);
-    if (!isUuid(id)) return undefined;
+  async update(workspaceId: string, id: string, raw: UpdateLinkInput): Promise<LinkResult<UpdatedLink>> {
+    const checked = checkFields(raw, this.own);
+    if (!checked.ok) return checked;
+    const changes = checked.value;
+    if (!isUuid(id)) return refuse({ reason: 'not_found' });
     // The limit counts scans over the link's whole life: a new limit above the scans so far
     // re-opens the link, one at or below them closes it now. They are counted before the
     // transaction (ClickHouse may be slow; no row lock is held meanwhile), after the checks
@@ -203,16 +230,18 @@ export class LinkStore {
     let campaignChecked = false;
     if (typeof limit === 'number') {
       const current = await this.get(workspaceId, id);
-      if (!current) return undefined;
+      if (!current) return refuse({ reason: 'not_found' });
       sameLimit = current.scan_limit === limit;
       if (!sameLimit) {
-        await this.checkCampaign(this.pg, workspaceId, changes.campaignId);
+        if (!(await this.campaignFound(this.pg, workspaceId, changes.campaignId))) return refuse({ reason: 'campaign_not_found' });
         campaignChecked = true;
-        scansSoFar = await this.countForLimit(current);
+        const counted = await this.countForLimit(current);
+        if (counted === undefined) return refuse({ reason: 'scan_count_unavailable' });
+        scansSoFar = counted;
       }
     }
-    const row = await this.tx(async (client) => {
-      if (!campaignChecked) await this.checkCampaign(client, workspaceId, changes.campaignId);
+    const row = await this.tx(async (client): Promise<LinkRow | LinkRefusal | undefined> => {
+      if (!campaignChecked && !(await this.campaignFound(client, workspaceId, changes.campaignId))) return { reason: 'campaign_not_found' };
       const sets: string[] = [];
       const values: unknown[] = [id, workspaceId];
       const set = (column: string, value: unknown) => {
@@ -240,24 +269,24 @@ export class LinkStore {
       if (updated) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [updated.id]);
       return updated;
     });
-    return row && { row, scanLimitChanged: limit !== undefined && !sameLimit };
+    if (!row) return refuse({ reason: 'not_found' });
+    if ('reason' in row) return refuse(row);
+    return { ok: true, row, scanLimitChanged: limit !== undefined && !sameLimit };
   }
 
   /**
-   * The link's scans so far, or a 503 when ClickHouse does not answer in time (nothing is changed
-   * then). After a failed count, limits are refused at once for a second, so a bulk request of
-   * many limits does not wait for each.
+   * The link's scans so far, or undefined when ClickHouse does not answer in time (the limit is
+   * then refused and nothing changed). After a failed count, limits are refused at once for a
+   * second, so a bulk request of many limits does not wait for each.
    */
-  private async countForLimit(link: LinkRow): Promise<number> {
-    const refuse = () =>
-      new ApiError(503, 'scan_count_unavailable', 'The link\'s scans so far cannot be counted right now, so its scan limit cannot be set; try again shortly.', undefined, { 'retry-after': '5' });
-    if (Date.now() - this.countFailedAt < 1000) throw refuse();
+  private async countForLimit(link: LinkRow): Promise<number | undefined> {
+    if (Date.now() - this.countFailedAt < 1000) return undefined;
     try {
       return await this.lifetimeScans.of({ id: link.id, workspaceId: link.workspace_id }, this.countTimeoutMs);
     } catch (err) {
       this.countFailedAt = Date.now();
       this.options.log?.warn({ err, linkId: link.id }, 'scans of a link could not be counted; its scan limit is not changed');
-      throw refuse();
+      return undefined;
     }
   }
 
@@ -314,7 +343,9 @@ export class LinkStore {
   async softDelete(workspaceId: string, id: string): Promise<LinkRow | undefined> {
     const current = await this.get(workspaceId, id);
     if (!current || !current.is_active) return current;
-    return (await this.update(workspaceId, id, { isActive: false }))?.row;
+    // Nothing here can be refused but a link deleted meanwhile.
+    const updated = await this.update(workspaceId, id, { isActive: false });
+    return updated.ok ? updated.row : undefined;
   }
 
   async list(workspaceId: string, query: ListLinksQueryType): Promise<{ rows: LinkRow[]; nextCursor: string | null }> {

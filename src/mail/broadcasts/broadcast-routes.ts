@@ -17,7 +17,7 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { PageOf, PageQuery } from '../http/pagination.ts';
 import type { Templates } from '../templates/templates.ts';
-import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type Broadcasts } from './broadcasts.ts';
+import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type BroadcastRefusal, type Broadcasts, type Transition } from './broadcasts.ts';
 import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 
@@ -122,6 +122,11 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
     if (!row) throw notFound('broadcast');
     return row;
   };
+  /** The broadcast a transition left, or the answer to its refusal. */
+  const done = (t: Transition) => {
+    if (!t.ok) throw refused(t);
+    return toBroadcast(t.broadcast);
+  };
 
   app.post('/broadcasts', {
     config,
@@ -195,16 +200,16 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
   }, async (request) => {
     const { organizationId, domains: scope } = request.mailAuth;
     const at = request.body.scheduled_at;
-    return toBroadcast(found(await broadcasts.send(organizationId, uuidOr404(request.params.id), scope, at ? new Date(at) : null)));
+    return done(await broadcasts.send(organizationId, uuidOr404(request.params.id), scope, at ? new Date(at) : null));
   });
 
   const cancel = action('cancelBroadcast', 'Cancel a broadcast', 'Any state but sent and canceled. Pending jobs are removed; a sending broadcast stops at its next batch of 500 recipients (messages already queued still go out).');
   app.post('/broadcasts/:id/cancel', cancel, async (request) =>
-    toBroadcast(found(await broadcasts.cancel(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains))));
+    done(await broadcasts.cancel(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains)));
 
   const decideRoute = action('decideBroadcast', 'Pick the A/B winner now', 'Only in testing. The decision is queued at once; the status stays testing until the worker writes ab_winner and ab_decided_at, then it sends the rest.');
   app.post('/broadcasts/:id/decide', decideRoute, async (request) =>
-    toBroadcast(found(await broadcasts.decide(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains))));
+    done(await broadcasts.decide(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains)));
 
   app.post('/broadcasts/:id/resend', {
     config,
@@ -222,7 +227,7 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
       ...(body.subject !== undefined ? { subject: body.subject } : {}),
       ...(body.scheduled_at !== undefined ? { scheduled_at: new Date(body.scheduled_at) } : {}),
     });
-    return reply.status(201).send(toBroadcast(found(child)));
+    return reply.status(201).send(done(child));
   });
 
   app.get('/broadcasts/:id/report', {
@@ -232,6 +237,20 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
     const b = found(await broadcasts.get(request.mailAuth.organizationId, uuidOr404(request.params.id), request.mailAuth.domains));
     return broadcastReport(pg, b);
   });
+}
+
+/** The answer to a refused transition. */
+function refused(r: BroadcastRefusal): ApiError {
+  switch (r.reason) {
+    case 'not_found': return notFound('broadcast');
+    case 'not_schedulable': return new ApiError(409, r.reason, `The broadcast is ${r.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
+    case 'not_cancelable': return new ApiError(409, r.reason, `The broadcast is already ${r.status}.`);
+    case 'not_testing': return new ApiError(409, r.reason, `The broadcast is ${r.status}; only a broadcast in its A/B test can be decided.`);
+    case 'not_resendable': return new ApiError(409, r.reason, r.isResend ? 'The broadcast is itself a resend; resend its parent instead.' : `The broadcast is ${r.status}; only a sent broadcast can be resent.`);
+    case 'subject_from_template': return new ApiError(422, r.reason, 'The broadcast takes its subject from its template; a resend cannot change it.');
+    case 'resend_exists': return new ApiError(409, r.reason, `The broadcast already has a resend (${r.resendId}); cancel it first to make another.`);
+    case 'resend_too_early': return new ApiError(409, r.reason, `A resend can go out ${r.waitHours} hours after its parent finished: not before ${r.earliest.toISOString()}.`);
+  }
 }
 
 /** A request without a body is one with `{}` (spec: "send with empty body or {}"). */

@@ -2,9 +2,9 @@
 // transitions). Each transition locks the broadcast's row and checks its state in
 // one transaction with its change, which broadcast-state.ts writes (the one writer
 // of a broadcast's row and jobs), so a send, a cancel and the worker's fan-out
-// batches take turns.
+// batches take turns. A refused transition changes nothing and says why; the
+// route decides the answer (broadcast-routes.ts).
 import type { PoolClient } from 'pg';
-import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { DomainScope } from '../domains/domains.ts';
 import { page, type Page } from '../http/pagination.ts';
@@ -116,6 +116,18 @@ export function toBroadcast(r: BroadcastRow) {
   };
 }
 
+/** Why a transition was refused. */
+export type BroadcastRefusal =
+  | { reason: 'not_found' }
+  | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing'; status: BroadcastStatus }
+  | { reason: 'not_resendable'; status: BroadcastStatus; isResend: boolean }
+  | { reason: 'subject_from_template' }
+  | { reason: 'resend_exists'; resendId: string }
+  | { reason: 'resend_too_early'; waitHours: number; earliest: Date };
+
+/** The broadcast after a transition, or why it was refused. */
+export type Transition = { ok: true; broadcast: BroadcastRow } | ({ ok: false } & BroadcastRefusal);
+
 const SELECT = 'SELECT b.* FROM mail_broadcasts b';
 
 export const LIST_LIMIT = 50;
@@ -150,26 +162,27 @@ export class Broadcasts {
   }
 
   /** POST /:id/send: scheduled for `at`, or sending now (the worker starts it within a second). */
-  send(organizationId: string, id: string, scope: DomainScope, at: Date | null): Promise<BroadcastRow | undefined> {
+  send(organizationId: string, id: string, scope: DomainScope, at: Date | null): Promise<Transition> {
     return this.transition(organizationId, id, scope, async (db, b) => {
-      if (b.status !== 'draft' && b.status !== 'scheduled') throw new ApiError(409, 'not_schedulable', `The broadcast is ${b.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
-      if (b.parent_id) await this.checkResendTime(db, b.parent_id, at ?? new Date());
+      if (b.status !== 'draft' && b.status !== 'scheduled') return { reason: 'not_schedulable', status: b.status };
+      const early = b.parent_id ? await this.resendTooEarly(db, b.parent_id, at ?? new Date()) : undefined;
+      if (early) return early;
       await state.send(db, b.id, at);
     });
   }
 
   /** POST /:id/cancel: canceled, its pending jobs removed; a fan-out in progress stops before its next batch. */
-  cancel(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+  cancel(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
     return this.transition(organizationId, id, scope, async (db, b) => {
-      if (b.status === 'sent' || b.status === 'canceled') throw new ApiError(409, 'not_cancelable', `The broadcast is already ${b.status}.`);
+      if (b.status === 'sent' || b.status === 'canceled') return { reason: 'not_cancelable', status: b.status };
       await state.cancel(db, b.id);
     });
   }
 
   /** POST /:id/decide: the decision is queued at once; the status stays testing until the worker writes the winner. */
-  decide(organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {
+  decide(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
     return this.transition(organizationId, id, scope, async (db, b) => {
-      if (b.status !== 'testing') throw new ApiError(409, 'not_testing', `The broadcast is ${b.status}; only a broadcast in its A/B test can be decided.`);
+      if (b.status !== 'testing') return { reason: 'not_testing', status: b.status };
       await state.queueDecision(db, b.id);
     });
   }
@@ -178,42 +191,45 @@ export class Broadcasts {
    * POST /:id/resend (spec: Resend rules): a child of a sent broadcast, copying its content,
    * topic and segment, without subject B, for the parent's non-openers at its fan-out.
    */
-  async resend(organizationId: string, id: string, scope: DomainScope, change: { subject?: string; scheduled_at?: Date }): Promise<BroadcastRow | undefined> {
-    const childId = await withTransaction(this.pg, async (db) => {
+  async resend(organizationId: string, id: string, scope: DomainScope, change: { subject?: string; scheduled_at?: Date }): Promise<Transition> {
+    const made = await withTransaction(this.pg, async (db): Promise<{ childId: string } | BroadcastRefusal> => {
       const parent = await this.lock(db, organizationId, id, scope);
-      if (!parent) return undefined;
-      if (parent.status !== 'sent' || parent.parent_id) {
-        throw new ApiError(409, 'not_resendable', parent.parent_id ? 'The broadcast is itself a resend; resend its parent instead.' : `The broadcast is ${parent.status}; only a sent broadcast can be resent.`);
-      }
-      if (change.subject !== undefined && parent.template_id) throw new ApiError(422, 'subject_from_template', 'The broadcast takes its subject from its template; a resend cannot change it.');
-      const { rows: live } = await db.query("SELECT id FROM mail_broadcasts WHERE parent_id = $1 AND status <> 'canceled'", [parent.id]);
-      if (live.length > 0) throw new ApiError(409, 'resend_exists', `The broadcast already has a resend (${live[0].id}); cancel it first to make another.`);
-      if (change.scheduled_at) await this.checkResendTime(db, parent.id, change.scheduled_at);
-      return state.createResend(db, parent.id, change);
+      if (!parent) return { reason: 'not_found' };
+      if (parent.status !== 'sent' || parent.parent_id) return { reason: 'not_resendable', status: parent.status, isResend: parent.parent_id !== null };
+      if (change.subject !== undefined && parent.template_id) return { reason: 'subject_from_template' };
+      const { rows: live } = await db.query<{ id: string }>("SELECT id FROM mail_broadcasts WHERE parent_id = $1 AND status <> 'canceled'", [parent.id]);
+      if (live[0]) return { reason: 'resend_exists', resendId: live[0].id };
+      const early = change.scheduled_at ? await this.resendTooEarly(db, parent.id, change.scheduled_at) : undefined;
+      if (early) return early;
+      return { childId: await state.createResend(db, parent.id, change) };
     });
-    return childId ? this.get(organizationId, childId, scope) : undefined;
+    return 'reason' in made ? { ok: false, ...made } : this.after(organizationId, made.childId, scope);
   }
 
-  /** Resend rule 5: refuses a send time under the wait after the parent finished. */
-  private async checkResendTime(db: PoolClient, parentId: string, at: Date): Promise<void> {
-    if (this.resendWaitHours === 0) return;
+  /** Resend rule 5: a send time under the wait after the parent finished is refused. */
+  private async resendTooEarly(db: PoolClient, parentId: string, at: Date): Promise<BroadcastRefusal | undefined> {
+    if (this.resendWaitHours === 0) return undefined;
     const { rows } = await db.query<{ finished_at: Date | null }>('SELECT finished_at FROM mail_broadcasts WHERE id = $1', [parentId]);
     const finished = rows[0]?.finished_at;
-    if (!finished) return;
+    if (!finished) return undefined;
     const earliest = new Date(finished.getTime() + this.resendWaitHours * 3_600_000);
-    if (at < earliest) {
-      throw new ApiError(409, 'resend_too_early', `A resend can go out ${this.resendWaitHours} hours after its parent finished: not before ${earliest.toISOString()}.`);
-    }
+    return at < earliest ? { reason: 'resend_too_early', waitHours: this.resendWaitHours, earliest } : undefined;
   }
 
-  private async transition(organizationId: string, id: string, scope: DomainScope, change: (db: PoolClient, b: BroadcastRow) => Promise<void>): Promise<BroadcastRow | undefined> {
-    const done = await withTransaction(this.pg, async (db) => {
+  /** Locks the broadcast and makes `change`, unless it refuses (having written nothing). */
+  private async transition(organizationId: string, id: string, scope: DomainScope, change: (db: PoolClient, b: BroadcastRow) => Promise<BroadcastRefusal | void>): Promise<Transition> {
+    const refusal = await withTransaction(this.pg, async (db): Promise<BroadcastRefusal | void> => {
       const b = await this.lock(db, organizationId, id, scope);
-      if (!b) return false;
-      await change(db, b);
-      return true;
+      if (!b) return { reason: 'not_found' };
+      return change(db, b);
     });
-    return done ? this.get(organizationId, id, scope) : undefined;
+    return refusal ? { ok: false, ...refusal } : this.after(organizationId, id, scope);
+  }
+
+  /** The broadcast as the transition left it (or not found, deleted since). */
+  private async after(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
+    const broadcast = await this.get(organizationId, id, scope);
+    return broadcast ? { ok: true, broadcast } : { ok: false, reason: 'not_found' };
   }
 
   private async lock(db: PoolClient, organizationId: string, id: string, scope: DomainScope): Promise<BroadcastRow | undefined> {

@@ -124,8 +124,8 @@ function lastEvent(r: Pick<MessageRow, 'report' | 'delivery_state' | 'status'>):
 
 const REPLAY_HEADER = { 'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat of an idempotency key: the id is the original message\'s, nothing new was sent.' }) };
 
-const toEmail = (r: MessageRow) => ({
-  object: 'email' as const,
+/** The summary fields (EmailSummary) of a stored message, as the API answers them. */
+const toSummary = (r: ListedRow) => ({
   id: r.id,
   from: r.from_address,
   to: r.to_addresses,
@@ -133,34 +133,27 @@ const toEmail = (r: MessageRow) => ({
   bcc: r.bcc_addresses,
   reply_to: r.reply_to,
   subject: r.subject,
+  topic_id: r.topic_id,
+  scheduled_at: r.scheduled_at?.toISOString() ?? null,
+  created_at: r.created_at.toISOString(),
+});
+
+const toEmail = (r: MessageRow) => ({
+  object: 'email' as const,
+  ...toSummary(r),
   html: r.html,
   text: r.text_body,
   headers: r.headers,
   tags: r.tags,
-  topic_id: r.topic_id,
   last_event: lastEvent(r),
   attempts: r.attempts ?? [],
   suppressed: r.suppressed,
   recipient_count: r.recipient_count,
   attachments: r.attachments,
   idempotency_key: r.idempotency_key,
-  scheduled_at: r.scheduled_at?.toISOString() ?? null,
-  created_at: r.created_at.toISOString(),
 });
 
-const toListed = (r: ListedRow) => ({
-  id: r.id,
-  from: r.from_address,
-  to: r.to_addresses,
-  cc: r.cc_addresses,
-  bcc: r.bcc_addresses,
-  reply_to: r.reply_to,
-  subject: r.subject,
-  topic_id: r.topic_id,
-  last_event: lastEvent(r),
-  scheduled_at: r.scheduled_at?.toISOString() ?? null,
-  created_at: r.created_at.toISOString(),
-});
+const toListed = (r: ListedRow) => ({ ...toSummary(r), last_event: lastEvent(r) });
 
 export interface EmailRouteDeps {
   domains: Domains;

@@ -5,8 +5,6 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { TableDeliveryQueue } from '../../platform/webhooks/table-delivery-queue.ts';
 
-export type { AttemptResult, ClaimedDelivery, Slots } from '../../platform/webhooks/delivery-queue.ts';
-
 export const MAX_ATTEMPTS = 5;
 
 export interface RetrySchedule {

@@ -1,7 +1,7 @@
 // The webhook sender against real HTTPS receivers: timeouts, redirects,
 // private addresses and plain HTTP are failures, never hangs or crashes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookSender } from '../../../src/links/webhooks/webhook-sender.ts';
+import { createWebhookSender } from '../../../src/platform/webhooks/webhook-sender.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
 import { startReceiver, type Receiver } from '../../support/links/webhook-receiver.ts';
 

@@ -38,6 +38,8 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 const page = (title: string, body: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>${title}</title></head><body style="font-family:sans-serif;max-width:32em;margin:3em auto">${body}</body></html>`;
 
+const LINK_NOT_FOUND = page('Link not found', '<p>This link is not valid.</p>');
+
 /** An HTML page of ours: never cached, never framed (no clickjacking of its buttons), no script, forms only to itself, no token in a Referer. */
 const sendPage = (reply: FastifyReply, html: string, status = 200) =>
   reply.code(status)
@@ -72,12 +74,23 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     payload.on('error', done);
   });
 
-  /** The token's payload and the message's organization, or a 404 page sent. */
-  async function link(kind: LinkKind, token: string, reply: FastifyReply): Promise<(LinkPayload & { organizationId: string }) | undefined> {
+  /** The payload of a token signed by us (a click's with its destination), or a 404 page sent. */
+  function signed(kind: LinkKind, token: string, reply: FastifyReply): LinkPayload | undefined {
     const payload = readLinkToken(secret, kind, token);
-    const { rows } = payload ? await pg.query<{ organization_id: string }>('SELECT organization_id FROM mail_messages WHERE id = $1', [payload.m]) : { rows: [] };
-    if (!payload || !rows[0]) {
-      void reply.code(404).type('text/html; charset=utf-8').send(page('Link not found', '<p>This link is not valid.</p>'));
+    if (!payload || (kind === 'c' && !payload.u)) {
+      void reply.code(404).type('text/html; charset=utf-8').send(LINK_NOT_FOUND);
+      return undefined;
+    }
+    return payload;
+  }
+
+  /** The payload of a signed token and its message's organization, or a 404 page sent. */
+  async function link(kind: LinkKind, token: string, reply: FastifyReply): Promise<(LinkPayload & { organizationId: string }) | undefined> {
+    const payload = signed(kind, token, reply);
+    if (!payload) return undefined;
+    const { rows } = await pg.query<{ organization_id: string }>('SELECT organization_id FROM mail_messages WHERE id = $1', [payload.m]);
+    if (!rows[0]) {
+      void reply.code(404).type('text/html; charset=utf-8').send(LINK_NOT_FOUND);
       return undefined;
     }
     return { ...payload, organizationId: rows[0].organization_id };
@@ -86,16 +99,6 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
   const record = async (event: NewMailEvent) => {
     await events.publish(await recordEvents(pg, [event]));
   };
-
-  /** The payload of a signed open or click token, or a 404 page sent. */
-  function signed(kind: 'o' | 'c', token: string, reply: FastifyReply): LinkPayload | undefined {
-    const payload = readLinkToken(secret, kind, token);
-    if (!payload || (kind === 'c' && !payload.u)) {
-      void reply.code(404).type('text/html; charset=utf-8').send(page('Link not found', '<p>This link is not valid.</p>'));
-      return undefined;
-    }
-    return payload;
-  }
 
   /** Records an open or click within the client's per-IP limit; a store that fails is logged, the answer goes out all the same. */
   async function track(request: FastifyRequest, payload: LinkPayload): Promise<void> {
@@ -148,7 +151,7 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
   }, async (request, reply) => {
     const found = await link('u', request.params.token, reply);
     if (!found) return reply;
-    if (!found.r) return sendPage(reply, page('Link not found', '<p>This link is not valid.</p>'), 404);
+    if (!found.r) return sendPage(reply, LINK_NOT_FOUND, 404);
     const topics = await topicChoices(pg, found.organizationId, found.r);
     return sendPage(reply, page('Email preferences', preferencesHtml({ token: request.params.token, email: found.r, topics, messageTopic: found.t, saved: request.query.saved === '1' })));
   });
@@ -172,7 +175,7 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     }, async (request, reply) => {
       const found = await link('u', request.params.token, reply);
       if (!found) return reply;
-      if (!found.r) return sendPage(reply, page('Link not found', '<p>This link is not valid.</p>'), 404);
+      if (!found.r) return sendPage(reply, LINK_NOT_FOUND, 404);
       const body = request.body as { shown?: string[]; topic?: string[] } | undefined;
       const isForm = /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
       if (!isForm || !body || !Array.isArray(body.shown)) return sendPage(reply, page('Not saved', '<p>Use the form of the preferences page.</p>'), 415);

@@ -8,12 +8,10 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteOwned, ownedLeftovers, underPrefix, type SharedServices } from './support/kafka-leftovers.ts';
-import { createClickHouse } from '../src/platform/clickhouse/client.ts';
-import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
-import { ident, sql } from '../src/platform/clickhouse/literal.ts';
+import { dropDatabases } from './support/drop-databases.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
-import { migratePostgres } from '../src/platform/postgres/migrate.ts';
+import { migrateAll } from '../src/platform/migrations.ts';
 import { runChecks, type Check } from '../src/platform/health.ts';
 
 declare module 'vitest' {
@@ -65,18 +63,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   await requireStack(config);
 
-  // A clean Postgres database for this run.
-  const admin = new pg.Client({ connectionString: base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.end();
-  await migratePostgres(config.DATABASE_URL, log);
-
-  // A clean ClickHouse database for this run.
-  const ch = createClickHouse(config, '');
-  await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
-  await ch.close();
-  await migrateClickHouse(config, log);
+  // Clean Postgres and ClickHouse databases for this run, migrated as every process migrates them.
+  await dropDatabases(config, database);
+  await migrateAll(config, log);
 
   const services: SharedServices = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
   // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind;
@@ -87,15 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('testEnv', testEnv);
 
   return async () => {
-    if (runName?.startsWith('auto_')) {
-      const admin = new pg.Client({ connectionString: base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await admin.end();
-      const ch = createClickHouse(config, '');
-      await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
-      await ch.close();
-    }
+    if (runName?.startsWith('auto_')) await dropDatabases(config, database);
     await locks.release();
     const owned = underPrefix(config.TOPIC_PREFIX);
     await deleteOwned(services, owned);

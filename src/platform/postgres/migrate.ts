@@ -1,15 +1,14 @@
-// Postgres schema migrations, run at start with node-pg-migrate (plain SQL files
-// in migrations/postgres, applied in name order, under an advisory lock so that
-// several processes starting at once apply each migration exactly once).
+// Postgres schema migrations with node-pg-migrate (plain SQL files in
+// migrations/postgres, applied in name order), on a database that exists; every
+// process runs them through migrations.ts, which creates the database and holds
+// the lock that makes processes starting at once apply each migration once.
 import { runner } from 'node-pg-migrate';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
-import { ensureDatabase } from './pool.ts';
 
 export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/postgres', import.meta.url));
 
 export async function migratePostgres(databaseUrl: string, log: Logger): Promise<void> {
-  await ensureDatabase(databaseUrl);
   const applied = await runner({
     databaseUrl,
     dir: POSTGRES_MIGRATIONS_DIR,

@@ -5,35 +5,19 @@
 // lists; a worker process's /readyz tells whether its consumers are in their
 // groups and how far behind they are.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
-import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
-import { testConfig, testEnv } from '../../support/env.ts';
+import { freshDatabases } from '../../support/fresh-databases.ts';
 import { childPort, startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 
 const started: Child[] = [];
 // Fresh databases and topics of this file's own: its worker processes (a mail sender, a webhook
 // dispatcher) would otherwise take the queued work of other files sharing the run's database.
-const fresh = `linkmail_fresh_${randomBytes(4).toString('hex')}`;
-const freshDatabases = [fresh];
-const freshEnv = () => {
-  const url = new URL(testConfig().DATABASE_URL);
-  url.pathname = `/${fresh}`;
-  return { DATABASE_URL: url.toString(), CLICKHOUSE_DATABASE: fresh, TOPIC_PREFIX: `${testEnv().TOPIC_PREFIX}.fresh`, METRICS_PORT: '0' };
-};
+const fresh = freshDatabases('fresh');
+const freshEnv = () => ({ ...fresh.env(), METRICS_PORT: '0' });
 
 afterAll(async () => {
   await Promise.all(started.map((c) => stopChild(c)));
-  const config = testConfig();
-  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  for (const name of freshDatabases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-  const ch = createClickHouse(config, '');
-  for (const name of freshDatabases) await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(name)}`);
-  await ch.close();
+  await fresh.drop();
 }, 60_000);
 
 const start = (entry: string, args: string[], env: Record<string, string>) => {

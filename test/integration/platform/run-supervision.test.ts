@@ -4,21 +4,18 @@
 // again, and the next scan is recorded too; Ctrl-C (SIGINT) stops everything and
 // exits 0.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
-import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
-import { eventually, testConfig, testEnv } from '../../support/env.ts';
+import { eventually, testEnv } from '../../support/env.ts';
 import { call } from '../../support/ingress.ts';
+import { freshDatabases } from '../../support/fresh-databases.ts';
 import { childPort } from '../../support/processes.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const fresh = `linkmail_run_${randomBytes(4).toString('hex')}`;
+const fresh = freshDatabases('run');
 const state = mkdtempSync(join(tmpdir(), 'linkmail-run-'));
 let runSh: ChildProcess | undefined;
 let output = '';
@@ -30,14 +27,7 @@ afterAll(async () => {
     await new Promise((r) => runSh!.once('exit', r));
   }
   rmSync(state, { recursive: true, force: true });
-  const config = testConfig();
-  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${fresh} WITH (FORCE)`);
-  await admin.end();
-  const ch = createClickHouse(config, '');
-  await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(fresh)}`);
-  await ch.close();
+  await fresh.drop();
 }, 60_000);
 
 async function printed(text: string, times = 1, timeoutMs = 240_000): Promise<void> {
@@ -52,15 +42,11 @@ async function printed(text: string, times = 1, timeoutMs = 240_000): Promise<vo
 describe('bash infra/local/run.sh', () => {
   it('records the quick start\'s scan on empty databases, restarts a killed worker process that then records the next, and stops on Ctrl-C', async () => {
     const port = childPort();
-    const base = new URL(testConfig().DATABASE_URL);
-    base.pathname = `/${fresh}`;
     const env = {
       ...testEnv(),
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
-      DATABASE_URL: base.toString(),
-      CLICKHOUSE_DATABASE: fresh,
-      TOPIC_PREFIX: `${testEnv().TOPIC_PREFIX}.run`,
+      ...fresh.env(),
       HTTP_PORT: port,
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       LOCAL_STATE_DIR: state,

@@ -1,0 +1,15 @@
+// Drops a test's Postgres and ClickHouse databases (no vitest here: the global setup uses it too).
+import pg from 'pg';
+import { createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
+import { ident, sql } from '../../src/platform/clickhouse/literal.ts';
+
+/** Drops the Postgres and ClickHouse databases of this name, on the servers `config` names. */
+export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: string }, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  await admin.end();
+  const ch = createClickHouse(config, '');
+  await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(name)}`);
+  await ch.close();
+}

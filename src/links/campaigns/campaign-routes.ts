@@ -6,6 +6,7 @@ import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } fro
 import type { App } from '../../platform/http/server.ts';
 import { Campaign, CAMPAIGN_COMPONENTS, CampaignList, CreateCampaignBody, ListCampaignsQuery, UpdateCampaignBody } from './campaign-schemas.ts';
 import type { CampaignStore } from './campaign-store.ts';
+import { campaignOrRefused } from './campaign-refusals.ts';
 
 const IdParams = Type.Object({ id: Type.String({ description: 'Campaign UUID, in any case.' }) });
 
@@ -15,7 +16,7 @@ export async function campaignRoutes(app: App, store: CampaignStore): Promise<vo
 
   app.post('/campaigns', {
     schema: { tags, operationId: 'createCampaign', summary: 'Create a campaign', body: ref(CreateCampaignBody), response: { 201: withRateLimitHeaders(Campaign, 'The new campaign.'), ...errorResponses(...API_BODY_ERRORS, 409) } },
-  }, async (request, reply) => reply.status(201).send(await store.create(request.linksAuth.workspaceId, request.body)));
+  }, async (request, reply) => reply.status(201).send(campaignOrRefused(await store.create(request.linksAuth.workspaceId, request.body))));
 
   app.get('/campaigns', {
     schema: { tags, operationId: 'listCampaigns', summary: 'List campaigns with link counts', description: 'Newest first.', querystring: ListCampaignsQuery, response: { 200: withRateLimitHeaders(CampaignList, 'A page of campaigns.'), ...errorResponses(...API_ERRORS) } },
@@ -32,7 +33,7 @@ export async function campaignRoutes(app: App, store: CampaignStore): Promise<vo
   app.patch('/campaigns/:id', {
     schema: { tags, operationId: 'updateCampaign', summary: 'Rename or describe a campaign', params: IdParams, body: ref(UpdateCampaignBody), response: { 200: withRateLimitHeaders(Campaign, 'The campaign.'), ...errorResponses(...API_BODY_ERRORS, 404, 409) } },
   }, async (request) => {
-    const campaign = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
+    const campaign = campaignOrRefused(await store.update(request.linksAuth.workspaceId, request.params.id, request.body));
     if (!campaign) throw notFound('campaign');
     return campaign;
   });

@@ -1,6 +1,7 @@
-// Campaigns in Postgres, listed newest first with their link counts.
+// Campaigns in Postgres, listed newest first with their link counts. A change the
+// store must refuse changes nothing and says why (CampaignRefusal); the entry points
+// decide the answer (campaign-refusals.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { ApiError } from '../../platform/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../short-links/cursor.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { CampaignType, CreateCampaignInput, UpdateCampaignInput } from './campaign-schemas.ts';
@@ -31,22 +32,31 @@ const WITH_COUNTS = `
          (SELECT count(*) FROM links l WHERE l.campaign_id = c.id AND l.is_active) AS active_link_count
     FROM campaigns c`;
 
-const nameTaken = (name: string) => new ApiError(409, 'campaign_name_taken', `A campaign named "${name}" already exists.`, [{ path: '/name', message: 'already in use' }]);
+/** Why a campaign change was refused. */
+export type CampaignRefusal = { reason: 'campaign_name_taken'; name: string };
+
+/** A campaign change's result: the campaign, or why it was refused. */
+export type CampaignResult<T> = { ok: true; campaign: T } | { ok: false; refusal: CampaignRefusal };
+
+const nameTaken = (name: string): { ok: false; refusal: CampaignRefusal } => ({ ok: false, refusal: { reason: 'campaign_name_taken', name } });
+const isUniqueViolation = (err: unknown): boolean => (err as { code?: string }).code === '23505';
 
 export class CampaignStore {
   constructor(private readonly pg: Pool) {}
 
-  async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignType> {
+  async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignResult<CampaignType>> {
+    let id: string;
     try {
       const { rows } = await this.pg.query<{ id: string }>(
         'INSERT INTO campaigns (workspace_id, name, description) VALUES ($1, $2, $3) RETURNING id',
         [workspaceId, input.name.trim(), input.description ?? null],
       );
-      return (await this.get(workspaceId, rows[0]!.id))!;
+      id = rows[0]!.id;
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw nameTaken(input.name);
+      if (isUniqueViolation(err)) return nameTaken(input.name);
       throw err;
     }
+    return { ok: true, campaign: (await this.get(workspaceId, id))! };
   }
 
   async get(workspaceId: string, id: string): Promise<CampaignType | undefined> {
@@ -55,20 +65,22 @@ export class CampaignStore {
     return rows[0] && toCampaign(rows[0]);
   }
 
-  async update(workspaceId: string, id: string, input: UpdateCampaignInput): Promise<CampaignType | undefined> {
-    if (!isUuid(id)) return undefined;
+  /** The campaign changed, undefined when the workspace has no such campaign, or the refusal. */
+  async update(workspaceId: string, id: string, input: UpdateCampaignInput): Promise<CampaignResult<CampaignType | undefined>> {
+    if (!isUuid(id)) return { ok: true, campaign: undefined };
+    let rowCount: number | null;
     try {
-      const { rowCount } = await this.pg.query(
+      ({ rowCount } = await this.pg.query(
         `UPDATE campaigns SET name = coalesce($3, name), description = CASE WHEN $4 THEN $5 ELSE description END,
                 updated_at = date_trunc('milliseconds', now())
           WHERE id = $1 AND workspace_id = $2`,
         [id, workspaceId, input.name?.trim() ?? null, input.description !== undefined, input.description ?? null],
-      );
-      return rowCount ? this.get(workspaceId, id) : undefined;
+      ));
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw nameTaken(input.name ?? '');
+      if (isUniqueViolation(err)) return nameTaken(input.name ?? '');
       throw err;
     }
+    return { ok: true, campaign: rowCount ? await this.get(workspaceId, id) : undefined };
   }
 
   async list(workspaceId: string, limit: number, cursorText?: string): Promise<{ data: CampaignType[]; nextCursor: string | null }> {

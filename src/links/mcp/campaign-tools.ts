@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { CREATES, defineTool, READ_ONLY, withDefault } from '../../platform/mcp/tool.ts';
 import { Campaign, CreateCampaignBody, ListCampaignsQuery, type CampaignType } from '../campaigns/campaign-schemas.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
+import { campaignOrRefused } from '../campaigns/campaign-refusals.ts';
 import { describedFor, pageSummary } from './tool-schemas.ts';
 
 const campaignLine = (c: CampaignType): string => `- ${c.name} (id ${c.id}): ${c.linkCount} link${c.linkCount === 1 ? '' : 's'}, ${c.activeLinkCount} active`;
@@ -44,7 +45,7 @@ export function campaignTools(store: CampaignStore) {
     output: Type.Object({ campaign: Campaign }),
     annotations: CREATES,
     async run(args, ctx) {
-      const campaign = await store.create(ctx.tenantId, args);
+      const campaign = campaignOrRefused(await store.create(ctx.tenantId, args));
       return { summary: `Created campaign "${campaign.name}" (id ${campaign.id}).`, result: { campaign } };
     },
   });

@@ -6,6 +6,7 @@ import type { App } from '../../platform/http/server.ts';
 import { MAX_RANGE_DAYS, rawRange } from '../analytics/time-range.ts';
 import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, idempotencyKey, TrackBody, TrackHeaders } from './conversion-schemas.ts';
 import type { Conversions } from './conversions.ts';
+import { conversionOrRefused } from './conversion-refusals.ts';
 import type { FunnelQueries } from './funnel-query.ts';
 
 const DAY = 86_400_000;
@@ -31,7 +32,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
     },
   }, async (request, reply) => {
     const externalId = idempotencyKey(request.headers['idempotency-key'], request.body);
-    const conversion = await deps.conversions.track(request.linksAuth.workspaceId, { ...request.body, ...(externalId === undefined ? {} : { externalId }) });
+    const conversion = conversionOrRefused(await deps.conversions.track(request.linksAuth.workspaceId, { ...request.body, ...(externalId === undefined ? {} : { externalId }) }));
     return reply.status(conversion.duplicate ? 200 : 201).send(conversion);
   });
 

@@ -3,10 +3,10 @@
 // scan to reach any store. The Postgres row is the idempotency record and the
 // outbox: it commits first, is then published to the `conversions` topic, and
 // the platform's outbox relay publishes what a crash or a Kafka outage left
-// behind, in one batch.
+// behind, in one batch. A conversion the rules refuse is a ConversionRefusal and
+// records nothing; conversion-refusals.ts answers it, the same from REST and MCP.
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../platform/background.ts';
-import { ApiError } from '../../platform/http/errors.ts';
 import type { Publisher } from '../../platform/kafka/publisher.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Outbox } from '../../platform/outbox/outbox.ts';
@@ -48,20 +48,33 @@ function toConversion(row: ConversionRow, duplicate: boolean): ConversionType {
   };
 }
 
-const invalid = (code: string, message: string, field?: string) =>
-  new ApiError(400, code, message, field ? [{ path: `/${field}`, message }] : undefined);
+/** Why a conversion was refused (nothing is recorded). */
+export type ConversionRefusal =
+  | { reason: 'click_id_malformed' }
+  /** The click ID's signature does not verify (`link_gone`: it does, but its link was deleted). */
+  | { reason: 'click_id_unknown'; linkGone: boolean }
+  | { reason: 'click_id_other_workspace' }
+  | { reason: 'amount_not_allowed' | 'amount_required' | 'currency_required' }
+  | { reason: 'unknown_currency'; currency: string }
+  | { reason: 'amount_too_precise'; maxDecimals: number }
+  | { reason: 'invalid_metadata_key'; key: string }
+  | { reason: 'metadata_too_large'; maxBytes: number };
+
+export type ConversionResult = { ok: true; conversion: ConversionType } | { ok: false; refusal: ConversionRefusal };
+
+const refuse = (refusal: ConversionRefusal): { ok: false; refusal: ConversionRefusal } => ({ ok: false, refusal });
 
 /** Amount and currency, checked: both or neither, a known currency, at most six decimals. */
-function revenueOf(input: TrackInput, type: string): { amountMicros: number | null; currency: string | null } {
+function revenueOf(input: TrackInput, type: string): { amountMicros: number | null; currency: string | null } | { ok: false; refusal: ConversionRefusal } {
   if (input.amount === undefined && input.currency === undefined) return { amountMicros: null, currency: null };
-  if (type === 'click') throw invalid('amount_not_allowed', 'A tracked click carries no revenue; send amount and currency with a conversion.', 'amount');
-  if (input.amount === undefined) throw invalid('amount_required', 'currency was given without amount.', 'amount');
-  if (input.currency === undefined) throw invalid('currency_required', 'amount needs an ISO 4217 currency, e.g. "EUR".', 'currency');
+  if (type === 'click') return refuse({ reason: 'amount_not_allowed' });
+  if (input.amount === undefined) return refuse({ reason: 'amount_required' });
+  if (input.currency === undefined) return refuse({ reason: 'currency_required' });
   const currency = input.currency.toUpperCase();
-  if (!CURRENCIES.has(currency)) throw invalid('unknown_currency', `${input.currency} is not an ISO 4217 currency code.`, 'currency');
+  if (!CURRENCIES.has(currency)) return refuse({ reason: 'unknown_currency', currency: input.currency });
   const text = String(input.amount);
   const decimals = text.includes('e') ? Infinity : (text.split('.')[1]?.length ?? 0);
-  if (decimals > MAX_DECIMALS) throw invalid('amount_too_precise', `amount has more than ${MAX_DECIMALS} decimal places.`, 'amount');
+  if (decimals > MAX_DECIMALS) return refuse({ reason: 'amount_too_precise', maxDecimals: MAX_DECIMALS });
   return { amountMicros: Math.round(input.amount * 1_000_000), currency };
 }
 
@@ -88,22 +101,22 @@ export class Conversions {
   }
 
   /** Records a conversion or tracked click; a repeat of an idempotency key returns the first record with duplicate: true. */
-  async track(workspaceId: string, input: TrackInput): Promise<ConversionType> {
-    if (!CLICK_ID_FORMAT.test(input.clickId)) {
-      throw invalid('click_id_malformed', 'clickId is not a click ID: it is the 84-character svc_cid value added to the destination URL.', 'clickId');
-    }
+  async track(workspaceId: string, input: TrackInput): Promise<ConversionResult> {
+    if (!CLICK_ID_FORMAT.test(input.clickId)) return refuse({ reason: 'click_id_malformed' });
     const claims = this.clickIds.verify(input.clickId);
-    if (!claims) throw new ApiError(404, 'click_id_unknown', 'This click ID was not issued by this service (its signature does not verify).');
-    if (claims.workspaceId !== workspaceId) throw new ApiError(403, 'click_id_other_workspace', 'This click ID belongs to another workspace.');
+    if (!claims) return refuse({ reason: 'click_id_unknown', linkGone: false });
+    if (claims.workspaceId !== workspaceId) return refuse({ reason: 'click_id_other_workspace' });
     const type = input.type ?? 'conversion';
-    const { amountMicros, currency } = revenueOf(input, type);
+    const revenue = revenueOf(input, type);
+    if ('ok' in revenue) return revenue;
+    const { amountMicros, currency } = revenue;
     const badKey = Object.keys(input.metadata ?? {}).find((k) => !METADATA_KEY.test(k));
-    if (badKey !== undefined) throw invalid('invalid_metadata_key', `metadata keys are 1 to 64 characters without control characters; "${badKey.slice(0, 80)}" is not.`, 'metadata');
+    if (badKey !== undefined) return refuse({ reason: 'invalid_metadata_key', key: badKey });
     const metadata = Object.fromEntries(Object.entries(input.metadata ?? {}).map(([k, v]) => [k, String(v)]));
-    if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) throw invalid('metadata_too_large', `metadata is larger than ${MAX_METADATA_BYTES} bytes as JSON.`, 'metadata');
+    if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) return refuse({ reason: 'metadata_too_large', maxBytes: MAX_METADATA_BYTES });
 
     const link = await this.pg.query<{ campaign_id: string | null }>('SELECT campaign_id FROM links WHERE id = $1 AND workspace_id = $2', [claims.linkId, workspaceId]);
-    if (!link.rows[0]) throw new ApiError(404, 'click_id_unknown', 'The link of this click ID no longer exists.');
+    if (!link.rows[0]) return refuse({ reason: 'click_id_unknown', linkGone: true });
 
     const event: ConversionEvent = {
       conversionId: randomUUID(),
@@ -132,10 +145,10 @@ export class Conversions {
         'SELECT id, record, created_at FROM conversions WHERE workspace_id = $1 AND type = $2 AND event = $3 AND external_id = $4',
         [workspaceId, type, event.event, event.externalId],
       );
-      return toConversion(first.rows[0]!, true);
+      return { ok: true, conversion: toConversion(first.rows[0]!, true) };
     }
     await this.publishSoon([event]);
-    return toConversion(inserted.rows[0], false);
+    return { ok: true, conversion: toConversion(inserted.rows[0], false) };
   }
 
   /** Publishes and marks these conversions; never fails the caller: the relay retries what is left. */

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { CREATES, defineTool, READ_ONLY } from '../../platform/mcp/tool.ts';
 import { Conversion, Funnel, TrackBody } from '../conversions/conversion-schemas.ts';
 import type { Conversions } from '../conversions/conversions.ts';
+import { conversionOrRefused } from '../conversions/conversion-refusals.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import { trailingRange, windowOf } from './analytics-window.ts';
 import { count, daysBack, includeBots, percent, scopeArgs, Window } from './tool-schemas.ts';
@@ -65,7 +66,7 @@ export function conversionTools(deps: ConversionToolDeps) {
     output: Type.Object({ conversion: Conversion }),
     annotations: CREATES,
     async run(args, ctx) {
-      const conversion = await deps.conversions.track(ctx.tenantId, args);
+      const conversion = conversionOrRefused(await deps.conversions.track(ctx.tenantId, args));
       const what = `${conversion.type === 'click' ? 'tracked click' : `conversion "${conversion.event}"`}${conversion.amount !== null ? ` of ${conversion.amount} ${conversion.currency}` : ''}`;
       const summary = conversion.duplicate
         ? `Already recorded: ${what} (externalId ${conversion.externalId}); nothing new was recorded.`

@@ -13,6 +13,7 @@ import type { MailDeliveryQueue } from './mail-delivery-queue.ts';
 import { MAIL_WEBHOOK_EVENTS } from './mail-webhook-events.ts';
 import type { MailWebhookLog } from './mail-webhook-log.ts';
 import { toWebhook, type MailWebhookStore } from './mail-webhook-store.ts';
+import { webhookOrRefused } from './mail-webhook-refusals.ts';
 
 const Endpoint = Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$', description: 'HTTPS URL that receives the events; must reach a public address.' });
 const Events = Type.Array(StringEnum(MAIL_WEBHOOK_EVENTS), { minItems: 1, maxItems: MAIL_WEBHOOK_EVENTS.length * 2, description: 'The events the endpoint receives.' });
@@ -60,7 +61,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       response: { 201: withRateLimitHeaders(Type.Object({ object: Type.Literal('webhook'), id: Type.String(), signing_secret: Type.String() }), 'Created.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
-    const row = await store.create(request.mailAuth.organizationId, request.body);
+    const row = webhookOrRefused(await store.create(request.mailAuth.organizationId, request.body));
     return reply.status(201).send({ object: 'webhook', id: row.id, signing_secret: row.secret });
   });
 
@@ -98,7 +99,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
     },
   }, async (request) => {
     await endpointOf(request.mailAuth.organizationId, request.params.id);
-    const row = await store.update(request.mailAuth.organizationId, request.params.id, request.body ?? {});
+    const row = webhookOrRefused(await store.update(request.mailAuth.organizationId, request.params.id, request.body ?? {}));
     if (!row) throw notFound('webhook');
     return { object: 'webhook', id: row.id };
   });

@@ -3,10 +3,11 @@
 // update endpoint/events/status, remove, rotate the signing secret. Secrets are
 // Standard Webhooks secrets (whsec_<base64>); after a rotation the old one
 // still signs for WEBHOOK_SECRET_GRACE_MS, so receivers switch without loss.
+// A refused change changes nothing and says why (MailWebhookRefusal); the routes
+// decide the answer (mail-webhook-refusals.ts).
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../../platform/http/errors.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { checkEndpointUrl } from '../../platform/webhooks/endpoint-url.ts';
+import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { newStandardSecret } from '../../platform/webhooks/standard-webhooks.ts';
 
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
@@ -33,14 +34,21 @@ export const toWebhook = (row: MailEndpointRow) => ({
   created_at: row.created_at.toISOString(),
 });
 
+/** Why a webhook change was refused. */
+export type MailWebhookRefusal = EndpointUrlRefusal | { reason: 'webhook_limit_reached'; max: number };
+
+/** A webhook change's result: the row, or why it was refused. */
+export type MailWebhookResult<T> = { ok: true; row: T } | { ok: false; refusal: MailWebhookRefusal };
+
 export class MailWebhookStore {
   constructor(
     private readonly pg: Pool,
     private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
   ) {}
 
-  async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailEndpointRow> {
-    const url = checkEndpointUrl(input.endpoint, this.options.allowHosts, 'endpoint');
+  async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailWebhookResult<MailEndpointRow>> {
+    const checked = endpointUrlResult(input.endpoint, this.options.allowHosts, 'endpoint');
+    if (!checked.ok) return checked;
     // One statement: the count and the insert see the same rows, under the organization's row lock.
     const { rows } = await this.pg.query<MailEndpointRow>(
       `WITH org AS (SELECT id FROM mail_organizations WHERE id = $2 FOR UPDATE)
@@ -48,24 +56,26 @@ export class MailWebhookStore {
        SELECT $1, org.id, $3, $4, $5 FROM org
         WHERE (SELECT count(*) FROM mail_webhook_endpoints WHERE organization_id = $2) < $6
        RETURNING *`,
-      [randomUUID(), organizationId, url, [...new Set(input.events)], newStandardSecret(), MAX_ENDPOINTS_PER_ORGANIZATION],
+      [randomUUID(), organizationId, checked.url, [...new Set(input.events)], newStandardSecret(), MAX_ENDPOINTS_PER_ORGANIZATION],
     );
-    if (!rows[0]) throw new ApiError(409, 'webhook_limit_reached', `An organization can have at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhooks; remove one first.`);
-    return rows[0];
+    if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_ORGANIZATION } };
+    return { ok: true, row: rows[0] };
   }
 
   async get(organizationId: string, id: string): Promise<MailEndpointRow | undefined> {
     return (await this.pg.query<MailEndpointRow>('SELECT * FROM mail_webhook_endpoints WHERE organization_id = $1 AND id = $2', [organizationId, id])).rows[0];
   }
 
-  async update(organizationId: string, id: string, input: { endpoint?: string; events?: string[]; status?: 'enabled' | 'disabled' }): Promise<MailEndpointRow | undefined> {
-    const url = input.endpoint === undefined ? null : checkEndpointUrl(input.endpoint, this.options.allowHosts, 'endpoint');
+  /** The endpoint changed (undefined when the organization has none of this id), or the refusal. */
+  async update(organizationId: string, id: string, input: { endpoint?: string; events?: string[]; status?: 'enabled' | 'disabled' }): Promise<MailWebhookResult<MailEndpointRow | undefined>> {
+    const checked = input.endpoint === undefined ? undefined : endpointUrlResult(input.endpoint, this.options.allowHosts, 'endpoint');
+    if (checked && !checked.ok) return checked;
     const { rows } = await this.pg.query<MailEndpointRow>(
       `UPDATE mail_webhook_endpoints SET url = coalesce($3, url), events = coalesce($4, events), status = coalesce($5, status), updated_at = now()
         WHERE organization_id = $1 AND id = $2 RETURNING *`,
-      [organizationId, id, url, input.events ? [...new Set(input.events)] : null, input.status ?? null],
+      [organizationId, id, checked?.url ?? null, input.events ? [...new Set(input.events)] : null, input.status ?? null],
     );
-    return rows[0];
+    return { ok: true, row: rows[0] };
   }
 
   /** Removes the endpoint with its delivery log; queued deliveries are dropped with it. */

@@ -6,21 +6,46 @@ import { isIP } from 'node:net';
 import { ApiError } from '../http/errors.ts';
 import { isPrivateAddress } from '../http/outbound.ts';
 
-/** The URL as stored, or a 400 naming what is wrong with it; `field` names the body field in the error. */
-export function checkEndpointUrl(raw: string, allowHosts: readonly string[], field = 'url'): string {
-  const path = `/${field}`;
+/** Why a webhook URL was refused; `field` names the body field that held it. */
+export type EndpointUrlRefusal =
+  | { reason: 'invalid_url'; field: string; problem: 'not a URL' | 'has credentials' }
+  | { reason: 'webhook_url_not_https'; field: string }
+  | { reason: 'webhook_url_private'; field: string; host: string };
+
+/** The URL as stored, or why it was refused. */
+export function endpointUrlResult(raw: string, allowHosts: readonly string[], field = 'url'): { ok: true; url: string } | { ok: false; refusal: EndpointUrlRefusal } {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ApiError(400, 'invalid_url', `${field} is not an absolute URL.`, [{ path, message: 'not a URL' }]);
+    return { ok: false, refusal: { reason: 'invalid_url', field, problem: 'not a URL' } };
   }
-  if (url.protocol !== 'https:') throw new ApiError(400, 'webhook_url_not_https', 'Webhook endpoints must use HTTPS.', [{ path, message: 'must be https' }]);
-  if (url.username || url.password) throw new ApiError(400, 'invalid_url', 'Put credentials in your receiver, not in the URL.', [{ path, message: 'has credentials' }]);
+  if (url.protocol !== 'https:') return { ok: false, refusal: { reason: 'webhook_url_not_https', field } };
+  if (url.username || url.password) return { ok: false, refusal: { reason: 'invalid_url', field, problem: 'has credentials' } };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // What is certain now is refused now.
   const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host));
-  if (local && !allowHosts.includes(host)) throw new ApiError(400, 'webhook_url_private', `${host} is not a public address.`, [{ path, message: 'private address' }]);
+  if (local && !allowHosts.includes(host)) return { ok: false, refusal: { reason: 'webhook_url_private', field, host } };
   url.hash = '';
-  return url.toString();
+  return { ok: true, url: url.toString() };
+}
+
+/** The API's answer to a refused webhook URL: a 400 naming the field and what is wrong with it. */
+export function endpointUrlError(r: EndpointUrlRefusal): ApiError {
+  const path = `/${r.field}`;
+  switch (r.reason) {
+    case 'invalid_url':
+      return r.problem === 'not a URL'
+        ? new ApiError(400, r.reason, `${r.field} is not an absolute URL.`, [{ path, message: r.problem }])
+        : new ApiError(400, r.reason, 'Put credentials in your receiver, not in the URL.', [{ path, message: r.problem }]);
+    case 'webhook_url_not_https': return new ApiError(400, r.reason, 'Webhook endpoints must use HTTPS.', [{ path, message: 'must be https' }]);
+    case 'webhook_url_private': return new ApiError(400, r.reason, `${r.host} is not a public address.`, [{ path, message: 'private address' }]);
+  }
+}
+
+/** The URL as stored, or its refusal thrown as the API's answer (for stores not yet returning refusals). */
+export function checkEndpointUrl(raw: string, allowHosts: readonly string[], field = 'url'): string {
+  const checked = endpointUrlResult(raw, allowHosts, field);
+  if (!checked.ok) throw endpointUrlError(checked.refusal);
+  return checked.url;
 }

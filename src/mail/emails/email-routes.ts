@@ -20,7 +20,7 @@ import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts'
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
 import type { MessageQueue } from './message-queue.ts';
 import { listMessages, type ListedRow } from './email-list.ts';
-import { MessageChanges } from './message-changes.ts';
+import { MessageChanges, type MessageChangeResult } from './message-changes.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
 import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
 
@@ -177,6 +177,17 @@ function headerKey(request: FastifyRequest): string | undefined {
   return value;
 }
 
+/** A refused cancel or reschedule, answered: 404 for no such email, 409 for one handed over (or not scheduled). */
+function orChangeRefused(result: MessageChangeResult): void {
+  if (result.ok) return;
+  const r = result.refusal;
+  switch (r.reason) {
+    case 'not_found': throw notFound('email');
+    case 'not_cancelable': throw new ApiError(409, r.reason, `This email ${r.why}; only an email not yet handed over can be canceled.`);
+    case 'not_schedulable': throw new ApiError(409, r.reason, `This email ${r.why}; only a scheduled email not yet handed over can be rescheduled.`);
+  }
+}
+
 export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
   const { domains, messages, queue } = deps;
   const changes = new MessageChanges(messages.pg);
@@ -319,7 +330,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     },
   }, async (request) => {
     const id = found(request.params.id);
-    await changes.cancel(request.mailAuth.organizationId, id, request.mailAuth.domains);
+    orChangeRefused(await changes.cancel(request.mailAuth.organizationId, id, request.mailAuth.domains));
     return { object: 'email' as const, id };
   });
 
@@ -334,7 +345,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     },
   }, async (request) => {
     const id = found(request.params.id);
-    await changes.reschedule(request.mailAuth.organizationId, id, request.mailAuth.domains, new Date(request.body.scheduled_at));
+    orChangeRefused(await changes.reschedule(request.mailAuth.organizationId, id, request.mailAuth.domains, new Date(request.body.scheduled_at)));
     return { object: 'email' as const, id };
   });
 }

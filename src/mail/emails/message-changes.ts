@@ -3,8 +3,8 @@
 // then its queue row: a sender takes a queue row under a lock (deliveries.ts),
 // and the sender's queueing waits on the message row's lock, so a change and a
 // hand-over never both win. A message may change while no sender holds it and
-// the relay has taken none of it; after that the answer is 409.
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+// the relay has taken none of it; after that the change is refused
+// (MessageChangeRefusal, answered 409 by email-routes.ts) and changes nothing.
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { PoolClient } from 'pg';
 import type { DeliveryState } from '../sending/deliveries.ts';
@@ -19,13 +19,20 @@ interface Locked {
   handed: number;
 }
 
-/** Locks the message (of the organization, on a domain the key sees), then its queue row. */
-async function lock(db: PoolClient, organizationId: string, id: string, domains: string[] | null): Promise<Locked> {
+/** Why a cancel or reschedule was refused; `why` says what the message went through. */
+export type MessageChangeRefusal = { reason: 'not_found' } | { reason: 'not_cancelable' | 'not_schedulable'; why: string };
+
+export type MessageChangeResult = { ok: true } | { ok: false; refusal: MessageChangeRefusal };
+
+const refuse = (refusal: MessageChangeRefusal): MessageChangeResult => ({ ok: false, refusal });
+
+/** Locks the message (of the organization, on a domain the key sees), then its queue row; undefined when there is none. */
+async function lock(db: PoolClient, organizationId: string, id: string, domains: string[] | null): Promise<Locked | undefined> {
   const { rows: [m] } = await db.query<{ status: MessageStatus }>(
     'SELECT status FROM mail_messages WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR from_domain = ANY($3)) FOR UPDATE',
     [organizationId, id, domains],
   );
-  if (!m) throw notFound('email');
+  if (!m) return undefined;
   const { rows: [d] } = await db.query<{ state: DeliveryState; attempts: number; handed: number }>(
     'SELECT state, jsonb_array_length(attempts) AS attempts, cardinality(handed_to) AS handed FROM mail_deliveries WHERE message_id = $1 FOR UPDATE',
     [id],
@@ -47,15 +54,17 @@ export class MessageChanges {
   constructor(private readonly pg: Pool) {}
 
   /** Cancels a message not yet handed over: it and its queue row become canceled, and no sender takes it. */
-  async cancel(organizationId: string, id: string, domains: string[] | null): Promise<void> {
-    await withTransaction(this.pg, async (db) => {
+  async cancel(organizationId: string, id: string, domains: string[] | null): Promise<MessageChangeResult> {
+    return withTransaction(this.pg, async (db) => {
       const m = await lock(db, organizationId, id, domains);
-      const refusal = handedOver(m);
-      if (refusal) throw new ApiError(409, 'not_cancelable', `This email ${refusal}; only an email not yet handed over can be canceled.`);
+      if (!m) return refuse({ reason: 'not_found' });
+      const why = handedOver(m);
+      if (why) return refuse({ reason: 'not_cancelable', why });
       await db.query("UPDATE mail_messages SET status = 'canceled' WHERE id = $1", [id]);
       if (m.state !== null) {
         await db.query("UPDATE mail_deliveries SET state = 'canceled', lease_until = NULL, lease_token = NULL, updated_at = now() WHERE message_id = $1", [id]);
       }
+      return { ok: true };
     });
   }
 
@@ -63,15 +72,17 @@ export class MessageChanges {
    * Moves a scheduled message that no sender has tried yet to `at` (a time past or now sends it at
    * once, as at creation); its place in its organization's queue moves with it.
    */
-  async reschedule(organizationId: string, id: string, domains: string[] | null, at: Date): Promise<void> {
-    await withTransaction(this.pg, async (db) => {
+  async reschedule(organizationId: string, id: string, domains: string[] | null, at: Date): Promise<MessageChangeResult> {
+    return withTransaction(this.pg, async (db) => {
       const m = await lock(db, organizationId, id, domains);
-      const refusal = handedOver(m) ?? (m.status !== 'scheduled' ? 'is not scheduled (sent without scheduled_at, or moved to a time past)' : m.attempts > 0 ? 'was tried already' : undefined);
-      if (refusal) throw new ApiError(409, 'not_schedulable', `This email ${refusal}; only a scheduled email not yet handed over can be rescheduled.`);
+      if (!m) return refuse({ reason: 'not_found' });
+      const why = handedOver(m) ?? (m.status !== 'scheduled' ? 'is not scheduled (sent without scheduled_at, or moved to a time past)' : m.attempts > 0 ? 'was tried already' : undefined);
+      if (why) return refuse({ reason: 'not_schedulable', why });
       await db.query("UPDATE mail_messages SET scheduled_at = $2, status = CASE WHEN $2 > now() THEN 'scheduled' ELSE 'queued' END WHERE id = $1", [id, at]);
       if (m.state !== null) {
         await db.query('UPDATE mail_deliveries SET queued_at = $2, next_attempt_at = $2, updated_at = now() WHERE message_id = $1', [id, at]);
       }
+      return { ok: true };
     });
   }
 }

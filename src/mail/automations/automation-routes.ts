@@ -19,6 +19,7 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { page, PageOf, PageQuery } from '../http/pagination.ts';
 import type { Templates } from '../templates/templates.ts';
+import { templateRefusalMessage } from '../templates/template-refusals.ts';
 import { RUN_STATES, toAutomation, toRun, type AutomationStep, type Automations, type NewAutomation } from './automations.ts';
 
 export const MAX_STEPS = 20;
@@ -112,13 +113,14 @@ export async function automationRoutes(app: App, deps: AutomationRouteDeps): Pro
   const pinSteps = (organizationId: string, steps: StepsInput): Promise<AutomationStep[]> =>
     Promise.all(steps.map(async (step, i) => {
       if (!step.template.id && !step.template.slug) throw new ApiError(400, 'invalid_template', 'A step\'s template needs an id or a slug.', [{ path: `/steps/${i}/template`, message: 'id or slug required' }]);
-      try {
-        const t = await templates.resolve(organizationId, step.template);
-        return { template_id: t.id, template_slug: t.slug, version: t.version, delay_minutes: step.delay_minutes ?? 0 };
-      } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.statusCode === 404 ? 422 : err.statusCode, err.code, `Step ${i}: ${err.message}`, [{ path: `/steps/${i}/template`, message: err.message }]);
-        throw err;
+      const resolved = await templates.resolve(organizationId, step.template);
+      if (!resolved.ok) {
+        // A step's template that names no published version makes the automation unprocessable (422, not 404).
+        const message = templateRefusalMessage(resolved.refusal);
+        throw new ApiError(422, resolved.refusal.reason, `Step ${i}: ${message}`, [{ path: `/steps/${i}/template`, message }]);
       }
+      const t = resolved.template;
+      return { template_id: t.id, template_slug: t.slug, version: t.version, delay_minutes: step.delay_minutes ?? 0 };
     }));
 
   app.post('/automations', {

@@ -17,6 +17,7 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { PageOf, PageQuery } from '../http/pagination.ts';
 import type { Templates } from '../templates/templates.ts';
+import { resolvedOrRefused } from '../templates/template-refusals.ts';
 import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type BroadcastRefusal, type Broadcasts, type Transition } from './broadcasts.ts';
 import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
 import { isUuid } from '../../platform/http/validation.ts';
@@ -271,7 +272,7 @@ async function contentOf(body: CreateBody, organizationId: string, templates: Te
       throw new ApiError(422, 'template_with_content', 'A broadcast takes its subject, html and text from its template, or from the request, not both.', [{ path: '/template', message: 'excludes subject, html and text' }]);
     }
     if (!body.template.id && !body.template.slug) throw new ApiError(400, 'invalid_template', 'template needs an id or a slug.', [{ path: '/template', message: 'id or slug required' }]);
-    const t = await templates.resolve(organizationId, body.template);
+    const t = resolvedOrRefused(await templates.resolve(organizationId, body.template));
     return { template: { id: t.id, slug: t.slug, version: t.version }, subject: t.subject, html: t.html, text: t.text };
   }
   if (body.subject === undefined) throw new ApiError(400, 'missing_subject', 'subject is required without a template.', [{ path: '/subject', message: 'required' }]);

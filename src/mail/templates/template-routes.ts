@@ -14,6 +14,7 @@ import { NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { page, PageOf, PageQuery } from '../http/pagination.ts';
 import { renderPart, tagProblems } from './render.ts';
 import type { TemplateRow, Templates, VersionRow } from './templates.ts';
+import { resolvedOrRefused } from './template-refusals.ts';
 
 /** Bodies that may hold a subject, html and text of 2 MB each, escaped as JSON. */
 const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
@@ -157,7 +158,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
     },
   }, async (request) => {
     const row = await templateOf(request.mailAuth.organizationId, request.params.template);
-    const resolved = await templates.resolve(row.organization_id, { id: row.id, version: request.body.version ?? 'latest' });
+    const resolved = resolvedOrRefused(await templates.resolve(row.organization_id, { id: row.id, version: request.body.version ?? 'latest' }));
     const contact = request.body.contact;
     return {
       object: 'rendered_template' as const,

@@ -1,8 +1,8 @@
 // Templates with versions. The newest version may be a draft, which edits change;
 // publishing it makes it immutable, and the next edit opens a draft n+1 from it.
-// A reference `{id or slug, version? integer | "latest"}` names a published version.
+// A reference `{id or slug, version? integer | "latest"}` names a published version;
+// one that names none is a TemplateRefusal, which the caller answers (template-refusals.ts).
 import type { PoolClient } from 'pg';
-import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 
@@ -41,6 +41,14 @@ export interface ResolvedTemplate {
   html: string | null;
   text: string | null;
 }
+
+/** Why a reference names no published version. */
+export type TemplateRefusal =
+  | { reason: 'template_not_found' }
+  /** `asked` is the version the reference named; `draft` when that version is a draft. */
+  | { reason: 'template_version_not_published'; asked: number | 'latest'; draft: boolean };
+
+export type TemplateResolution = { ok: true; template: ResolvedTemplate } | { ok: false; refusal: TemplateRefusal };
 
 export interface TemplateRef {
   id?: string;
@@ -122,9 +130,9 @@ export class Templates {
   }
 
   /** The published version a reference names, or a refusal saying why not. */
-  async resolve(organizationId: string, ref: TemplateRef): Promise<ResolvedTemplate> {
+  async resolve(organizationId: string, ref: TemplateRef): Promise<TemplateResolution> {
     const template = ref.id ? (isUuid(ref.id) ? await this.find(organizationId, ref.id) : undefined) : ref.slug ? await this.find(organizationId, ref.slug) : undefined;
-    if (!template) throw new ApiError(404, 'template_not_found', 'No template of this organization has that id or slug.');
+    if (!template) return { ok: false, refusal: { reason: 'template_not_found' } };
     const { rows } = await this.pg.query<VersionRow>(
       ref.version === undefined || ref.version === 'latest'
         ? 'SELECT * FROM mail_template_versions WHERE template_id = $1 AND published_at IS NOT NULL ORDER BY version DESC LIMIT 1'
@@ -132,9 +140,9 @@ export class Templates {
       ref.version === undefined || ref.version === 'latest' ? [template.id] : [template.id, ref.version],
     );
     const version = rows[0];
-    if (!version) throw new ApiError(422, 'template_version_not_published', ref.version === undefined || ref.version === 'latest' ? 'The template has no published version yet.' : `The template has no version ${ref.version}.`);
-    if (!version.published_at) throw new ApiError(422, 'template_version_not_published', `Version ${version.version} of the template is a draft; publish it first.`);
-    return { id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body };
+    const asked = ref.version ?? 'latest';
+    if (!version || !version.published_at) return { ok: false, refusal: { reason: 'template_version_not_published', asked, draft: version !== undefined } };
+    return { ok: true, template: { id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body } };
   }
 
   private transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {

@@ -32,13 +32,13 @@ describe('templates', () => {
 
     // References name published versions only.
     const templates = new Templates(ingress.platform.pg);
-    expect(await templates.resolve(organizationId, { slug: 'welcome' })).toMatchObject({ version: 1, subject: 'Hi {{contact.first_name | "there"}}' });
-    await expect(templates.resolve(organizationId, { slug: 'welcome', version: 2 })).rejects.toMatchObject({ code: 'template_version_not_published' });
-    await expect(templates.resolve(organizationId, { slug: 'welcome', version: 9 })).rejects.toMatchObject({ code: 'template_version_not_published' });
-    await expect(templates.resolve(organizationId, { slug: 'nope' })).rejects.toMatchObject({ code: 'template_not_found' });
+    expect(await templates.resolve(organizationId, { slug: 'welcome' })).toMatchObject({ ok: true, template: { version: 1, subject: 'Hi {{contact.first_name | "there"}}' } });
+    expect(await templates.resolve(organizationId, { slug: 'welcome', version: 2 })).toEqual({ ok: false, refusal: { reason: 'template_version_not_published', asked: 2, draft: true } });
+    expect(await templates.resolve(organizationId, { slug: 'welcome', version: 9 })).toEqual({ ok: false, refusal: { reason: 'template_version_not_published', asked: 9, draft: false } });
+    expect(await templates.resolve(organizationId, { slug: 'nope' })).toEqual({ ok: false, refusal: { reason: 'template_not_found' } });
     await call(url, 'POST', '/api/v1/templates/welcome/publish', { key });
-    expect(await templates.resolve(organizationId, { id: created.body.id, version: 'latest' })).toMatchObject({ version: 2, subject: 'Welcome aboard' });
-    expect(await templates.resolve(organizationId, { id: created.body.id, version: 1 })).toMatchObject({ version: 1 });
+    expect(await templates.resolve(organizationId, { id: created.body.id, version: 'latest' })).toMatchObject({ ok: true, template: { version: 2, subject: 'Welcome aboard' } });
+    expect(await templates.resolve(organizationId, { id: created.body.id, version: 1 })).toMatchObject({ ok: true, template: { version: 1 } });
   });
 
   it('previews a published version for a sample contact', async () => {

@@ -11,7 +11,7 @@ import { isUuid } from '../../platform/http/validation.ts';
 import { contactEmail, MAX_PROPERTIES_BYTES } from '../audience/contact-fields.ts';
 import { MAIL_BODY_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { EventName } from './automation-routes.ts';
-import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type InboundEvents } from './inbound-events.ts';
+import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type EventRefusal, type InboundEvents } from './inbound-events.ts';
 
 const Properties = Type.Record(Type.String(), Type.Unknown(), { description: `Free-form JSON object, at most ${MAX_PROPERTIES_BYTES / 1024} KB.` });
 
@@ -38,6 +38,19 @@ const Accepted = Type.Object(
   { $id: 'EventAccepted', title: 'EventAccepted' },
 );
 
+const noSuchContact = () => new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+
+/** A refused event's answer: 404 for an unknown contact_id, 429 for a quota of the day spent. */
+function eventRefusalError(r: EventRefusal): ApiError {
+  switch (r.reason) {
+    case 'contact_not_found': return noSuchContact();
+    case 'contact_quota_exceeded':
+      return new ApiError(429, r.reason, `The organization has created its ${NEW_CONTACTS_PER_DAY} new contacts through events of this UTC day; nothing of this event was applied. The quota renews at ${r.resets}.`);
+    case 'run_quota_exceeded':
+      return new ApiError(429, r.reason, `The organization has started its ${RUNS_PER_DAY} automation runs through events of this UTC day; nothing of this event was applied. The quota renews at ${r.resets}.`);
+  }
+}
+
 export async function eventRoutes(app: App, deps: { events: InboundEvents }): Promise<void> {
   addComponents(app, [EventBody, Accepted]);
   const options = (operationId: string, summary: string) => ({
@@ -60,10 +73,12 @@ export async function eventRoutes(app: App, deps: { events: InboundEvents }): Pr
     const email = body.email === undefined ? null : contactEmail(body.email);
     if (email === undefined) throw new ApiError(400, 'invalid_email', 'email is not an email address.', [{ path: '/email', message: 'not an address' }]);
     const contactId = body.contact_id ?? null;
-    if (contactId !== null && !isUuid(contactId)) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+    if (contactId !== null && !isUuid(contactId)) throw noSuchContact();
     const properties = body.properties ?? body.payload ?? {};
     if (Buffer.byteLength(JSON.stringify(properties)) > MAX_PROPERTIES_BYTES) throw new ApiError(400, 'properties_too_large', 'properties hold at most 16 KB as JSON.', [{ path: '/properties', message: 'too large' }]);
-    const accepted = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties, scope: request.mailAuth.domains });
+    const result = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties, scope: request.mailAuth.domains });
+    if (!result.ok) throw eventRefusalError(result.refusal);
+    const accepted = result.event;
     return { object: 'event' as const, event: body.event, id: accepted.id, contact_id: accepted.contact_id, contact_created: accepted.contact_created, runs_started: accepted.run_ids };
   };
 

@@ -6,13 +6,13 @@
 //      contact starts nothing;
 //   3. the organization's quotas of the UTC day: a new contact takes one of 1,000, each
 //      run one of 5,000; taken under the quota row's lock, so concurrent events at the
-//      edge are admitted exactly; over either, 429 and the whole event is rolled back
-//      (no contact, no run, no quota spent: nothing partly applied);
+//      edge are admitted exactly; over either, the event is refused and rolled back
+//      whole (no contact, no run, no quota spent: nothing partly applied);
 //   4. a run per automation (due at once, or after its first step's delay), the event,
 //      and their records for the data topics.
 // Events that match no automation, and contacts that already exist, take no quota.
+// A refused event is an EventRefusal; event-routes.ts decides the answer (404, 429).
 import type { PoolClient } from 'pg';
-import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { AutomationStep } from './automations.ts';
 import { recordInboundEvent, recordRunChanges, type AutomationData } from './automation-data.ts';
@@ -40,6 +40,20 @@ export interface AcceptedEvent {
   run_ids: string[];
 }
 
+/** Why an event was refused (and nothing of it applied); `resets` is when a spent quota renews. */
+export type EventRefusal =
+  | { reason: 'contact_not_found' }
+  | { reason: 'contact_quota_exceeded' | 'run_quota_exceeded'; resets: string };
+
+export type EventResult = { ok: true; event: AcceptedEvent } | { ok: false; refusal: EventRefusal };
+
+/** Thrown inside the event's transaction so that it rolls back; accept() returns its refusal. */
+class Refused extends Error {
+  constructor(readonly refusal: EventRefusal) {
+    super(refusal.reason);
+  }
+}
+
 /** The UTC day of `at`, as Postgres reads a date. */
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
@@ -52,7 +66,16 @@ export class InboundEvents {
   ) {}
 
   /** Accepts the event (or refuses it, changing nothing); `now` (this process's clock) names the quota's UTC day. */
-  async accept(e: PostedEvent, now = new Date()): Promise<AcceptedEvent> {
+  async accept(e: PostedEvent, now = new Date()): Promise<EventResult> {
+    try {
+      return { ok: true, event: await this.apply(e, now) };
+    } catch (err) {
+      if (err instanceof Refused) return { ok: false, refusal: err.refusal };
+      throw err;
+    }
+  }
+
+  private async apply(e: PostedEvent, now: Date): Promise<AcceptedEvent> {
     const { accepted, eventId, changeIds } = await withTransaction(this.pg, async (db) => {
       const { rows: triggered } = await db.query<{ id: string; steps: AutomationStep[] }>(
         `SELECT id, steps FROM mail_automations WHERE organization_id = $1 AND trigger_event = $2 AND enabled AND ($3::text[] IS NULL OR from_domain = ANY($3))
@@ -82,7 +105,7 @@ export class InboundEvents {
       `SELECT id, status FROM mail_contacts WHERE organization_id = $1 AND ${e.contactId ? 'id = $2::uuid' : 'email = $2'}`,
       [e.organizationId, e.contactId ?? e.email],
     );
-    if (!rows[0] && e.contactId) throw new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
+    if (!rows[0] && e.contactId) throw new Refused({ reason: 'contact_not_found' });
     return rows[0] && { ...rows[0], created: false };
   }
 
@@ -106,7 +129,7 @@ export class InboundEvents {
   }
 }
 
-/** Takes `contacts` and `runs` of the day's quotas, or refuses with 429 naming the one spent. */
+/** Takes `contacts` and `runs` of the day's quotas, or refuses naming the one spent. */
 async function takeQuota(db: PoolClient, organizationId: string, day: string, contacts: number, runs: number): Promise<void> {
   await db.query('INSERT INTO mail_event_quotas (organization_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [organizationId, day]);
   const { rows } = await db.query<{ contacts: number; runs: number }>(
@@ -118,8 +141,5 @@ async function takeQuota(db: PoolClient, organizationId: string, day: string, co
   if (rows[0]) return;
   const { rows: used } = await db.query<{ contacts: number; runs: number }>('SELECT contacts, runs FROM mail_event_quotas WHERE organization_id = $1 AND day = $2', [organizationId, day]);
   const resets = `${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()}`;
-  if (used[0]!.contacts + contacts > NEW_CONTACTS_PER_DAY) {
-    throw new ApiError(429, 'contact_quota_exceeded', `The organization has created its ${NEW_CONTACTS_PER_DAY} new contacts through events of this UTC day; nothing of this event was applied. The quota renews at ${resets}.`);
-  }
-  throw new ApiError(429, 'run_quota_exceeded', `The organization has started its ${RUNS_PER_DAY} automation runs through events of this UTC day; nothing of this event was applied. The quota renews at ${resets}.`);
+  throw new Refused({ reason: used[0]!.contacts + contacts > NEW_CONTACTS_PER_DAY ? 'contact_quota_exceeded' : 'run_quota_exceeded', resets });
 }

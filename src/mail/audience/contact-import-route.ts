@@ -11,7 +11,7 @@ import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import type { MailEventQueue } from '../events/mail-events.ts';
-import { importContacts, MAX_LISTED_ERRORS, type ImportFormat, type OnConflict } from './contact-import.ts';
+import { importContacts, MAX_LISTED_ERRORS, type ImportFormat, type ImportRefusal, type OnConflict } from './contact-import.ts';
 
 const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
 
@@ -28,6 +28,15 @@ const ImportResultSchema = Type.Object(
   },
   { $id: 'ContactImport', title: 'ContactImport' },
 );
+
+function importRefusalError(r: ImportRefusal): ApiError {
+  switch (r.reason) {
+    case 'invalid_csv_header': return new ApiError(400, r.reason, 'The CSV header row must name an email column.');
+    case 'invalid_csv': return new ApiError(400, r.reason, `The CSV cannot be read at line ${r.line ?? '?'}: ${r.problem}`);
+    case 'payload_too_large': return new ApiError(413, r.reason, `The import is larger than ${r.maxBytes} bytes; split it.`);
+    case 'empty_import': return new ApiError(400, r.reason, 'The import holds no rows.');
+  }
+}
 
 export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: number; events: MailEventQueue }): Promise<void> {
   await app.register(async (scope) => {
@@ -46,13 +55,9 @@ export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: n
     }, async (request) => {
       const format = FORMATS[(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()];
       if (!format || !request.body) throw new ApiError(415, 'unsupported_media_type', 'Send the import as text/csv or application/x-ndjson.');
-      try {
-        return await importContacts(deps.pg, request.mailAuth.organizationId, request.body as Readable, format, (request.query as { on_conflict?: OnConflict }).on_conflict ?? 'update', deps.maxBytes, (ids) => deps.events.publish(ids));
-      } catch (err) {
-        const csv = err as { code?: string; lines?: number; message?: string };
-        if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) throw new ApiError(400, 'invalid_csv', `The CSV cannot be read at line ${csv.lines ?? '?'}: ${csv.message}`);
-        throw err;
-      }
+      const outcome = await importContacts(deps.pg, request.mailAuth.organizationId, request.body as Readable, format, (request.query as { on_conflict?: OnConflict }).on_conflict ?? 'update', deps.maxBytes, (ids) => deps.events.publish(ids));
+      if (!outcome.ok) throw importRefusalError(outcome.refusal);
+      return outcome.result;
     });
   });
 }

@@ -2,11 +2,12 @@
 // (RFC 4180, a header row naming email, first_name, last_name, status and any other
 // column as a property). The body is read as it arrives and written in batches of
 // 1000 rows; while a batch is written the stream waits, so memory does not grow with
-// the rows. A bad row is rejected alone, with its line and why.
+// the rows. A bad row is rejected alone, with its line and why. An import that cannot
+// go on (no email column, an unreadable CSV, too large, no rows) is an ImportRefusal,
+// which contact-import-route.ts answers; the batches written before it stay written.
 import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { ApiError } from '../../platform/http/errors.ts';
 import { findUnstorable } from '../../platform/http/storable-text.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { contactEventsCte } from '../events/contact-events.ts';
@@ -38,6 +39,22 @@ export interface ImportResult {
   rejected: number;
   errors: { line: number; code: string; message: string }[];
   errors_truncated: boolean;
+}
+
+/** Why an import stopped (or read nothing); `line` is the CSV line that could not be read. */
+export type ImportRefusal =
+  | { reason: 'invalid_csv_header' }
+  | { reason: 'invalid_csv'; line: number | undefined; problem: string }
+  | { reason: 'payload_too_large'; maxBytes: number }
+  | { reason: 'empty_import' };
+
+export type ImportOutcome = { ok: true; result: ImportResult } | { ok: false; refusal: ImportRefusal };
+
+/** Ends the stream or the parse with the refusal; importContacts returns it. */
+class ImportRefused extends Error {
+  constructor(readonly refusal: ImportRefusal) {
+    super(refusal.reason);
+  }
 }
 
 const KNOWN = new Set(['email', 'first_name', 'last_name', 'status', 'properties']);
@@ -94,7 +111,7 @@ async function* csvRows(input: Readable): AsyncGenerator<Parsed> {
     const line = info.lines;
     if (!header) {
       header = record.map((h) => h.trim().toLowerCase());
-      if (!header.includes('email')) throw new ApiError(400, 'invalid_csv_header', 'The CSV header row must name an email column.');
+      if (!header.includes('email')) throw new ImportRefused({ reason: 'invalid_csv_header' });
       continue;
     }
     if (record.length !== header.length) {
@@ -119,7 +136,7 @@ function limited(max: number): Transform {
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
-      if (seen > max) done(new ApiError(413, 'payload_too_large', `The import is larger than ${max} bytes; split it.`));
+      if (seen > max) done(new ImportRefused({ reason: 'payload_too_large', maxBytes: max }));
       else done(null, chunk);
     },
   });
@@ -161,7 +178,19 @@ SELECT (SELECT count(*) FROM inserted)::int AS created, ARRAY(SELECT id FROM con
  * soon as it is written, so a large import does not leave them to the outbox relay, whose backlog
  * every organization's events would wait behind.
  */
-export async function importContacts(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number, publishEvents: (ids: string[]) => Promise<void>): Promise<ImportResult> {
+export async function importContacts(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number, publishEvents: (ids: string[]) => Promise<void>): Promise<ImportOutcome> {
+  try {
+    const result = await importRows(pg, organizationId, body, format, onConflict, maxBytes, publishEvents);
+    return result.rows === 0 ? { ok: false, refusal: { reason: 'empty_import' } } : { ok: true, result };
+  } catch (err) {
+    if (err instanceof ImportRefused) return { ok: false, refusal: err.refusal };
+    const csv = err as { code?: unknown; lines?: number; message?: string };
+    if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) return { ok: false, refusal: { reason: 'invalid_csv', line: csv.lines, problem: csv.message ?? csv.code } };
+    throw err;
+  }
+}
+
+async function importRows(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number, publishEvents: (ids: string[]) => Promise<void>): Promise<ImportResult> {
   const result: ImportResult = { object: 'contact_import', rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, errors: [], errors_truncated: false };
   const input = body.pipe(limited(maxBytes));
   body.on('error', (err) => input.destroy(err));
@@ -202,6 +231,5 @@ export async function importContacts(pg: Pool, organizationId: string, body: Rea
     }
   }
   await flush();
-  if (result.rows === 0) throw new ApiError(400, 'empty_import', 'The import holds no rows.');
   return result;
 }

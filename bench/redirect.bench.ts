@@ -139,7 +139,9 @@ try {
   ];
   // The consumers of scans (and conversions), as one worker process runs them. BENCH_WORKER_KINDS
   // (comma-separated) runs fewer, to measure what one costs; the scan sink is always needed.
-  const kinds = (process.env.BENCH_WORKER_KINDS ?? 'scan-sink,conversion-sink,webhooks').split(',');
+  const kinds = (process.env.BENCH_WORKER_KINDS ?? 'links-scan-sink,links-conversion-sink,links-webhooks').split(',');
+  // A kind's consumer group kept its name from before kinds were named by product.
+  const groupOf = (kind: string) => kind.replace(/^links-/, '');
   const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, kinds));
 
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
@@ -178,8 +180,8 @@ try {
   type EndOffsets = Awaited<ReturnType<typeof kafkaAdmin.fetchTopicOffsets>>;
   const consumersBehind = async (end: EndOffsets): Promise<number> => {
     let behind = 0;
-    for (const kind of kinds.filter((k) => k !== 'conversion-sink')) {
-      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(topicPrefix, kind), topics: [scansTopicName] });
+    for (const kind of kinds.filter((k) => groupOf(k) !== 'conversion-sink')) {
+      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(topicPrefix, groupOf(kind)), topics: [scansTopicName] });
       for (const p of end) {
         const at = Number(committed?.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
         behind += Math.max(0, Number(p.offset) - Math.max(at, 0));

@@ -21,7 +21,7 @@ const clickIds = new ClickIds(config.CLICK_ID_SECRET);
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
 const ingress = await start('src/main.ts', { ...RUN, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: base }, 'ingress listening');
-const sink = await start('workers/scan-sink.ts', { ...RUN, LOG_LEVEL: 'info' }, 'worker process ready');
+const sink = await start('workers/links-scan-sink.ts', { ...RUN, LOG_LEVEL: 'info' }, 'worker process ready');
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,6 +1,9 @@
 // Every worker kind of the service. `workers/all.ts` runs them all in one
-// process; `workers/run.ts <kind>` runs one. Products add their kinds here;
-// each is built from the product's services (its wiring), made once per process.
+// process; `workers/run.ts <kind>` runs one. Products add their kinds here,
+// named `<product>-<role>`; each is built from the product's services (its
+// wiring), made once per process. A kind's name here is what operators type; its
+// consumer group is the WorkerKind's own `kind` (scan-sink, webhooks, …), which
+// stays as it was so that committed offsets and applied-offset rows carry over.
 import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
 import type { Platform } from '../src/platform/platform.ts';
 import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
@@ -22,11 +25,24 @@ export interface WorkerServices {
 }
 
 export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
-  'scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits),
-  'conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
-  webhooks: ({ platform, links }) => webhookKind(platform, links.webhookWorker),
+  'links-scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits),
+  'links-conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
+  'links-webhooks': ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
   'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
   'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),
   'mail-webhooks': ({ platform, mail }) => mailWebhookKind(platform, mail.webhookWorker),
 };
+
+/** The names of the links kinds before they carried their product; accepted, with a warning, for one release. */
+export const deprecatedKindNames: Readonly<Record<string, string>> = {
+  'scan-sink': 'links-scan-sink',
+  'conversion-sink': 'links-conversion-sink',
+  webhooks: 'links-webhooks',
+};
+
+/** A kind's current name: itself, or the name a deprecated one stands for (undefined: no such kind). */
+export function currentKindName(name: string): string | undefined {
+  if (Object.hasOwn(workerKinds, name)) return name;
+  return Object.hasOwn(deprecatedKindNames, name) ? deprecatedKindNames[name] : undefined;
+}

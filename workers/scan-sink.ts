@@ -1,4 +1,5 @@
-// Entry point of the scan sink worker kind (scans → ClickHouse).
+// Deprecated entry point, kept for one release: run workers/links-scan-sink.ts.
+// Starts the same kind (and consumer group), with a deprecation warning.
 import { startWorkerProcess } from './start.ts';
 
 await startWorkerProcess('worker-scan-sink', ['scan-sink']);

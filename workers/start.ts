@@ -6,14 +6,16 @@ import { startPlatform } from '../src/platform/platform.ts';
 import { wireLinks } from '../src/links/wiring.ts';
 import { wireMail } from '../src/mail/wiring.ts';
 import { loadServiceConfig, serviceTopics } from '../src/service.ts';
-import { workerKinds } from './kinds.ts';
+import { currentKindName, deprecatedKindNames, workerKinds } from './kinds.ts';
 
-export async function startWorkerProcess(name: string, kindNames: readonly string[]): Promise<void> {
-  const unknown = kindNames.filter((k) => !workerKinds[k]);
+export async function startWorkerProcess(name: string, givenNames: readonly string[]): Promise<void> {
+  const unknown = givenNames.filter((k) => !currentKindName(k));
   if (unknown.length > 0) {
     console.error(`unknown worker kind(s): ${unknown.join(', ')}; kinds: ${Object.keys(workerKinds).join(', ')}`);
     process.exit(2);
   }
+  const deprecated = givenNames.filter((k) => Object.hasOwn(deprecatedKindNames, k));
+  const kindNames = [...new Set(givenNames.map((k) => currentKindName(k)!))];
   let config;
   try {
     config = loadServiceConfig();
@@ -24,6 +26,9 @@ export async function startWorkerProcess(name: string, kindNames: readonly strin
   }
   const platform = await startPlatform(config, { name, topics: serviceTopics });
   platform.shutdown.installSignalHandlers();
+  for (const old of deprecated) {
+    platform.log.warn({ kind: old, use: deprecatedKindNames[old] }, `worker kind "${old}" is deprecated and will be removed in the next release; run "${deprecatedKindNames[old]}" (same consumer group)`);
+  }
   const services = { platform, config, links: wireLinks(platform, config), mail: wireMail(platform, config) };
   const kinds = kindNames.map((k) => workerKinds[k]!(services));
   const runtimes = await hostWorkers(platform, kinds);

@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 async function startSink(): Promise<Child> {
-  const child = startTs('workers/scan-sink.ts', [], { LOG_LEVEL: 'info' });
+  const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info' });
   await waitForOutput(child, 'worker process ready');
   return child;
 }

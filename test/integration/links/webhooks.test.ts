@@ -25,7 +25,7 @@ let worker: Child;
 const receivers: Receiver[] = [];
 
 function startWorker(env: Record<string, string> = {}): Child {
-  return startTs('workers/run.ts', ['webhooks'], {
+  return startTs('workers/run.ts', ['links-webhooks'], {
     LOG_LEVEL: 'info',
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     WEBHOOK_CA_FILE: ca.caFile,

@@ -88,7 +88,7 @@ describe('/metrics of every process', () => {
   it('the ingress and a worker process serve metrics promtool accepts, with the series operators alert on', async () => {
     const port = childPort();
     const ingress = start('src/main.ts', [], { ...freshEnv(), HTTP_PORT: port });
-    const workers = start('workers/run.ts', ['scan-sink', 'mail-sender', 'webhooks'], freshEnv());
+    const workers = start('workers/run.ts', ['links-scan-sink', 'mail-sender', 'links-webhooks'], freshEnv());
     const [ingressOps, workerOps] = await Promise.all([metricsUrl(ingress), metricsUrl(workers)]);
     await waitForOutput(workers, 'worker process ready', 120_000);
     // Traffic for the HTTP series: a route, a refusal, an unknown path.

@@ -1,27 +1,17 @@
 // /api/v1/segments (FULL keys): named filters over the organization's contacts
 // (segment-filter.ts), and the contacts a segment matches now; stored by segments.ts.
-import { Type } from '@sinclair/typebox';
-import { addComponents, ref } from '../../platform/http/components.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { Name } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { IdParams, Timestamp } from '../http/mail-schemas.ts';
-import { PageOf, PageQuery } from '../http/pagination.ts';
-import { ContactSchema } from './contact-routes.ts';
+import { IdParams } from '../http/mail-schemas.ts';
+import { PageQuery } from '../http/pagination.ts';
 import { toContact } from './contacts.ts';
 import { parseSegmentFilter, type SegmentFilter } from './segment-filter.ts';
+import { CreateSegmentBody, SegmentContacts, SegmentList, SegmentSchema, UpdateSegmentBody } from './segment-schemas.ts';
 import { Segments, toSegment } from './segments.ts';
-
-const Filter = Type.Unknown({ description: 'The filter language (README, "Segment filters"): conditions {field, op, value} and groups {all: […]}, {any: […]}, {not: …}.' });
-const SegmentSchema = Type.Object(
-  { object: Type.Literal('segment'), id: Type.String(), name: Type.String(), filter: Filter, created_at: Timestamp(), updated_at: Timestamp() },
-  { $id: 'Segment', title: 'Segment' },
-);
-const SegmentList = PageOf(ref(SegmentSchema), 'SegmentList');
-const SegmentContacts = PageOf(ref(ContactSchema), 'SegmentContactList');
 
 /** The filter, or 400 invalid_filter with every problem by its path in the body. */
 function checkedFilter(filter: unknown): SegmentFilter {
@@ -46,7 +36,7 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     config,
     schema: {
       tags, operationId: 'createSegment', summary: 'Create a segment',
-      body: Type.Object({ name: Name(120), filter: Filter }, { additionalProperties: false, required: ['name', 'filter'] }),
+      body: CreateSegmentBody,
       response: { 201: withRateLimitHeaders(SegmentSchema, 'The new segment.'), ...mailErrorResponses(...MAIL_BODY_ERRORS) },
     },
   }, async (request, reply) => {
@@ -68,7 +58,7 @@ export async function segmentRoutes(app: App, deps: { pg: Pool }): Promise<void>
     config,
     schema: {
       tags, operationId: 'updateSegment', summary: 'Change a segment', params: IdParams,
-      body: Type.Object({ name: Type.Optional(Name(120)), filter: Type.Optional(Filter) }, { additionalProperties: false, minProperties: 1 }),
+      body: UpdateSegmentBody,
       response: { 200: withRateLimitHeaders(SegmentSchema, 'The segment.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
     },
   }, async (request) => {

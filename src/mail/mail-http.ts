@@ -16,7 +16,7 @@ import { createKeyRequestLimit, type KeyRequestLimit } from './auth/key-request-
 import { contactImportRoute } from './audience/contact-import-route.ts';
 import { contactRoutes } from './audience/contact-routes.ts';
 import { segmentRoutes } from './audience/segment-routes.ts';
-import { topicRoutes } from './audience/topic-routes.ts';
+import { subscriptionTopicRoutes } from './audience/subscription-topic-routes.ts';
 import { automationRoutes } from './automations/automation-routes.ts';
 import { eventRoutes } from './automations/event-routes.ts';
 import { broadcastRoutes } from './broadcasts/broadcast-routes.ts';
@@ -89,7 +89,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
-      await topicRoutes(scope, { topics: mail.topics, contacts: mail.contacts, pg });
+      await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts, pg });
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });
       await broadcastRoutes(scope, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, pg });

@@ -11,7 +11,7 @@ import { AutomationData } from './automations/automation-data.ts';
 import { Automations } from './automations/automations.ts';
 import { InboundEvents } from './automations/inbound-events.ts';
 import { Broadcasts } from './broadcasts/broadcasts.ts';
-import { Topics } from './audience/topics.ts';
+import { SubscriptionTopics } from './audience/subscription-topics.ts';
 import { Domains } from './domains/domains.ts';
 import { MailEventQueue } from './events/mail-events.ts';
 import { MessageQueue } from './emails/message-queue.ts';
@@ -33,7 +33,7 @@ export interface MailServices {
   domains: Domains;
   suppressions: Suppressions;
   contacts: Contacts;
-  topics: Topics;
+  subscriptionTopics: SubscriptionTopics;
   templates: Templates;
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
@@ -70,7 +70,7 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     domains: new Domains(pg, config.MAIL_LOOKUP_CACHE_MS),
     suppressions: new Suppressions(pg),
     contacts: new Contacts(pg),
-    topics: new Topics(pg),
+    subscriptionTopics: new SubscriptionTopics(pg),
     templates: new Templates(pg),
     messages: new Messages(pg),
     queue,

@@ -8,7 +8,7 @@
 // re-checks its waiting recipients by the same rule (eligibleSql), when it sends.
 import type { PoolClient } from 'pg';
 import { compileSegmentFilter, type SegmentFilter } from '../audience/segment-filter.ts';
-import { subscribedToTopicSql } from '../audience/topics.ts';
+import { subscribedSql } from '../audience/subscription-topics.ts';
 
 export interface AudienceContact {
   id: string;
@@ -40,7 +40,7 @@ const SUPPRESSED = 'EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organizati
  */
 function eligibleSql(q: AudienceQuery, params: unknown[]): string {
   const $ = (value: unknown) => `$${params.push(value)}`;
-  let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed' AND ${subscribedToTopicSql($(q.topicId), $(q.topicDefault))}`;
+  let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed' AND ${subscribedSql($(q.topicId), $(q.topicDefault))}`;
   if (q.segment) {
     const segment = compileSegmentFilter(q.segment, params.length + 1);
     params.push(...segment.params);

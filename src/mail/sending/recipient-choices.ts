@@ -5,12 +5,12 @@
 //   - for a broadcast message (kind `broadcast.<topic>`): a recipient that is no longer
 //     an eligible contact: deleted, its status not subscribed, or not subscribed to the
 //     topic (its choice, else the topic's default; the broadcasts' own rule,
-//     subscribedToTopicSql);
+//     subscribedSql, subscription-topics.ts);
 //   - for a message of /emails about a topic: a recipient whose contact is not
 //     subscribed to the topic. An address that is no contact made no choice, and a
 //     contact's status does not apply to /emails (transactional mail).
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { subscribedToTopicSql } from '../audience/topics.ts';
+import { subscribedSql } from '../audience/subscription-topics.ts';
 
 export interface MessageAudience {
   organizationId: string;
@@ -28,7 +28,7 @@ export async function leftOut(pg: Pool, m: MessageAudience): Promise<Map<string,
     `SELECT r.email,
             EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = $1 AND s.email = r.email) AS suppressed,
             c.id IS NOT NULL AS contact, c.status = 'subscribed' AS subscribed,
-            CASE WHEN c.id IS NOT NULL AND t.id IS NOT NULL THEN ${subscribedToTopicSql('t.id', 't.default_subscription')} END AS in_topic
+            CASE WHEN c.id IS NOT NULL AND t.id IS NOT NULL THEN ${subscribedSql('t.id', 't.default_subscription')} END AS in_topic
        FROM unnest($2::text[]) AS r(email)
        LEFT JOIN mail_contacts c ON c.organization_id = $1 AND c.email = r.email
        LEFT JOIN mail_topics t ON t.organization_id = $1 AND t.id = $3::uuid`,

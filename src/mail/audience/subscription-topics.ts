@@ -1,13 +1,14 @@
-// Topics an organization sends broadcasts about, and each contact's choice for
-// them. A contact with no explicit choice follows the topic's default: opt_in
-// topics include everybody until they opt out; opt_out topics include nobody
-// until they opt in.
+// Subscription topics: what an organization sends broadcasts about, and each
+// contact's choice for them (the API's /topics; in code they are "subscription
+// topics", since a bare "topic" is a Kafka topic). A contact with no explicit
+// choice follows the topic's default: opt_in topics include everybody until they
+// opt out; opt_out topics include nobody until they opt in.
 import type { Pool } from '../../platform/postgres/pool.ts';
 
 export const DEFAULT_SUBSCRIPTIONS = ['opt_in', 'opt_out'] as const;
 export type DefaultSubscription = (typeof DEFAULT_SUBSCRIPTIONS)[number];
 
-export interface TopicRow {
+export interface SubscriptionTopicRow {
   id: string;
   organization_id: string;
   slug: string;
@@ -17,7 +18,7 @@ export interface TopicRow {
   updated_at: Date;
 }
 
-export const toTopic = (r: TopicRow) => ({
+export const toSubscriptionTopic = (r: SubscriptionTopicRow) => ({
   object: 'topic' as const,
   id: r.id,
   slug: r.slug,
@@ -31,16 +32,16 @@ export const toTopic = (r: TopicRow) => ({
  * Whether the contact `c` is subscribed to the topic: its explicit row, else the
  * topic's default. `topicId` and `defaultSubscription` are SQL expressions (placeholders).
  */
-export const subscribedToTopicSql = (topicId: string, defaultSubscription: string): string =>
+export const subscribedSql = (topicId: string, defaultSubscription: string): string =>
   `coalesce((SELECT s.subscribed FROM mail_topic_subscriptions s WHERE s.topic_id = ${topicId} AND s.contact_id = c.id), ${defaultSubscription} = 'opt_in')`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export class Topics {
+export class SubscriptionTopics {
   constructor(private readonly pg: Pool) {}
 
-  async create(organizationId: string, t: { slug: string; name: string; default_subscription: DefaultSubscription }): Promise<TopicRow | undefined> {
-    const { rows } = await this.pg.query<TopicRow>(
+  async create(organizationId: string, t: { slug: string; name: string; default_subscription: DefaultSubscription }): Promise<SubscriptionTopicRow | undefined> {
+    const { rows } = await this.pg.query<SubscriptionTopicRow>(
       'INSERT INTO mail_topics (organization_id, slug, name, default_subscription) VALUES ($1, $2, $3, $4) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *',
       [organizationId, t.slug, t.name, t.default_subscription],
     );
@@ -48,21 +49,21 @@ export class Topics {
   }
 
   /** By id or slug. */
-  async find(organizationId: string, idOrSlug: string): Promise<TopicRow | undefined> {
-    const { rows } = await this.pg.query<TopicRow>(`SELECT * FROM mail_topics WHERE organization_id = $1 AND ${UUID.test(idOrSlug) ? 'id = $2::uuid' : 'slug = $2'}`, [organizationId, idOrSlug]);
+  async find(organizationId: string, idOrSlug: string): Promise<SubscriptionTopicRow | undefined> {
+    const { rows } = await this.pg.query<SubscriptionTopicRow>(`SELECT * FROM mail_topics WHERE organization_id = $1 AND ${UUID.test(idOrSlug) ? 'id = $2::uuid' : 'slug = $2'}`, [organizationId, idOrSlug]);
     return rows[0];
   }
 
-  async update(organizationId: string, id: string, change: { name?: string; default_subscription?: DefaultSubscription }): Promise<TopicRow | undefined> {
-    const { rows } = await this.pg.query<TopicRow>(
+  async update(organizationId: string, id: string, change: { name?: string; default_subscription?: DefaultSubscription }): Promise<SubscriptionTopicRow | undefined> {
+    const { rows } = await this.pg.query<SubscriptionTopicRow>(
       'UPDATE mail_topics SET name = coalesce($3, name), default_subscription = coalesce($4, default_subscription), updated_at = now() WHERE organization_id = $1 AND id = $2 RETURNING *',
       [organizationId, id, change.name ?? null, change.default_subscription ?? null],
     );
     return rows[0];
   }
 
-  async delete(organizationId: string, id: string): Promise<TopicRow | undefined> {
-    const { rows } = await this.pg.query<TopicRow>('DELETE FROM mail_topics WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+  async delete(organizationId: string, id: string): Promise<SubscriptionTopicRow | undefined> {
+    const { rows } = await this.pg.query<SubscriptionTopicRow>('DELETE FROM mail_topics WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
     return rows[0];
   }
 
@@ -71,8 +72,8 @@ export class Topics {
   }
 
   /** Every topic of the organization with the contact's effective state, and whether it chose it. */
-  async ofContact(organizationId: string, contactId: string): Promise<{ topic: TopicRow; subscribed: boolean; explicit: boolean }[]> {
-    const { rows } = await this.pg.query<TopicRow & { chosen: boolean | null }>(
+  async ofContact(organizationId: string, contactId: string): Promise<{ topic: SubscriptionTopicRow; subscribed: boolean; explicit: boolean }[]> {
+    const { rows } = await this.pg.query<SubscriptionTopicRow & { chosen: boolean | null }>(
       `SELECT t.*, s.subscribed AS chosen FROM mail_topics t
          LEFT JOIN mail_topic_subscriptions s ON s.topic_id = t.id AND s.contact_id = $2
         WHERE t.organization_id = $1 ORDER BY t.slug`,

@@ -50,7 +50,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   // Submission over SMTP, for clients that do not speak HTTP.
   const relay = config.MAIL_RELAY_SMTP_PORT >= 0
     ? await startSmtpRelay(
-      { keys: mail.keys, guard, limit: mailSurface.keyLimit, domains: mail.domains, messages: mail.messages, queue: mail.queue, recipientLimits: mail.recipientLimits, log: platform.log, ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH },
+      { keys: mail.keys, guard, limit: mailSurface.keyLimit, domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, recipientLimits: mail.recipientLimits, log: platform.log, ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH },
       relayTls(config), config.MAIL_RELAY_SMTP_HOST, config.MAIL_RELAY_SMTP_PORT,
     )
     : undefined;

@@ -29,7 +29,7 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   'links-conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
   'links-webhooks': ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
-  'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.queue, config),
+  'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.messageOutbox, config),
   'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),
   'mail-webhooks': ({ platform, mail }) => mailWebhookKind(platform, mail.webhookWorker),
 };

@@ -110,7 +110,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
           if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
         });
         root.addHook('onRequest', authenticate);
-        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, queue: mail.queue, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
+        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
         await eventRoutes(root, { events: mail.inboundEvents });
         await mailWebhookRoutes(root, { ...mail.webhooks, pg });
       });

@@ -13,8 +13,8 @@ import { InboundEvents } from './automations/inbound-events.ts';
 import { Broadcasts } from './broadcasts/broadcasts.ts';
 import { SubscriptionTopics } from './audience/subscription-topics.ts';
 import { Domains } from './domains/domains.ts';
-import { MailEventQueue } from './events/mail-events.ts';
-import { MessageQueue } from './emails/message-queue.ts';
+import { MailEventOutbox } from './events/mail-events.ts';
+import { MessageOutbox } from './emails/message-outbox.ts';
 import { Messages } from './emails/messages.ts';
 import { Suppressions } from './suppressions/suppressions.ts';
 import { allowanceSettings } from './sending/daily-allowances.ts';
@@ -37,10 +37,10 @@ export interface MailServices {
   templates: Templates;
   messages: Messages;
   /** Publishes stored messages to mail.messages; its outbox is relayed by every ingress. */
-  queue: MessageQueue;
+  messageOutbox: MessageOutbox;
   broadcasts: Broadcasts;
   /** Publishes recorded mail events to mail.events. */
-  events: MailEventQueue;
+  events: MailEventOutbox;
   automations: Automations;
   /** POST /events: contacts, runs and their daily quotas. */
   inboundEvents: InboundEvents;
@@ -60,8 +60,8 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
   const { pg } = platform;
   const webhookQueue = new MailDeliveryQueue(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS));
   const publishing = outboxPool(platform);
-  const queue = new MessageQueue(publishing, platform.publisher, platform.log);
-  const events = new MailEventQueue(publishing, platform.publisher, platform.log);
+  const messageOutbox = new MessageOutbox(publishing, platform.publisher, platform.log);
+  const events = new MailEventOutbox(publishing, platform.publisher, platform.log);
   const automationData = new AutomationData(publishing, platform.publisher, platform.log);
   return {
     config,
@@ -73,13 +73,13 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     subscriptionTopics: new SubscriptionTopics(pg),
     templates: new Templates(pg),
     messages: new Messages(pg),
-    queue,
+    messageOutbox,
     broadcasts: new Broadcasts(pg, config.MAIL_RESEND_WAIT_HOURS),
     events,
     automations: new Automations(pg),
     inboundEvents: new InboundEvents(pg, automationData, config.MAIL_AUTOMATION_MINUTE_MS),
     automationData,
-    outboxes: [queue.outbox, events.outbox, ...automationData.outboxes],
+    outboxes: [messageOutbox.outbox, events.outbox, ...automationData.outboxes],
     recipientLimits: new RecipientLimits(pg, allowanceSettings(config)),
     webhooks: {
       store: new MailWebhookStore(pg, { allowHosts: webhookAllowHosts(config), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),

@@ -10,7 +10,7 @@ import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import type { MailEventQueue } from '../events/mail-events.ts';
+import type { MailEventOutbox } from '../events/mail-events.ts';
 import { importContacts, MAX_LISTED_ERRORS, type ImportFormat, type ImportRefusal, type OnConflict } from './contact-import.ts';
 
 const FORMATS: Record<string, ImportFormat> = { 'text/csv': 'csv', 'application/x-ndjson': 'ndjson', 'application/ndjson': 'ndjson' };
@@ -38,7 +38,7 @@ function importRefusalError(r: ImportRefusal): ApiError {
   }
 }
 
-export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: number; events: MailEventQueue }): Promise<void> {
+export async function contactImportRoute(app: App, deps: { pg: Pool; maxBytes: number; events: MailEventOutbox }): Promise<void> {
   await app.register(async (scope) => {
     scope.addContentTypeParser(Object.keys(FORMATS), (_request, payload, done) => done(null, payload));
     addComponents(scope, [ImportResultSchema]);

@@ -14,7 +14,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
 import { mailAutomationStepsTopic } from '../../../topics/mail-automations.ts';
 import type { MailConfig } from '../config.ts';
-import type { MessageQueue } from '../emails/message-queue.ts';
+import type { MessageOutbox } from '../emails/message-outbox.ts';
 import type { Messages } from '../emails/messages.ts';
 import type { PreparedMessage } from '../emails/prepare-message.ts';
 import { parseMailbox } from '../http/email-address.ts';
@@ -44,7 +44,7 @@ export class RunSteps {
   constructor(
     private readonly pg: Platform['pg'],
     private readonly messages: Messages,
-    private readonly queue: MessageQueue,
+    private readonly outbox: MessageOutbox,
     private readonly data: AutomationData,
     /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
     private readonly minuteMs: number,
@@ -54,7 +54,7 @@ export class RunSteps {
   async advance(runId: string): Promise<void> {
     for (;;) {
       const taken = await withTransaction(this.pg, (db) => this.takeStep(db, runId));
-      await Promise.all([this.queue.publish(taken.messageId ? [taken.messageId] : []), this.data.publish([], taken.changeIds)]);
+      await Promise.all([this.outbox.publish(taken.messageId ? [taken.messageId] : []), this.data.publish([], taken.changeIds)]);
       if (!taken.again) return;
     }
   }
@@ -139,9 +139,9 @@ export class RunSteps {
   }
 }
 
-export function automationKind(platform: Platform, deps: { messages: Messages; queue: MessageQueue; automationData: AutomationData }, config: Pick<MailConfig, 'MAIL_AUTOMATION_MINUTE_MS'>): MessageWorkerKind<AutomationStepCommand, undefined> {
+export function automationKind(platform: Platform, deps: { messages: Messages; messageOutbox: MessageOutbox; automationData: AutomationData }, config: Pick<MailConfig, 'MAIL_AUTOMATION_MINUTE_MS'>): MessageWorkerKind<AutomationStepCommand, undefined> {
   const log = platform.log.child({ component: 'mail-automations' });
-  const steps = new RunSteps(platform.pg, deps.messages, deps.queue, deps.automationData, config.MAIL_AUTOMATION_MINUTE_MS);
+  const steps = new RunSteps(platform.pg, deps.messages, deps.messageOutbox, deps.automationData, config.MAIL_AUTOMATION_MINUTE_MS);
   return {
     kind: 'mail-automations',
     topics: [mailAutomationStepsTopic],

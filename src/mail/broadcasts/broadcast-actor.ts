@@ -15,7 +15,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
 import { mailCommandsTopic } from '../../../topics/mail-commands.ts';
 import type { MailConfig } from '../config.ts';
-import type { MessageQueue } from '../emails/message-queue.ts';
+import type { MessageOutbox } from '../emails/message-outbox.ts';
 import { decide } from './ab-winner.ts';
 import * as state from './broadcast-state.ts';
 import { BroadcastJobs, type MailCommand } from './broadcast-jobs.ts';
@@ -25,9 +25,9 @@ import { FanOut } from './fan-out.ts';
 /** A start command may run this much before its scheduled time (clocks of two machines). */
 const EARLY_MS = 1000;
 
-export function broadcastKind(platform: Platform, queue: MessageQueue, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS' | 'MAIL_FANOUT_BATCH'>): MessageWorkerKind<MailCommand, undefined> {
+export function broadcastKind(platform: Platform, outbox: MessageOutbox, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS' | 'MAIL_FANOUT_BATCH'>): MessageWorkerKind<MailCommand, undefined> {
   const log = platform.log.child({ component: 'mail-broadcasts' });
-  const fanOut = new FanOut(platform.pg, queue, config.MAIL_AB_MINUTE_MS, config.MAIL_FANOUT_BATCH);
+  const fanOut = new FanOut(platform.pg, outbox, config.MAIL_AB_MINUTE_MS, config.MAIL_FANOUT_BATCH);
   return {
     kind: 'mail-broadcasts',
     topics: [mailCommandsTopic],

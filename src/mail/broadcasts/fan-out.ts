@@ -14,7 +14,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { parseSegmentFilter } from '../audience/segment-filter.ts';
-import type { MessageQueue } from '../emails/message-queue.ts';
+import type { MessageOutbox } from '../emails/message-outbox.ts';
 import { storeFanOut } from '../emails/messages.ts';
 import { nextContacts, nextWaiting, type AudienceContact, type AudienceQuery } from './audience.ts';
 import { renderBroadcastMessage, variantOf } from './broadcast-content.ts';
@@ -42,7 +42,7 @@ const inTestShare = (b: BroadcastRow, contactId: string): boolean =>
 export class FanOut {
   constructor(
     private readonly pg: Pool,
-    private readonly queue: MessageQueue,
+    private readonly outbox: MessageOutbox,
     /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
     private readonly minuteMs = 60_000,
     /** Contacts per batch (MAIL_FANOUT_BATCH). */
@@ -62,7 +62,7 @@ export class FanOut {
         // One publication in flight while the next batch is written.
         await publishing;
         // publish() never throws: what it cannot publish is left to the outbox relay.
-        publishing = this.queue.publish(step.messageIds);
+        publishing = this.outbox.publish(step.messageIds);
         if (step.done) break;
       }
     } finally {

@@ -1,7 +1,7 @@
 // POST /emails, POST /emails/batch, GET /emails/:id, GET /emails (the list),
 // POST /emails/:id/cancel and PATCH /emails/:id (reschedule), in Resend's shapes
 // (the `resend` SDK is a client). A message is stored with its idempotency key,
-// then published to mail.messages (message-queue.ts); the answer is 200 even when
+// then published to mail.messages (message-outbox.ts); the answer is 200 even when
 // the publication waits for the relay. Rules: README "Sending".
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
@@ -18,7 +18,7 @@ import type { RecipientLimits } from '../sending/recipient-limits.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { BatchEmailItem, SendEmailBody } from './email-request.ts';
-import type { MessageQueue } from './message-queue.ts';
+import type { MessageOutbox } from './message-outbox.ts';
 import { listMessages, type ListedRow } from './email-list.ts';
 import { MessageChanges, type MessageChangeResult } from './message-changes.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
@@ -158,7 +158,7 @@ const toListed = (r: ListedRow) => ({ ...toSummary(r), last_event: lastEvent(r) 
 export interface EmailRouteDeps {
   domains: Domains;
   messages: Messages;
-  queue: MessageQueue;
+  outbox: MessageOutbox;
   /** Spends `used` tokens of the batch's reservation and refunds the rest (key-request-limit.ts). */
   settleBatch: (request: FastifyRequest, used: number) => Promise<void>;
   /** Test hook: the process dies right after storing a message, before publishing it. */
@@ -189,7 +189,7 @@ function orChangeRefused(result: MessageChangeResult): void {
 }
 
 export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
-  const { domains, messages, queue } = deps;
+  const { domains, messages, outbox } = deps;
   const changes = new MessageChanges(messages.pg);
   const tags = ['emails'];
   addComponents(app, [SendEmailBody, BatchEmailItem, Created, BatchCreated, EmailObject, ListedEmail, EmailList, Changed, UpdateEmailBody]);
@@ -233,7 +233,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     // Stored is durable: the answer need not wait for Kafka (the relay publishes what this process
     // could not). A replay waits, so that what it found unqueued is queued when it answers.
     if (stored.unpublished) {
-      const publishing = queue.publish([stored.id], stored.replayed);
+      const publishing = outbox.publish([stored.id], stored.replayed);
       if (stored.replayed) await publishing;
     }
     if (stored.replayed) reply.header('idempotent-replayed', 'true');
@@ -281,7 +281,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     await deps.settleBatch(request, request.body.length);
     crashIfAsked();
     const replayed = ok.some((s) => s.replayed);
-    const publishing = queue.publish(ok.filter((s) => s.unpublished).map((s) => s.id), replayed);
+    const publishing = outbox.publish(ok.filter((s) => s.unpublished).map((s) => s.id), replayed);
     if (replayed) await publishing;
     if (ok.length > 0 && ok.every((s) => s.replayed)) reply.header('idempotent-replayed', 'true');
     return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };

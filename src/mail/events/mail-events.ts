@@ -72,7 +72,7 @@ export async function recordEvents(db: Pool | PoolClient, events: readonly NewMa
 /** How long a caller waits for its events' publication before going on (the relay takes over). */
 const PUBLISH_WAIT_MS = 2000;
 
-export class MailEventQueue {
+export class MailEventOutbox {
   private readonly rows: RowOutbox<EventRow>;
 
   /** `pool` commits without waiting for the disk (row-outbox.ts). */

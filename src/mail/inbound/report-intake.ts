@@ -14,7 +14,7 @@
 // bcc): a report about any other address is dropped and logged.
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { Logger } from '../../platform/logger.ts';
-import type { MailEventQueue } from '../events/mail-events.ts';
+import type { MailEventOutbox } from '../events/mail-events.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import { readReturnPath } from '../sending/return-path.ts';
 import { recordVerdicts } from '../suppressions/recipient-verdicts.ts';
@@ -22,7 +22,7 @@ import type { Report } from './report-parser.ts';
 
 export interface ReportIntakeDeps {
   pg: Pool;
-  events: MailEventQueue;
+  events: MailEventOutbox;
   log: Logger;
   /** Signs return paths (MAIL_LINK_SECRET). */
   secret: string;

@@ -26,7 +26,7 @@ import { fromDomainRefusal, kindAllows } from '../auth/permissions.ts';
 import type { KeyRequestLimit } from '../auth/key-request-limit.ts';
 import type { Domains } from '../domains/domains.ts';
 import { MAX_RECIPIENTS } from '../emails/email-request.ts';
-import type { MessageQueue } from '../emails/message-queue.ts';
+import type { MessageOutbox } from '../emails/message-outbox.ts';
 import type { Messages } from '../emails/messages.ts';
 import { MAX_ATTACHMENT_BYTES, overDailyLimit, prepareMessage } from '../emails/prepare-message.ts';
 import type { RecipientLimits } from '../sending/recipient-limits.ts';
@@ -45,7 +45,7 @@ export interface SmtpRelayDeps {
   limit: KeyRequestLimit;
   domains: Domains;
   messages: Messages;
-  queue: MessageQueue;
+  outbox: MessageOutbox;
   recipientLimits: RecipientLimits;
   log: Logger;
   ipv6LimitPrefixLength: number;
@@ -133,7 +133,7 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
       throw err;
     }
     if (stored.unpublished) {
-      const publishing = deps.queue.publish([stored.id], stored.replayed);
+      const publishing = deps.outbox.publish([stored.id], stored.replayed);
       if (stored.replayed) await publishing;
     }
     return stored.id;

@@ -13,8 +13,8 @@ import type { Platform } from '../../platform/platform.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { mailMessagesTopic } from '../../../topics/mail-messages.ts';
 import type { MailConfig } from '../config.ts';
-import type { MailMessageEvent } from '../emails/message-queue.ts';
-import type { MailEventQueue } from '../events/mail-events.ts';
+import type { MailMessageEvent } from '../emails/message-outbox.ts';
+import type { MailEventOutbox } from '../events/mail-events.ts';
 import { allowanceSettings, countAgainstAllowances, untilNextUtcDay, utcDay, type AllowanceSettings } from './daily-allowances.ts';
 import { Deliveries, type Delivery } from './deliveries.ts';
 import { SendRate } from './send-rate.ts';
@@ -62,7 +62,7 @@ export class MailSender implements BackgroundTask {
     private readonly deliveries: Deliveries,
     private readonly rate: SendRate,
     private readonly relay: Relay,
-    private readonly events: MailEventQueue,
+    private readonly events: MailEventOutbox,
     private readonly log: Logger,
     private readonly options: SenderOptions,
   ) {}
@@ -265,7 +265,7 @@ interface Round {
   stopped: boolean;
 }
 
-export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC_BASE_URL: string }, events: MailEventQueue): BatchWorkerKind<MailMessageEvent> {
+export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC_BASE_URL: string }, events: MailEventOutbox): BatchWorkerKind<MailMessageEvent> {
   const deliveries = new Deliveries(platform.pg);
   const sender = new MailSender(
     platform.pg,

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { recordEvents, type MailEventQueue } from '../events/mail-events.ts';
+import { recordEvents, type MailEventOutbox } from '../events/mail-events.ts';
 import { automatedReason } from './automated-fetch.ts';
 import type { LinkPayload } from './tracking-links.ts';
 
@@ -29,7 +29,7 @@ SELECT m.organization_id,
   FROM mail_messages m WHERE m.id = $1`;
 
 /** Records an open (no url) or a click of the message the token names, once per period; nothing when the message is unknown. */
-export async function recordFetch(pg: Pool, events: MailEventQueue, request: FastifyRequest, link: LinkPayload): Promise<void> {
+export async function recordFetch(pg: Pool, events: MailEventOutbox, request: FastifyRequest, link: LinkPayload): Promise<void> {
   if (!UUID.test(link.m)) return;
   const { rows } = await pg.query<{ organization_id: string; delivered_at: Date | null }>(MESSAGE, [link.m]);
   const message = rows[0];

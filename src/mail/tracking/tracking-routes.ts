@@ -17,7 +17,7 @@ import type { App } from '../../platform/http/server.ts';
 import { clientLimitKey } from '../../platform/http/client-ip.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import { SlidingWindowLimiter } from '../../platform/limits/sliding-window.ts';
-import { recordEvents, type MailEventQueue, type NewMailEvent } from '../events/mail-events.ts';
+import { recordEvents, type MailEventOutbox, type NewMailEvent } from '../events/mail-events.ts';
 import { escapeHtml } from '../templates/render.ts';
 import { preferencesHtml, saveChoices, topicChoices } from './preferences-page.ts';
 import { readLinkToken, type LinkKind, type LinkPayload } from './tracking-links.ts';
@@ -27,7 +27,7 @@ import { contactOfAddressCte } from '../audience/contacts.ts';
 export interface TrackingDeps {
   pg: Pool;
   redis: Redis;
-  events: MailEventQueue;
+  events: MailEventOutbox;
   secret: string;
   log: Logger;
 }

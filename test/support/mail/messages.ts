@@ -1,7 +1,7 @@
 // Reading what /emails stored and published, as a data team and an operator would see it.
 import type { Pool } from '../../../src/platform/postgres/pool.ts';
 import type { Config } from '../../../src/platform/config.ts';
-import type { MailMessageEvent } from '../../../src/mail/emails/message-queue.ts';
+import type { MailMessageEvent } from '../../../src/mail/emails/message-outbox.ts';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { createSchemaRegistry } from '../../../src/platform/registry/schema-registry.ts';

@@ -5,7 +5,7 @@
 // HTTPS receivers closed together; and a received request's signature headers.
 import { Resend } from 'resend';
 import type { Platform } from '../../../src/platform/platform.ts';
-import { MailEventQueue, recordEvents, type NewMailEvent } from '../../../src/mail/events/mail-events.ts';
+import { MailEventOutbox, recordEvents, type NewMailEvent } from '../../../src/mail/events/mail-events.ts';
 import { startWorkerKinds, type Child } from '../processes.ts';
 import type { TestCa } from '../links/test-ca.ts';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../links/webhook-receiver.ts';
@@ -24,7 +24,7 @@ export function startMailWebhooks(ca: TestCa, env: Record<string, string> = {}):
 
 /** Records these events and publishes them to mail.events as the product does; their ids. */
 export async function emitMailEvents(platform: Platform, events: readonly NewMailEvent[]): Promise<string[]> {
-  const queue = new MailEventQueue(platform.pg, platform.publisher, platform.log);
+  const queue = new MailEventOutbox(platform.pg, platform.publisher, platform.log);
   const ids: string[] = [];
   for (let i = 0; i < events.length; i += 500) {
     const batch = await recordEvents(platform.pg, events.slice(i, i + 500));

@@ -64,7 +64,7 @@ export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
 /** How long a request waits for its message's publication before answering anyway (the relay takes over). */
 const PUBLISH_WAIT_MS = 2000;
 
-export class MessageQueue {
+export class MessageOutbox {
   private readonly rows: RowOutbox<MessageRow>;
 
   /** `pool` commits without waiting for the disk (row-outbox.ts). */

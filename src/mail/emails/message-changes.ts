@@ -1,19 +1,19 @@
 // Cancel and reschedule of a stored message (POST /emails/:id/cancel, PATCH
 // /emails/:id), each decided in one transaction that locks the message row,
-// then its queue row: a sender takes a queue row under a lock (deliveries.ts),
+// then its queue row: a sender takes a queue row under a lock (send-queue.ts),
 // and the sender's queueing waits on the message row's lock, so a change and a
 // hand-over never both win. A message may change while no sender holds it and
 // the relay has taken none of it; after that the change is refused
 // (MessageChangeRefusal, answered 409 by email-routes.ts) and changes nothing.
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { PoolClient } from 'pg';
-import type { DeliveryState } from '../sending/deliveries.ts';
+import type { SendState } from '../sending/send-queue.ts';
 import type { MessageStatus } from './messages.ts';
 
 interface Locked {
   status: MessageStatus;
   /** Its queue row's state, or null when the sender has not queued it yet. */
-  state: DeliveryState | null;
+  state: SendState | null;
   /** Hand-overs tried, and recipients whose copy the relay took. */
   attempts: number;
   handed: number;
@@ -33,7 +33,7 @@ async function lock(db: PoolClient, organizationId: string, id: string, domains:
     [organizationId, id, domains],
   );
   if (!m) return undefined;
-  const { rows: [d] } = await db.query<{ state: DeliveryState; attempts: number; handed: number }>(
+  const { rows: [d] } = await db.query<{ state: SendState; attempts: number; handed: number }>(
     'SELECT state, jsonb_array_length(attempts) AS attempts, cardinality(handed_to) AS handed FROM mail_deliveries WHERE message_id = $1 FOR UPDATE',
     [id],
   );

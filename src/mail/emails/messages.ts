@@ -8,7 +8,7 @@ import { Coalescer } from '../../platform/coalescer.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { isRefusedValue } from '../../platform/postgres/refused-value.ts';
-import type { Attempt, DeliveryState } from '../sending/deliveries.ts';
+import type { Attempt, SendState } from '../sending/send-queue.ts';
 import type { PreparedMessage } from './prepare-message.ts';
 
 /** canceled: by POST /emails/:id/cancel before it was handed over (message-changes.ts). */
@@ -40,7 +40,7 @@ export interface MessageRow {
   scheduled_at: Date | null;
   created_at: Date;
   /** What the sender made of it (GET only): null until the sender has queued it. */
-  delivery_state?: DeliveryState | null;
+  delivery_state?: SendState | null;
   attempts?: Attempt[];
   /** The verdict of the latest bounce or complaint report received about it (GET only). */
   report?: 'bounced' | 'complained' | null;

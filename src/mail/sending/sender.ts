@@ -1,5 +1,5 @@
 // The mail sender: a worker kind whose consumer reads mail.messages (keyed by
-// organization) and queues each message in Postgres (deliveries.ts) before its
+// organization) and queues each message in Postgres (send-queue.ts) before its
 // offset is committed, and whose loop, running beside the consumer, hands due
 // messages over to the relay: counted against the daily allowances first (once),
 // then within the platform send rate, then over SMTP. Any number of sender
@@ -16,7 +16,7 @@ import type { MailConfig } from '../config.ts';
 import type { MailMessageEvent } from '../emails/message-outbox.ts';
 import type { MailEventOutbox } from '../events/mail-events.ts';
 import { allowanceSettings, countAgainstAllowances, untilNextUtcDay, utcDay, type AllowanceSettings } from './daily-allowances.ts';
-import { Deliveries, type Delivery } from './deliveries.ts';
+import { SendQueue, type QueuedMessage } from './send-queue.ts';
 import { SendRate } from './send-rate.ts';
 import { sendQueueGauge } from './send-metrics.ts';
 import { createRelay, describeFailure, hardRefusedRecipients, isPermanent, prepareHandover, type Copy, type LinkSettings, type Relay } from './smtp-handover.ts';
@@ -59,7 +59,7 @@ export class MailSender implements BackgroundTask {
 
   constructor(
     private readonly pg: Pool,
-    private readonly deliveries: Deliveries,
+    private readonly sendQueue: SendQueue,
     private readonly rate: SendRate,
     private readonly relay: Relay,
     private readonly events: MailEventOutbox,
@@ -88,10 +88,10 @@ export class MailSender implements BackgroundTask {
   private async run(): Promise<void> {
     while (this.running) {
       const free = this.options.concurrency - this.inFlight.size;
-      let taken: Delivery[] = [];
+      let taken: QueuedMessage[] = [];
       if (free > 0) {
         try {
-          taken = await this.deliveries.take(free, this.options.leaseMs);
+          taken = await this.sendQueue.take(free, this.options.leaseMs);
         } catch (err) {
           this.log.warn({ err }, 'mail sender could not read its queue; will retry');
         }
@@ -132,7 +132,7 @@ export class MailSender implements BackgroundTask {
     return { previous, done };
   }
 
-  private async send(d: Delivery, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
+  private async send(d: QueuedMessage, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
     try {
       return await this.handOver(d, turn);
     } finally {
@@ -140,7 +140,7 @@ export class MailSender implements BackgroundTask {
     }
   }
 
-  private async handOver(d: Delivery, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
+  private async handOver(d: QueuedMessage, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
     const outgoing = await prepareHandover(this.pg, d.message_id, this.options.links, d.handed_to);
     await turn.previous;
     const attempt = d.attempts.length + 1;
@@ -149,7 +149,7 @@ export class MailSender implements BackgroundTask {
       // Nobody left: every recipient suppressed or unsubscribed while it waited.
       const why = `Not sent: ${leftOut || 'every recipient is suppressed'}`.slice(0, 500);
       const suppressed = { organization_id: d.organization_id, message_id: d.message_id, type: 'suppressed' as const, detail: why, once_key: `suppressed:${d.message_id}` };
-      await this.events.publish(await this.deliveries.record(d, 'suppressed', leftOut ? { attempt, at: new Date().toISOString(), outcome: 'skipped', response: why } : undefined, 0, { event: suppressed }));
+      await this.events.publish(await this.sendQueue.record(d, 'suppressed', leftOut ? { attempt, at: new Date().toISOString(), outcome: 'skipped', response: why } : undefined, 0, { event: suppressed }));
       return;
     }
     if (d.counted_day === null) {
@@ -158,7 +158,7 @@ export class MailSender implements BackgroundTask {
       const refused = await withTransaction(this.pg, async (client) => {
         const refusal = await countAgainstAllowances(client, this.options.allowances, utcDay(now), d.organization_id, d.from_domain, outgoing.emails);
         if (refusal) return refusal;
-        if (!(await this.deliveries.markCounted(client, d, utcDay(now), outgoing.emails))) throw new Error('lost the hold on a message');
+        if (!(await this.sendQueue.markCounted(client, d, utcDay(now), outgoing.emails))) throw new Error('lost the hold on a message');
         return null;
       });
       if (refused?.never) {
@@ -166,12 +166,12 @@ export class MailSender implements BackgroundTask {
         const response = neverFits(outgoing.emails, refused);
         this.log.warn({ messageId: d.message_id, organizationId: d.organization_id, allowance: refused.allowance, limit: refused.limit }, 'message larger than a daily allowance can ever be; failed');
         const failed = { organization_id: d.organization_id, message_id: d.message_id, type: 'failed' as const, detail: response.slice(0, 500), once_key: `failed:${d.message_id}` };
-        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at: now.toISOString(), outcome: 'skipped', response: response.slice(0, 500) }, 0, { event: failed }));
+        await this.events.publish(await this.sendQueue.record(d, 'failed', { attempt, at: now.toISOString(), outcome: 'skipped', response: response.slice(0, 500) }, 0, { event: failed }));
         return;
       }
       if (refused) {
         this.log.info({ messageId: d.message_id, organizationId: d.organization_id, allowance: refused.allowance }, 'daily allowance spent; the message waits for the next UTC day');
-        await this.deliveries.wait(d, untilNextUtcDay(now));
+        await this.sendQueue.wait(d, untilNextUtcDay(now));
         return;
       }
     }
@@ -180,7 +180,7 @@ export class MailSender implements BackgroundTask {
     const round = await this.handOverCopies(d, outgoing.copies);
     if (round.stopped) {
       // Stopping: back in its place, for this or another sender (copies taken are not sent again).
-      await this.deliveries.wait(d, 0);
+      await this.sendQueue.wait(d, 0);
       return;
     }
     const verdicts: RecipientVerdict[] = round.refused.map((r) => ({
@@ -195,30 +195,30 @@ export class MailSender implements BackgroundTask {
       const type = last ? 'failed' as const : 'delivery_delayed' as const;
       const event = { organization_id: d.organization_id, message_id: d.message_id, type, detail: failure, once_key: last ? `failed:${d.message_id}` : `delivery_delayed:${d.message_id}:${attempt}` };
       if (last) {
-        await this.events.publish(await this.deliveries.record(d, 'failed', { attempt, at, outcome: 'deferred', response: failure }, 0, { event, verdicts }));
+        await this.events.publish(await this.sendQueue.record(d, 'failed', { attempt, at, outcome: 'deferred', response: failure }, 0, { event, verdicts }));
       } else {
-        await this.events.publish(await this.deliveries.record(d, 'retrying', { attempt, at, outcome: 'deferred', response: failure }, this.options.retryBaseMs * 2 ** (attempt - 1), { event, verdicts }));
+        await this.events.publish(await this.sendQueue.record(d, 'retrying', { attempt, at, outcome: 'deferred', response: failure }, this.options.retryBaseMs * 2 ** (attempt - 1), { event, verdicts }));
       }
       return;
     }
     if (d.handed_to.length > 0 || round.accepted > 0) {
       const reply = response(round.responses.join(' | ') || 'handed over before');
       const delivered = { organization_id: d.organization_id, message_id: d.message_id, type: 'delivered' as const, detail: reply, once_key: `delivered:${d.message_id}` };
-      await this.events.publish(await this.deliveries.record(d, 'sent', { attempt, at, outcome: 'delivered', response: reply }, 0, { event: delivered, verdicts }));
+      await this.events.publish(await this.sendQueue.record(d, 'sent', { attempt, at, outcome: 'delivered', response: reply }, 0, { event: delivered, verdicts }));
       return;
     }
     // Refused for good: the message (no suppression: a refusal of its content says nothing of the
     // address), or each of its recipients at RCPT TO (suppressed).
     const reply = response(round.responses.join(' | '));
     const bounce = { organization_id: d.organization_id, message_id: d.message_id, type: 'bounced' as const, detail: reply, once_key: `bounced:${d.message_id}` };
-    await this.events.publish(await this.deliveries.record(d, 'bounced', { attempt, at, outcome: 'bounced', response: reply }, 0, { event: bounce, verdicts }));
+    await this.events.publish(await this.sendQueue.record(d, 'bounced', { attempt, at, outcome: 'bounced', response: reply }, 0, { event: bounce, verdicts }));
   }
 
   /**
    * Hands the copies over one after another, each within the send rate, noting each copy the
    * relay took; stops at the first transient failure (the rest go at the retry).
    */
-  private async handOverCopies(d: Delivery, copies: readonly Copy[]): Promise<Round> {
+  private async handOverCopies(d: QueuedMessage, copies: readonly Copy[]): Promise<Round> {
     const round: Round = { accepted: 0, refused: [], responses: [], stopped: false };
     for (const copy of copies) {
       let handedOver;
@@ -245,7 +245,7 @@ export class MailSender implements BackgroundTask {
       const taken = copy.recipients.filter((r) => (info.accepted ?? []).some((a) => String(a).toLowerCase() === r));
       round.accepted += taken.length;
       round.responses.push(String(info.response ?? '').slice(0, 500));
-      if (copies.length > 1 && taken.length > 0) await this.deliveries.markHandedTo(d, taken);
+      if (copies.length > 1 && taken.length > 0) await this.sendQueue.markHandedTo(d, taken);
     }
     return round;
   }
@@ -266,10 +266,10 @@ interface Round {
 }
 
 export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC_BASE_URL: string }, events: MailEventOutbox): BatchWorkerKind<MailMessageEvent> {
-  const deliveries = new Deliveries(platform.pg);
+  const sendQueue = new SendQueue(platform.pg);
   const sender = new MailSender(
     platform.pg,
-    deliveries,
+    sendQueue,
     new SendRate(platform.redis, `mail:send-rate:${platform.config.TOPIC_PREFIX}`, config.MAIL_SEND_RATE_PER_SEC),
     createRelay(config.SMTP_URL, config.MAIL_SEND_CONCURRENCY),
     events,
@@ -283,13 +283,13 @@ export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC
     concurrency: 2,
     background: sender,
     handleBatch: async (messages: ActorMessage<MailMessageEvent>[]) => {
-      if ((await deliveries.enqueue(messages.map((m) => m.value.message_id))) > 0) sender.nudge();
+      if ((await sendQueue.enqueue(messages.map((m) => m.value.message_id))) > 0) sender.nudge();
     },
   };
 }
 
 /** Queue order within an organization: queued_at, accepted_at, message_id. */
-function inQueueOrder(a: Delivery, b: Delivery): number {
+function inQueueOrder(a: QueuedMessage, b: QueuedMessage): number {
   const compare = (x: bigint | string, y: bigint | string) => (x < y ? -1 : x > y ? 1 : 0);
   return compare(BigInt(a.queued_us), BigInt(b.queued_us)) || compare(BigInt(a.accepted_us), BigInt(b.accepted_us)) || compare(a.message_id, b.message_id);
 }

@@ -72,7 +72,7 @@ describe('cancel (resend.emails.cancel)', () => {
   it('a message a sender holds is not cancelable; a cancel that wins leaves nothing for a sender to take', async () => {
     const id = (await resend.emails.send({ from, to: 'held@example.com', subject: 'held', text: 'x', scheduledAt: inSeconds(3600) })).data!.id;
     await eventually(async () => (await delivery(id)) === 'queued');
-    // A sender's hold, as deliveries.ts takes it.
+    // A sender's hold, as send-queue.ts takes it.
     await ingress.platform.pg.query("UPDATE mail_deliveries SET state = 'sending', lease_until = now() + interval '1 minute', lease_token = gen_random_uuid() WHERE message_id = $1", [id]);
     const refused = await resend.emails.cancel(id);
     expect(refused.error).toMatchObject({ name: 'not_cancelable', statusCode: 409 });

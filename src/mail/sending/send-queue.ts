@@ -1,4 +1,5 @@
-// The sender's queue in Postgres (migration 014): which message goes out next,
+// The send queue in Postgres (table mail_deliveries, migration 014; the table keeps
+// its name): which message goes out next,
 // who holds it, and what became of each attempt. Order is kept per organization:
 // an organization's next message is the first of its waiting ones (by the time
 // it became sendable), and it has at most one message in hand at a time; a
@@ -10,7 +11,7 @@ import { recordVerdicts, type RecipientVerdict } from '../suppressions/recipient
 import { mailSends } from './send-metrics.ts';
 
 /** canceled: POST /emails/:id/cancel took it out of the queue before a sender held it; no sender takes it. */
-export type DeliveryState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed' | 'canceled';
+export type SendState = 'queued' | 'sending' | 'retrying' | 'sent' | 'bounced' | 'failed' | 'suppressed' | 'canceled';
 
 /** One hand-over attempt, as GET /emails/:id shows it. */
 export interface Attempt {
@@ -29,11 +30,11 @@ export interface Effects {
   verdicts?: RecipientVerdict[];
 }
 
-export interface Delivery {
+export interface QueuedMessage {
   message_id: string;
   organization_id: string;
   from_domain: string;
-  state: DeliveryState;
+  state: SendState;
   lease_token: string;
   /** Its place in the organization's queue: queued_at, accepted_at (microseconds since 1970, as text: a Date keeps only milliseconds), message_id. */
   queued_us: string;
@@ -68,7 +69,7 @@ RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token
 /** Messages of one organization that may be in flight at once, across senders. */
 const ORGANIZATION_WINDOW = 64;
 
-export class Deliveries {
+export class SendQueue {
   constructor(private readonly pg: Pool) {}
 
   /**
@@ -89,13 +90,13 @@ export class Deliveries {
   }
 
   /** Takes up to `limit` due messages under a lease of `leaseMs`. */
-  async take(limit: number, leaseMs: number): Promise<Delivery[]> {
-    const { rows } = await this.pg.query<Delivery>(DUE, [limit, leaseMs, ORGANIZATION_WINDOW]);
+  async take(limit: number, leaseMs: number): Promise<QueuedMessage[]> {
+    const { rows } = await this.pg.query<QueuedMessage>(DUE, [limit, leaseMs, ORGANIZATION_WINDOW]);
     return rows;
   }
 
   /** Records the day the message was counted against (in the caller's transaction, with the counting); false if the hold was lost. */
-  async markCounted(db: PoolClient, d: Delivery, day: string, emails: number): Promise<boolean> {
+  async markCounted(db: PoolClient, d: QueuedMessage, day: string, emails: number): Promise<boolean> {
     const { rowCount } = await db.query(
       "UPDATE mail_deliveries SET counted_day = $3, counted = $4, updated_at = now() WHERE message_id = $1 AND lease_token = $2 AND state = 'sending'",
       [d.message_id, d.lease_token, day, emails],
@@ -104,13 +105,13 @@ export class Deliveries {
   }
 
   /** Notes that the relay took the copy of these recipients, so that no later attempt sends it again. */
-  async markHandedTo(d: Delivery, recipients: readonly string[]): Promise<void> {
+  async markHandedTo(d: QueuedMessage, recipients: readonly string[]): Promise<void> {
     await this.pg.query('UPDATE mail_deliveries SET handed_to = handed_to || $3::text[], updated_at = now() WHERE message_id = $1 AND lease_token = $2', [d.message_id, d.lease_token, recipients]);
     d.handed_to = [...d.handed_to, ...recipients];
   }
 
   /** Puts the message back to wait `delayMs` (a spent allowance), keeping its place in its organization's order. */
-  async wait(d: Delivery, delayMs: number): Promise<void> {
+  async wait(d: QueuedMessage, delayMs: number): Promise<void> {
     await this.finish(this.pg, d, 'queued', delayMs);
   }
 
@@ -118,7 +119,7 @@ export class Deliveries {
    * Records an attempt and the state it leads to (a retry waits `delayMs`), and with it the events
    * and suppressions it makes, in one transaction; returns the ids of the events recorded.
    */
-  async record(d: Delivery, state: DeliveryState, attempt?: Attempt, delayMs = 0, effects: Effects = {}): Promise<string[]> {
+  async record(d: QueuedMessage, state: SendState, attempt?: Attempt, delayMs = 0, effects: Effects = {}): Promise<string[]> {
     const { event, verdicts = [] } = effects;
     if (!event && verdicts.length === 0) {
       await this.finish(this.pg, d, state, delayMs, attempt);
@@ -131,7 +132,7 @@ export class Deliveries {
   }
 
   /** Ends the hold with this state; false when the hold was no longer ours. */
-  private async finish(db: Pool | PoolClient, d: Delivery, state: DeliveryState, delayMs: number, attempt?: Attempt): Promise<boolean> {
+  private async finish(db: Pool | PoolClient, d: QueuedMessage, state: SendState, delayMs: number, attempt?: Attempt): Promise<boolean> {
     const { rowCount } = await db.query(
       `UPDATE mail_deliveries
           SET state = $3, lease_until = NULL, lease_token = NULL, updated_at = now(),

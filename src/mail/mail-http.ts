@@ -18,7 +18,7 @@ import { contactRoutes } from './audience/contact-routes.ts';
 import { segmentRoutes } from './audience/segment-routes.ts';
 import { subscriptionTopicRoutes } from './audience/subscription-topic-routes.ts';
 import { automationRoutes } from './automations/automation-routes.ts';
-import { eventRoutes } from './automations/event-routes.ts';
+import { triggerEventRoutes } from './automations/trigger-event-routes.ts';
 import { broadcastRoutes } from './broadcasts/broadcast-routes.ts';
 import { createResolver } from './domains/dns-check.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
@@ -111,7 +111,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         });
         root.addHook('onRequest', authenticate);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
-        await eventRoutes(root, { events: mail.inboundEvents });
+        await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });
         await mailWebhookRoutes(root, { ...mail.webhooks, pg });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.

@@ -9,7 +9,7 @@ import type { MailConfig } from './config.ts';
 import { Contacts } from './audience/contacts.ts';
 import { AutomationData } from './automations/automation-data.ts';
 import { Automations } from './automations/automations.ts';
-import { InboundEvents } from './automations/inbound-events.ts';
+import { TriggerEvents } from './automations/trigger-events.ts';
 import { Broadcasts } from './broadcasts/broadcasts.ts';
 import { SubscriptionTopics } from './audience/subscription-topics.ts';
 import { Domains } from './domains/domains.ts';
@@ -43,7 +43,7 @@ export interface MailServices {
   events: MailEventOutbox;
   automations: Automations;
   /** POST /events: contacts, runs and their daily quotas. */
-  inboundEvents: InboundEvents;
+  triggerEvents: TriggerEvents;
   /** Publishes accepted events and run changes to their data topics. */
   automationData: AutomationData;
   /** The mail outboxes the ingress relays. */
@@ -77,7 +77,7 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     broadcasts: new Broadcasts(pg, config.MAIL_RESEND_WAIT_HOURS),
     events,
     automations: new Automations(pg),
-    inboundEvents: new InboundEvents(pg, automationData, config.MAIL_AUTOMATION_MINUTE_MS),
+    triggerEvents: new TriggerEvents(pg, automationData, config.MAIL_AUTOMATION_MINUTE_MS),
     automationData,
     outboxes: [messageOutbox.outbox, events.outbox, ...automationData.outboxes],
     recipientLimits: new RecipientLimits(pg, allowanceSettings(config)),

@@ -2,7 +2,7 @@
 // that each send a published template version, optionally after a delay. The
 // versions are pinned when the automation is written (like a broadcast's), so a
 // later publish changes nothing already decided. Runs are written by POST /events
-// (inbound-events.ts) and moved on by the automation actor (run-actor.ts).
+// (trigger-events.ts) and moved on by the automation actor (run-actor.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { DomainScope } from '../domains/domains.ts';
 

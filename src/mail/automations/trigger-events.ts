@@ -1,4 +1,5 @@
-// POST /events, in one transaction (spec: Events "Inbound", Limits):
+// Trigger events: POST /events, which starts automations (in code "trigger events",
+// since "events" alone are mail events; the spec's Events "Inbound", Limits), in one transaction:
 //   1. the enabled automations its name triggers (for a domain-restricted key, those
 //      sending from its domains);
 //   2. its contact: found by id or address; an unknown address is created only when an
@@ -11,7 +12,7 @@
 //   4. a run per automation (due at once, or after its first step's delay), the event,
 //      and their records for the data topics.
 // Events that match no automation, and contacts that already exist, take no quota.
-// A refused event is an EventRefusal; event-routes.ts decides the answer (404, 429).
+// A refused event is a TriggerEventRefusal; trigger-event-routes.ts decides the answer (404, 429).
 import type { PoolClient } from 'pg';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { AutomationStep } from './automations.ts';
@@ -22,7 +23,7 @@ import { contactOfAddressCte } from '../audience/contacts.ts';
 export const NEW_CONTACTS_PER_DAY = 1000;
 export const RUNS_PER_DAY = 5000;
 
-export interface PostedEvent {
+export interface TriggerEvent {
   organizationId: string;
   name: string;
   /** Exactly one of email and contactId. */
@@ -41,15 +42,15 @@ export interface AcceptedEvent {
 }
 
 /** Why an event was refused (and nothing of it applied); `resets` is when a spent quota renews. */
-export type EventRefusal =
+export type TriggerEventRefusal =
   | { reason: 'contact_not_found' }
   | { reason: 'contact_quota_exceeded' | 'run_quota_exceeded'; resets: string };
 
-export type EventResult = { ok: true; event: AcceptedEvent } | { ok: false; refusal: EventRefusal };
+export type TriggerEventResult = { ok: true; event: AcceptedEvent } | { ok: false; refusal: TriggerEventRefusal };
 
 /** Thrown inside the event's transaction so that it rolls back; accept() returns its refusal. */
 class Refused extends Error {
-  constructor(readonly refusal: EventRefusal) {
+  constructor(readonly refusal: TriggerEventRefusal) {
     super(refusal.reason);
   }
 }
@@ -57,7 +58,7 @@ class Refused extends Error {
 /** The UTC day of `at`, as Postgres reads a date. */
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
-export class InboundEvents {
+export class TriggerEvents {
   constructor(
     private readonly pg: Pool,
     private readonly data: AutomationData,
@@ -66,7 +67,7 @@ export class InboundEvents {
   ) {}
 
   /** Accepts the event (or refuses it, changing nothing); `now` (this process's clock) names the quota's UTC day. */
-  async accept(e: PostedEvent, now = new Date()): Promise<EventResult> {
+  async accept(e: TriggerEvent, now = new Date()): Promise<TriggerEventResult> {
     try {
       return { ok: true, event: await this.apply(e, now) };
     } catch (err) {
@@ -75,7 +76,7 @@ export class InboundEvents {
     }
   }
 
-  private async apply(e: PostedEvent, now: Date): Promise<AcceptedEvent> {
+  private async apply(e: TriggerEvent, now: Date): Promise<AcceptedEvent> {
     const { accepted, eventId, changeIds } = await withTransaction(this.pg, async (db) => {
       const { rows: triggered } = await db.query<{ id: string; steps: AutomationStep[] }>(
         `SELECT id, steps FROM mail_automations WHERE organization_id = $1 AND trigger_event = $2 AND enabled AND ($3::text[] IS NULL OR from_domain = ANY($3))
@@ -100,7 +101,7 @@ export class InboundEvents {
   }
 
   /** The event's contact if it exists; an unknown contact_id is refused. */
-  private async knownContact(db: PoolClient, e: PostedEvent): Promise<{ id: string; created: false; status: string } | undefined> {
+  private async knownContact(db: PoolClient, e: TriggerEvent): Promise<{ id: string; created: false; status: string } | undefined> {
     const { rows } = await db.query<{ id: string; status: string }>(
       `SELECT id, status FROM mail_contacts WHERE organization_id = $1 AND ${e.contactId ? 'id = $2::uuid' : 'email = $2'}`,
       [e.organizationId, e.contactId ?? e.email],
@@ -110,7 +111,7 @@ export class InboundEvents {
   }
 
   /** Creates the contact of an unknown address (subscribed). */
-  private async createContact(db: PoolClient, e: PostedEvent): Promise<{ id: string; created: boolean }> {
+  private async createContact(db: PoolClient, e: TriggerEvent): Promise<{ id: string; created: boolean }> {
     // Two events for one new address at once: the second waits on the first's row, then finds it made.
     const { rows: [contact] } = await db.query<{ id: string; made: boolean }>(`WITH ${contactOfAddressCte('$1', '$2')} SELECT id, made FROM contact`, [e.organizationId, e.email]);
     return { id: contact!.id, created: contact!.made };

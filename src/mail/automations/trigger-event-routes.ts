@@ -1,7 +1,7 @@
 // POST /events (SEND and FULL keys: access `events`), and POST /events/send with the
 // same body, the path the Resend SDK's `events.send` posts to. The body names the
 // event and its contact (`email` or `contact_id`), with optional `properties`
-// (`payload` in the SDK's shape). What it does, and its quotas: inbound-events.ts.
+// (`payload` in the SDK's shape): a trigger event. What it does, and its quotas: trigger-events.ts.
 import { Type } from '@sinclair/typebox';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { ApiError } from '../../platform/http/errors.ts';
@@ -11,7 +11,7 @@ import { isUuid } from '../../platform/http/validation.ts';
 import { contactEmail, MAX_PROPERTIES_BYTES } from '../audience/contact-fields.ts';
 import { MAIL_BODY_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { EventName } from './automation-routes.ts';
-import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type EventRefusal, type InboundEvents } from './inbound-events.ts';
+import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type TriggerEventRefusal, type TriggerEvents } from './trigger-events.ts';
 
 const Properties = Type.Record(Type.String(), Type.Unknown(), { description: `Free-form JSON object, at most ${MAX_PROPERTIES_BYTES / 1024} KB.` });
 
@@ -41,7 +41,7 @@ const Accepted = Type.Object(
 const noSuchContact = () => new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
 
 /** A refused event's answer: 404 for an unknown contact_id, 429 for a quota of the day spent. */
-function eventRefusalError(r: EventRefusal): ApiError {
+function triggerEventRefusalError(r: TriggerEventRefusal): ApiError {
   switch (r.reason) {
     case 'contact_not_found': return noSuchContact();
     case 'contact_quota_exceeded':
@@ -51,7 +51,7 @@ function eventRefusalError(r: EventRefusal): ApiError {
   }
 }
 
-export async function eventRoutes(app: App, deps: { events: InboundEvents }): Promise<void> {
+export async function triggerEventRoutes(app: App, deps: { triggerEvents: TriggerEvents }): Promise<void> {
   addComponents(app, [EventBody, Accepted]);
   const options = (operationId: string, summary: string) => ({
     config: { mailAccess: 'events' as const },
@@ -76,8 +76,8 @@ export async function eventRoutes(app: App, deps: { events: InboundEvents }): Pr
     if (contactId !== null && !isUuid(contactId)) throw noSuchContact();
     const properties = body.properties ?? body.payload ?? {};
     if (Buffer.byteLength(JSON.stringify(properties)) > MAX_PROPERTIES_BYTES) throw new ApiError(400, 'properties_too_large', 'properties hold at most 16 KB as JSON.', [{ path: '/properties', message: 'too large' }]);
-    const result = await deps.events.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties, scope: request.mailAuth.domains });
-    if (!result.ok) throw eventRefusalError(result.refusal);
+    const result = await deps.triggerEvents.accept({ organizationId: request.mailAuth.organizationId, name: body.event, email, contactId, properties, scope: request.mailAuth.domains });
+    if (!result.ok) throw triggerEventRefusalError(result.refusal);
     const accepted = result.event;
     return { object: 'event' as const, event: body.event, id: accepted.id, contact_id: accepted.contact_id, contact_created: accepted.contact_created, runs_started: accepted.run_ids };
   };

@@ -21,7 +21,7 @@ import { allowanceSettings } from './sending/daily-allowances.ts';
 import { RecipientLimits } from './sending/recipient-limits.ts';
 import { Templates } from './templates/templates.ts';
 import { webhookAllowHosts, webhookDispatcherOptions, webhookSenderOptions, type WebhookSettings } from '../platform/webhooks/webhook-settings.ts';
-import { MailDeliveryQueue, parseRetryDelays } from './webhooks/mail-delivery-queue.ts';
+import { MailWebhookDeliveries, parseRetryDelays } from './webhooks/mail-webhook-deliveries.ts';
 import { MailWebhookLog } from './webhooks/mail-webhook-log.ts';
 import { MailWebhookStore } from './webhooks/mail-webhook-store.ts';
 import type { MailWebhookWorkerOptions } from './webhooks/mail-webhook-worker.ts';
@@ -50,15 +50,15 @@ export interface MailServices {
   outboxes: Outbox[];
   /** The most recipients a message may have (its organization's smallest daily allowance). */
   recipientLimits: RecipientLimits;
-  /** /webhooks: endpoints, their delivery log and queue; and the mail-webhooks worker's settings. */
-  webhooks: { store: MailWebhookStore; log: MailWebhookLog; queue: MailDeliveryQueue };
+  /** /webhooks: endpoints, their delivery log and deliveries; and the mail-webhooks worker's settings. */
+  webhooks: { store: MailWebhookStore; log: MailWebhookLog; deliveries: MailWebhookDeliveries };
   webhookWorker: MailWebhookWorkerOptions;
 }
 
 /** The WEBHOOK_* settings (outbound rules, slots, timing) are shared with the link product's webhooks. */
 export function wireMail(platform: Platform, config: MailConfig & WebhookSettings): MailServices {
   const { pg } = platform;
-  const webhookQueue = new MailDeliveryQueue(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS));
+  const webhookDeliveries = new MailWebhookDeliveries(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS));
   const publishing = outboxPool(platform);
   const messageOutbox = new MessageOutbox(publishing, platform.publisher, platform.log);
   const events = new MailEventOutbox(publishing, platform.publisher, platform.log);
@@ -84,10 +84,10 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     webhooks: {
       store: new MailWebhookStore(pg, { allowHosts: webhookAllowHosts(config), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
       log: new MailWebhookLog(pg),
-      queue: webhookQueue,
+      deliveries: webhookDeliveries,
     },
     // Resend's receivers may ask for a retry with 408 or 429; other 4xx answers are final.
-    webhookWorker: { queue: webhookQueue, sender: webhookSenderOptions(config, [408, 429]), dispatcher: webhookDispatcherOptions(config) },
+    webhookWorker: { deliveries: webhookDeliveries, sender: webhookSenderOptions(config, [408, 429]), dispatcher: webhookDispatcherOptions(config) },
   };
 }
 

@@ -1,9 +1,9 @@
 // The link product's webhook deliveries: its tables (migration 006) in the
-// platform's delivery queue, with what only links do — queueing one delivery
+// platform's webhook deliveries, with what only links do — queueing one delivery
 // per scan and endpoint. Retries: 5 attempts, base × factor^(n-1) apart.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
-import { TableDeliveryQueue } from '../../platform/webhooks/table-delivery-queue.ts';
+import { TableWebhookDeliveries } from '../../platform/webhooks/table-webhook-deliveries.ts';
 
 export const MAX_ATTEMPTS = 5;
 
@@ -24,7 +24,7 @@ export interface QueuedScan {
 
 const LINK_TABLES = { endpoints: 'webhook_endpoints', deliveries: 'webhook_deliveries', attempts: 'webhook_attempts', ownerColumn: 'workspace_id', eventColumn: 'scan_id' };
 
-export class DeliveryQueue extends TableDeliveryQueue {
+export class DeliveryQueue extends TableWebhookDeliveries {
   constructor(pg: Pool, schedule: RetrySchedule) {
     super(pg, LINK_TABLES, { maxAttempts: MAX_ATTEMPTS, delayMs: (attempt) => retryDelayMs(schedule, attempt) });
   }

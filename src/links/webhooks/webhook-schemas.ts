@@ -4,7 +4,7 @@ import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 
 export const WEBHOOK_EVENTS = ['scan.created'] as const;
-import { DELIVERY_STATES, type DeliveryState } from '../../platform/webhooks/delivery-queue.ts';
+import { DELIVERY_STATES, type DeliveryState } from '../../platform/webhooks/webhook-deliveries.ts';
 
 export { DELIVERY_STATES, type DeliveryState };
 

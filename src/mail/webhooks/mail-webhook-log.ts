@@ -2,7 +2,7 @@
 // endpoint (newest first, with their status), one event with its payload, and
 // the attempts made to deliver it (every delivery of it, replays included).
 import type { Pool } from '../../platform/postgres/pool.ts';
-import type { DeliveryState } from '../../platform/webhooks/delivery-queue.ts';
+import type { DeliveryState } from '../../platform/webhooks/webhook-deliveries.ts';
 
 /** Resend's status of an event, from the state of its latest delivery. */
 const STATUS: Record<DeliveryState, 'success' | 'pending' | 'failed' | 'attempting'> = {

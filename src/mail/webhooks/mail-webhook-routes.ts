@@ -9,7 +9,7 @@ import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import type { MailDeliveryQueue } from './mail-delivery-queue.ts';
+import type { MailWebhookDeliveries } from './mail-webhook-deliveries.ts';
 import { MAIL_WEBHOOK_EVENTS } from './mail-webhook-events.ts';
 import type { MailWebhookLog } from './mail-webhook-log.ts';
 import { toWebhook, type MailWebhookStore } from './mail-webhook-store.ts';
@@ -41,8 +41,8 @@ const Attempt = Type.Object({
   finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]), outcome: Type.Union([Type.String(), Type.Null()]),
 });
 
-export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStore; log: MailWebhookLog; queue: MailDeliveryQueue; pg: Pool }): Promise<void> {
-  const { store, log, queue, pg } = deps;
+export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStore; log: MailWebhookLog; deliveries: MailWebhookDeliveries; pg: Pool }): Promise<void> {
+  const { store, log, deliveries, pg } = deps;
   const tags = ['mail-webhooks'];
   const config = { mailAccess: 'manage' as const };
 
@@ -176,7 +176,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
     },
   }, async (request, reply) => {
     const row = await eventOf(request.mailAuth.organizationId, request.params.id, request.params.eventId);
-    if (!(await queue.replay(row.id, request.params.eventId))) throw notFound('webhook event');
+    if (!(await deliveries.replay(row.id, request.params.eventId))) throw notFound('webhook event');
     return reply.status(202).send({ object: 'webhook_event', id: request.params.eventId });
   });
 }

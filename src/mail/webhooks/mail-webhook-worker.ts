@@ -11,21 +11,21 @@ import { standardWebhookHeaders } from '../../platform/webhooks/standard-webhook
 import { WebhookDispatcher, type DispatcherOptions } from '../../platform/webhooks/webhook-dispatcher.ts';
 import { createWebhookSender, type SenderOptions } from '../../platform/webhooks/webhook-sender.ts';
 import { mailEventsTopic } from '../../../topics/mail-events.ts';
-import type { MailDeliveryQueue } from './mail-delivery-queue.ts';
+import type { MailWebhookDeliveries } from './mail-webhook-deliveries.ts';
 import { webhookEventsOf } from './mail-webhook-events.ts';
 import { mailWebhookBody, type MailEventValue, type MessageFacts } from './mail-webhook-payload.ts';
 
 export interface MailWebhookWorkerOptions {
-  queue: MailDeliveryQueue;
+  deliveries: MailWebhookDeliveries;
   sender: SenderOptions;
   dispatcher: DispatcherOptions;
 }
 
 export function mailWebhookKind(platform: Platform, options: MailWebhookWorkerOptions): BatchWorkerKind<MailEventValue> {
-  const { queue } = options;
+  const { deliveries } = options;
   const { pg } = platform;
   const dispatcher = new WebhookDispatcher(
-    queue,
+    deliveries,
     createWebhookSender(options.sender),
     (delivery) => standardWebhookHeaders(delivery.event_id, delivery.body, delivery.secrets),
     platform.log.child({ webhooks: 'mail' }),
@@ -39,7 +39,7 @@ export function mailWebhookKind(platform: Platform, options: MailWebhookWorkerOp
     // Events of organizations without an enabled endpoint are not even decoded.
     select: async (messages) => {
       const keys = messages.map((m) => m.key.toLowerCase());
-      const wanted = await queue.organizationsWithEndpoints(keys);
+      const wanted = await deliveries.organizationsWithEndpoints(keys);
       return keys.map((key) => wanted.has(key));
     },
     handleBatch: async (messages: ActorMessage<MailEventValue>[]) => {
@@ -52,7 +52,7 @@ export function mailWebhookKind(platform: Platform, options: MailWebhookWorkerOp
         [messageIds],
       );
       const byId = new Map(rows.map((r) => [r.id, r]));
-      const queued = await queue.enqueue(events.flatMap((e) => webhookEventsOf(e.type, e.event_id).map(({ type, id }) => (
+      const queued = await deliveries.enqueue(events.flatMap((e) => webhookEventsOf(e.type, e.event_id).map(({ type, id }) => (
         { organizationId: e.organization_id, eventId: id, type, occurredAt: e.occurred_at, body: mailWebhookBody(type, e, e.message_id ? byId.get(e.message_id) : undefined) }
       ))));
       if (queued > 0) dispatcher.nudge();

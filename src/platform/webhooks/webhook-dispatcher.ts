@@ -1,4 +1,4 @@
-// Makes webhook attempts: claims due deliveries from a product's queue and
+// Makes webhook attempts: claims due deliveries from a product's webhook deliveries and
 // sends them, many at once, with caps per owner (workspace, organization) and
 // per endpoint, so that a slow or dead endpoint holds a few of the slots and
 // other endpoints and owners go on (it takes concurrency / perOwner owners with
@@ -7,7 +7,7 @@
 // a restarted one resumes the schedule where it stood. The product signs: its
 // `headers` function makes each attempt's headers (signature, ids).
 import type { Logger } from '../logger.ts';
-import type { AttemptResult, ClaimedDelivery, DeliveryQueue } from './delivery-queue.ts';
+import type { AttemptResult, ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 
 /** The headers of one attempt of a delivery, signed at the time of the attempt. */
@@ -40,7 +40,7 @@ export class WebhookDispatcher {
   private lastPurge = 0;
 
   constructor(
-    private readonly queue: DeliveryQueue,
+    private readonly deliveries: WebhookDeliveries,
     private readonly send: WebhookSender,
     private readonly headers: AttemptHeaders,
     private readonly log: Logger,
@@ -86,18 +86,18 @@ export class WebhookDispatcher {
   private async claimAndSend(): Promise<void> {
     if (Date.now() - this.lastRecovery > RECOVER_EVERY_MS) {
       this.lastRecovery = Date.now();
-      const recovered = await this.queue.recoverExpired();
+      const recovered = await this.deliveries.recoverExpired();
       if (recovered > 0) this.log.warn({ deliveries: recovered }, 'webhook attempts interrupted by a stopped dispatcher were counted as failed');
     }
     if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
       this.lastPurge = Date.now();
-      const purged = await this.queue.purgeFinished(this.options.logRetentionDays);
+      const purged = await this.deliveries.purgeFinished(this.options.logRetentionDays);
       if (purged > 0) this.log.info({ deliveries: purged, days: this.options.logRetentionDays }, 'old finished webhook deliveries purged');
     }
     const { perOwner, perEndpoint } = this.options;
     while (!this.stopped && this.total < this.options.concurrency) {
       const full = (counts: Map<string, number>, cap: number) => [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
-      const claimed = await this.queue.claim(
+      const claimed = await this.deliveries.claim(
         this.options.concurrency - this.total,
         {
           busyOwners: full(this.byOwner, perOwner),
@@ -142,7 +142,7 @@ export class WebhookDispatcher {
       this.log.warn({ err, deliveryId: delivery.id }, 'webhook sender threw');
     }
     try {
-      const state = await this.queue.finish(delivery, result);
+      const state = await this.deliveries.finish(delivery, result);
       this.log.debug({ deliveryId: delivery.id, attempt: delivery.attempts, state, status: result.statusCode }, 'webhook attempt finished');
     } catch (err) {
       // Not recorded: the lease runs out and the attempt counts as interrupted, so nothing is lost.

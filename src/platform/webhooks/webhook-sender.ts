@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { OutboundError, outboundTarget } from '../http/outbound.ts';
-import type { AttemptResult } from './delivery-queue.ts';
+import type { AttemptResult } from './webhook-deliveries.ts';
 
 export interface SenderOptions {
   timeoutMs: number;

@@ -1,4 +1,4 @@
-// The durable queue and state machine of webhook deliveries, in Postgres, over
+// Webhook deliveries and their state machine, in Postgres, over
 // a product's own tables (endpoints, deliveries, attempts; see migration 006
 // for their shape). A delivery is written (queued) before its first attempt;
 // each attempt is claimed with a lease and logged before the request goes out,
@@ -6,7 +6,7 @@
 // attempt. A dispatcher killed mid-attempt leaves a lease that runs out; the
 // attempt then counts as failed ("interrupted") and the schedule goes on.
 import type { Pool } from '../postgres/pool.ts';
-import type { AttemptResult, ClaimedDelivery, DeliveryQueue, DeliveryState, RetryPolicy, Slots } from './delivery-queue.ts';
+import type { AttemptResult, ClaimedDelivery, WebhookDeliveries, DeliveryState, RetryPolicy, Slots } from './webhook-deliveries.ts';
 
 /** A product's delivery tables. Names come from code, never from input. */
 export interface DeliveryTables {
@@ -19,7 +19,7 @@ export interface DeliveryTables {
   eventColumn: string;
 }
 
-export class TableDeliveryQueue implements DeliveryQueue {
+export class TableWebhookDeliveries implements WebhookDeliveries {
   constructor(
     protected readonly pg: Pool,
     protected readonly tables: DeliveryTables,

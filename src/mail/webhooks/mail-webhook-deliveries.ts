@@ -1,11 +1,11 @@
 // The mail product's webhook deliveries: its tables (migration 024) in the
-// platform's delivery queue, with what only mail does — one delivery per event
+// platform's webhook deliveries, with what only mail does — one delivery per event
 // and subscribed endpoint, and a replay by event id. Retries follow
 // MAIL_WEBHOOK_RETRY_DELAYS_MS (by default Resend's: 5 s, 5 min, 30 min, 2 h,
 // 5 h, 10 h, 10 h — eight attempts over about a day).
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { TableDeliveryQueue } from '../../platform/webhooks/table-delivery-queue.ts';
+import { TableWebhookDeliveries } from '../../platform/webhooks/table-webhook-deliveries.ts';
 
 const MAIL_TABLES = { endpoints: 'mail_webhook_endpoints', deliveries: 'mail_webhook_deliveries', attempts: 'mail_webhook_attempts', ownerColumn: 'organization_id', eventColumn: 'event_id' };
 
@@ -21,7 +21,7 @@ export interface QueuedMailEvent {
 /** "5000,300000" → [5000, 300000]: the wait after each failed attempt; attempts = delays + 1. */
 export const parseRetryDelays = (setting: string): number[] => setting.split(',').map((s) => Number(s.trim()));
 
-export class MailDeliveryQueue extends TableDeliveryQueue {
+export class MailWebhookDeliveries extends TableWebhookDeliveries {
   constructor(pg: Pool, delaysMs: readonly number[]) {
     super(pg, MAIL_TABLES, { maxAttempts: delaysMs.length + 1, delayMs: (attempt) => delaysMs[Math.min(attempt, delaysMs.length) - 1] ?? 0 });
   }

@@ -1,7 +1,7 @@
-// What a webhook dispatcher needs from a product's durable delivery queue: due
+// What a webhook dispatcher needs from a product's webhook deliveries: due
 // deliveries claimed under a lease, each attempt's result recorded, attempts of
 // a dead dispatcher recovered, old finished deliveries purged. Each product
-// keeps its own tables (table-delivery-queue.ts implements this over them).
+// keeps its own tables (table-webhook-deliveries.ts implements this over them).
 
 /** Delivery states, per event and endpoint. */
 export const DELIVERY_STATES = ['queued', 'attempted', 'acknowledged', 'permanently_rejected', 'retried', 'stopped'] as const;
@@ -39,7 +39,7 @@ export interface Slots {
 
 export type AttemptResult = { outcome: 'acknowledged' | 'rejected' | 'failed'; statusCode: number | null; error: string | null };
 
-export interface DeliveryQueue {
+export interface WebhookDeliveries {
   claim(limit: number, slots: Slots, leaseMs: number): Promise<ClaimedDelivery[]>;
   finish(delivery: ClaimedDelivery, result: AttemptResult): Promise<DeliveryState>;
   recoverExpired(): Promise<number>;

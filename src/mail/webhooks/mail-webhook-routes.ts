@@ -1,45 +1,17 @@
 // Resend's /webhooks, so that `resend.webhooks.*` works against this service:
 // endpoints (create, list, get, update, remove, rotate the signing secret) and
 // their delivery log (events, one event, its attempts, replay). FULL keys only.
-import { Type } from '@sinclair/typebox';
 import { notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import type { MailWebhookDeliveries } from './mail-webhook-deliveries.ts';
-import { MAIL_WEBHOOK_EVENTS } from './mail-webhook-events.ts';
 import type { MailWebhookLog } from './mail-webhook-log.ts';
 import { toWebhook, type MailWebhookStore } from './mail-webhook-store.ts';
+import { Attempt, CreateWebhookBody, CreatedWebhook, EventDetail, EventParams, EventSummary, ListQuery, Page, Params, Ref, RemovedWebhook, RotatedWebhook, UpdateWebhookBody, Webhook, WithSecret } from './mail-webhook-schemas.ts';
 import { webhookOrRefused } from './mail-webhook-refusals.ts';
-
-const Endpoint = Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$', description: 'HTTPS URL that receives the events; must reach a public address.' });
-const Events = Type.Array(StringEnum(MAIL_WEBHOOK_EVENTS), { minItems: 1, maxItems: MAIL_WEBHOOK_EVENTS.length * 2, description: 'The events the endpoint receives.' });
-const Status = StringEnum(['enabled', 'disabled'] as const);
-const WebhookShape = {
-  object: Type.Literal('webhook'), id: Type.String(), endpoint: Type.String(), events: Type.Array(Type.String()), status: Type.String(), created_at: Type.String({ format: 'date-time' }),
-};
-const Webhook = Type.Object(WebhookShape);
-const WithSecret = Type.Object({ ...WebhookShape, signing_secret: Type.String({ description: 'whsec_…: verifies the webhook-signature header (Standard Webhooks).' }) });
-const Ref = Type.Object({ object: Type.String(), id: Type.String() });
-const Page = (item: ReturnType<typeof Type.Object>) => Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(item) });
-const ListQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })), after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last item of the previous page.' })) },
-  { additionalProperties: false },
-);
-const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
-const EventParams = Type.Object({ id: Type.String({ maxLength: 100 }), eventId: Type.String({ maxLength: 100 }) });
-const EventSummary = Type.Object({ id: Type.String(), type: Type.String(), created_at: Type.String({ format: 'date-time' }), status: StringEnum(['success', 'pending', 'failed', 'attempting'] as const) });
-const EventDetail = Type.Object({
-  object: Type.Literal('webhook_event'), id: Type.String(), type: Type.String(), created_at: Type.String({ format: 'date-time' }), status: Type.String(),
-  next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]), payload: Type.Unknown({ description: 'The body sent: { type, created_at, data }.' }),
-});
-const Attempt = Type.Object({
-  id: Type.String(), http_status_code: Type.Union([Type.Integer(), Type.Null()]), response: Type.String(), sent_at: Type.String({ format: 'date-time' }),
-  finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]), outcome: Type.Union([Type.String(), Type.Null()]),
-});
 
 export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStore; log: MailWebhookLog; deliveries: MailWebhookDeliveries; pg: Pool }): Promise<void> {
   const { store, log, deliveries, pg } = deps;
@@ -57,8 +29,8 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
     schema: {
       tags, operationId: 'createMailWebhook', summary: 'Create a webhook',
       description: 'The endpoint receives the named events of the organization from now on, signed with Standard Webhooks. The response holds the signing secret (GET /webhooks/:id shows it too).',
-      body: Type.Object({ endpoint: Endpoint, events: Events }, { additionalProperties: false }),
-      response: { 201: withRateLimitHeaders(Type.Object({ object: Type.Literal('webhook'), id: Type.String(), signing_secret: Type.String() }), 'Created.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
+      body: CreateWebhookBody,
+      response: { 201: withRateLimitHeaders(CreatedWebhook, 'Created.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
     const row = webhookOrRefused(await store.create(request.mailAuth.organizationId, request.body));
@@ -94,7 +66,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       tags, operationId: 'updateMailWebhook', summary: 'Change a webhook\'s endpoint, events or status',
       description: 'A disabled webhook gets no new deliveries; those already queued still go.',
       params: Params,
-      body: Type.Object({ endpoint: Type.Optional(Endpoint), events: Type.Optional(Events), status: Type.Optional(Status) }, { additionalProperties: false }),
+      body: UpdateWebhookBody,
       response: { 200: withRateLimitHeaders(Ref, 'Updated.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
     },
   }, async (request) => {
@@ -108,7 +80,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
     config,
     schema: {
       tags, operationId: 'removeMailWebhook', summary: 'Remove a webhook', description: 'Removes it with its delivery log; queued deliveries are not sent.', params: Params,
-      response: { 200: withRateLimitHeaders(Type.Object({ object: Type.Literal('webhook'), id: Type.String(), deleted: Type.Boolean() }), 'Removed.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(RemovedWebhook, 'Removed.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
     },
   }, async (request) => {
     const row = await endpointOf(request.mailAuth.organizationId, request.params.id);
@@ -122,7 +94,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       tags, operationId: 'rotateMailWebhookSecret', summary: 'Rotate the signing secret',
       description: 'A new secret, answered now. Until previous_secret_expires_at (WEBHOOK_SECRET_GRACE_MS, default 24 h) requests carry a second v1 signature made with the old one.',
       params: Params,
-      response: { 200: withRateLimitHeaders(Type.Object({ object: Type.Literal('webhook'), id: Type.String(), signing_secret: Type.String(), previous_secret_expires_at: Type.Union([Type.String(), Type.Null()]) }), 'Rotated.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(RotatedWebhook, 'Rotated.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
     },
   }, async (request) => {
     await endpointOf(request.mailAuth.organizationId, request.params.id);

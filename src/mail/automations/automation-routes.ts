@@ -3,11 +3,9 @@
 // name, a From on a verified domain, and 1 to 20 steps, each sending a published
 // template version after an optional delay. A domain-restricted key sees only the
 // automations sending from its domains.
-import { Type, type Static } from '@sinclair/typebox';
-import { addComponents, ref } from '../../platform/http/components.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -16,66 +14,12 @@ import { fromDomainRefusal } from '../auth/permissions.ts';
 import type { Domains } from '../domains/domains.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
-import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { IdParams } from '../http/mail-schemas.ts';
+import { page, PageQuery } from '../http/pagination.ts';
 import type { Templates } from '../templates/templates.ts';
 import { templateRefusalMessage } from '../templates/template-refusals.ts';
-import { RUN_STATES, toAutomation, toRun, type AutomationStep, type Automations, type NewAutomation } from './automations.ts';
-
-export const MAX_STEPS = 20;
-/** The longest delay before a step: 30 days. */
-export const MAX_DELAY_MINUTES = 43_200;
-
-/** Event names: what POST /events posts and a trigger matches, exactly. */
-export const EventName = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:\\-/]+$', description });
-
-const StepInput = Type.Object(
-  {
-    template: Type.Object(
-      { id: Type.Optional(Type.String()), slug: Type.Optional(Type.String()), version: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('latest')])) },
-      { additionalProperties: false, description: 'A published version (default: the latest published), pinned when the automation is written.' },
-    ),
-    delay_minutes: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DELAY_MINUTES, description: 'Wait before this step, after the previous one (0 to 43,200; default 0).' })),
-  },
-  { additionalProperties: false },
-);
-
-const fields = {
-  name: Name(120, { description: 'Internal label.' }),
-  trigger: Type.Object({ event: EventName('The event name that starts a run.') }, { additionalProperties: false }),
-  from: Type.String({ minLength: 3, maxLength: 320, description: '`email` or `Name <email>` on a verified domain of the organization.' }),
-  reply_to: Type.Optional(Type.Union([Type.String({ minLength: 3, maxLength: 320 }), Type.Null()])),
-  steps: Type.Array(StepInput, { minItems: 1, maxItems: MAX_STEPS }),
-  enabled: Type.Optional(Type.Boolean({ description: 'Default true. A disabled automation starts no runs; its runs go on.' })),
-};
-const CreateBody = Type.Object(fields, { additionalProperties: false });
-const ChangeBody = Type.Object(
-  { name: Type.Optional(fields.name), trigger: Type.Optional(fields.trigger), from: Type.Optional(fields.from), reply_to: fields.reply_to, steps: Type.Optional(fields.steps), enabled: fields.enabled },
-  { additionalProperties: false, minProperties: 1 },
-);
-type StepsInput = Static<typeof fields.steps>;
-
-const AutomationSchema = Type.Object(
-  {
-    object: Type.Literal('automation'), id: Type.String(), name: Type.String(), trigger: Type.Object({ event: Type.String() }),
-    from: Type.String(), reply_to: Type.Union([Type.String(), Type.Null()]),
-    steps: Type.Array(Type.Object({ template: Type.Object({ id: Type.String(), slug: Type.String(), version: Type.Integer() }), delay_minutes: Type.Integer() })),
-    enabled: Type.Boolean(), created_at: Timestamp(), updated_at: Timestamp(),
-  },
-  { $id: 'Automation', title: 'Automation' },
-);
-const RunSchema = Type.Object(
-  {
-    object: Type.Literal('automation_run'), id: Type.String(), automation_id: Type.String(), contact_id: Type.String(), event_id: Type.String(),
-    state: StringEnum(RUN_STATES, { description: 'running: its next step is due; waiting: for a step\'s delay; completed: every step queued its message; canceled: stopped (see reason).' }),
-    step: Type.Integer({ description: 'The next step to take, from 0 (the number of steps once completed).' }),
-    next_step_at: NullableTimestamp(), reason: Type.Union([Type.String(), Type.Null()]),
-    created_at: Timestamp(), updated_at: Timestamp(), finished_at: NullableTimestamp(),
-  },
-  { $id: 'AutomationRun', title: 'AutomationRun' },
-);
-const AutomationList = PageOf(ref(AutomationSchema), 'AutomationList');
-const RunList = PageOf(ref(RunSchema), 'AutomationRunList');
+import { toAutomation, toRun, type AutomationStep, type Automations, type NewAutomation } from './automations.ts';
+import { AutomationList, AutomationSchema, ChangeBody, CreateBody, DeletedAutomation, ListRunsQuery, RunList, RunSchema, type StepsInput } from './automation-schemas.ts';
 
 export interface AutomationRouteDeps {
   automations: Automations;
@@ -182,7 +126,7 @@ export async function automationRoutes(app: App, deps: AutomationRouteDeps): Pro
     config,
     schema: {
       tags, operationId: 'deleteAutomation', summary: 'Delete an automation and its runs', params: IdParams,
-      response: { 200: withRateLimitHeaders(Type.Object({ object: Type.Literal('automation'), id: Type.String(), deleted: Type.Literal(true) }), 'Deleted.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(DeletedAutomation, 'Deleted.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
     },
   }, async (request) => {
     const row = await found(request.mailAuth, request.params.id);
@@ -194,7 +138,7 @@ export async function automationRoutes(app: App, deps: AutomationRouteDeps): Pro
     config,
     schema: {
       tags, operationId: 'listAutomationRuns', summary: 'The runs of an automation, newest first', params: IdParams,
-      querystring: Type.Object({ ...PageQuery.properties, state: Type.Optional(StringEnum(RUN_STATES)) }, { additionalProperties: false }),
+      querystring: ListRunsQuery,
       response: { 200: withRateLimitHeaders(RunList, 'A page of runs.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) },
     },
   }, async (request) => {

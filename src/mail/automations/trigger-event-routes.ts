@@ -2,7 +2,6 @@
 // same body, the path the Resend SDK's `events.send` posts to. The body names the
 // event and its contact (`email` or `contact_id`), with optional `properties`
 // (`payload` in the SDK's shape): a trigger event. What it does, and its quotas: trigger-events.ts.
-import { Type } from '@sinclair/typebox';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
@@ -10,33 +9,8 @@ import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { contactEmail, MAX_PROPERTIES_BYTES } from '../audience/contact-fields.ts';
 import { MAIL_BODY_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { EventName } from './automation-routes.ts';
+import { Accepted, EventBody } from './trigger-event-schemas.ts';
 import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type TriggerEventRefusal, type TriggerEvents } from './trigger-events.ts';
-
-const Properties = Type.Record(Type.String(), Type.Unknown(), { description: `Free-form JSON object, at most ${MAX_PROPERTIES_BYTES / 1024} KB.` });
-
-const EventBody = Type.Object(
-  {
-    event: EventName('The event\'s name; it starts a run of each enabled automation whose trigger is this name.'),
-    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'The contact\'s address; an unknown one is created when the event starts a run.' })),
-    contact_id: Type.Optional(Type.String({ description: 'A contact of the organization.' })),
-    properties: Type.Optional(Properties),
-    payload: Type.Optional(Properties),
-  },
-  { additionalProperties: false, $id: 'EventRequest', title: 'EventRequest' },
-);
-
-const Accepted = Type.Object(
-  {
-    object: Type.Literal('event'),
-    event: Type.String(),
-    id: Type.String({ description: 'The accepted event (mail.inbound-events).' }),
-    contact_id: Type.Union([Type.String(), Type.Null()], { description: 'null: an unknown address and no automation matched, so no contact was made.' }),
-    contact_created: Type.Boolean(),
-    runs_started: Type.Array(Type.String(), { description: 'The automation runs it started.' }),
-  },
-  { $id: 'EventAccepted', title: 'EventAccepted' },
-);
 
 const noSuchContact = () => new ApiError(404, 'contact_not_found', 'contact_id is not a contact of this organization.', [{ path: '/contact_id', message: 'no such contact' }]);
 

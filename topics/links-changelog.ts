@@ -8,5 +8,5 @@ export const linksChangelogTopic: TopicDefinition = {
   key: 'shortId',
   cleanupPolicy: 'compact',
   valueSchema: 'link-state.avsc',
-  description: 'Current state of every short link, keyed by shortId (compacted).',
+  description: 'Current state of every short link, keyed by shortId (<domainId>/<shortId> on a branded domain; compacted).',
 };

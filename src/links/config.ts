@@ -7,6 +7,17 @@ import { parseOrigins } from '../platform/mcp/allowed-origins.ts';
 export const LinksConfigSchema = Type.Object({
   /** Base URL of short links (the short domain), e.g. https://go.example.com; defaults to PUBLIC_BASE_URL. */
   SHORT_LINK_BASE_URL: Type.String({ pattern: '^(https?://[^/]+)?$', default: '' }),
+  /**
+   * Other host names that serve the base domain's short links (comma-separated, e.g. an old short
+   * domain); outside production localhost, 127.0.0.1 and ::1 always do. Any other host that is not
+   * a verified branded domain answers 404.
+   */
+  SHORT_LINK_HOST_ALIASES: Type.String({ pattern: '^[A-Za-z0-9.:\\[\\], -]*$', default: '' }),
+  /** Branded link domains: the CNAME target and the A record addresses (comma-separated) to publish; the CNAME target defaults to the base domain's host. */
+  LINK_DOMAIN_CNAME_TARGET: Type.String({ pattern: '^[A-Za-z0-9.-]*$', default: '' }),
+  LINK_DOMAIN_A_TARGETS: Type.String({ pattern: '^[0-9., ]*$', default: '' }),
+  /** DNS servers for branded link domain verification (ip or ip:port, comma-separated); empty: the system resolver. */
+  LINK_DNS_SERVERS: Type.String({ pattern: '^[0-9a-fA-F.:\\[\\], ]*$', default: '' }),
   /** Secret that signs click IDs (svc_cid) and salts visitor hashes. Set a long random value in production. */
   CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
   /** Redirects per minute per client IP (spec: 60). */

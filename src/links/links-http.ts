@@ -19,6 +19,13 @@ import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { linkRoutes } from './short-links/link-routes.ts';
 import { lowerCaseIds } from './lower-case-ids.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { createResolver } from '../platform/dns.ts';
+import { listSetting } from '../platform/config.ts';
+import { domainAdminRoutes } from './domains/domain-admin-routes.ts';
+import { domainRoutes } from './domains/domain-routes.ts';
+import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
+import { LinkDomains } from './domains/link-domains.ts';
+import { ServedDomains } from './domains/served-domains.ts';
 import type { LinksServices } from './wiring.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
@@ -27,6 +34,7 @@ export const linksOpenApi: OpenApiProduct = {
   tags: [
     { name: 'links', description: 'Dynamic short links: create, list, change, deactivate, bulk operations.' },
     { name: 'campaigns', description: 'Folders of links.' },
+    { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
     { name: 'webhooks', description: 'Signed scan.created webhooks and their delivery log.' },
@@ -50,6 +58,13 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
   const { config, redis, log, pg } = platform;
   const authenticate = createApiAuth({ keys: links.keys, redis, log, guard, apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE });
   const linkWrites = { store: links.links, changelog: links.changelog, baseUrl: links.shortLinkBase };
+  // Which hosts serve which links: read by redirects, refreshed at once by the domain routes.
+  const served = new ServedDomains(pg, baseDomainHosts(links.config), links.redirects.revalidateMs, log);
+  const domains = {
+    domains: new LinkDomains(pg, (name) => served.isBaseHost(name)),
+    targets: { cname: links.config.LINK_DOMAIN_CNAME_TARGET || hostOfUrl(links.shortLinkBase), addresses: listSetting(links.config.LINK_DOMAIN_A_TARGETS) },
+    onServedChange: () => served.refresh(),
+  };
 
   const api: ApiProduct = {
     name: 'links',
@@ -63,6 +78,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       scope.addHook('onClose', () => renderPool.close());
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
       await campaignRoutes(scope, links.campaigns);
+      await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
@@ -71,6 +87,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     registerAdmin: async (admin) => {
       admin.addHook('preValidation', lowerCaseIds);
       await adminRoutes(admin, { workspaces: links.workspaces, keys: links.keys });
+      await domainAdminRoutes(admin, domains);
     },
   };
 
@@ -90,7 +107,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
         apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
         allowedOrigins: links.config.MCP_ALLOWED_ORIGINS,
       });
-      return registerRedirects(app, platform, links);
+      return registerRedirects(app, platform, links, served);
     },
   };
 }

@@ -20,7 +20,7 @@ import { subscriptionTopicRoutes } from './audience/subscription-topic-routes.ts
 import { automationRoutes } from './automations/automation-routes.ts';
 import { triggerEventRoutes } from './automations/trigger-event-routes.ts';
 import { broadcastRoutes } from './broadcasts/broadcast-routes.ts';
-import { createResolver } from './domains/dns-check.ts';
+import { createResolver } from '../platform/dns.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { emailRoutes } from './emails/email-routes.ts';
 import { suppressionRoutes } from './suppressions/suppression-routes.ts';

@@ -10,7 +10,8 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { AnalyticsQueries } from './analytics-queries.ts';
 import { Analytics, ANALYTICS_COMPONENTS, EXPORT_COLUMNS, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
-import { scanAnalytics, withLinkIds } from './scan-analytics.ts';
+import { linksMatching, scanAnalytics, withLinkIds } from './scan-analytics.ts';
+import { domainFilter } from '../short-links/link-domain.ts';
 import { exportScans } from './scan-export.ts';
 import { rawRange, resolveRange } from './time-range.ts';
 
@@ -23,13 +24,14 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
   app.get('/analytics', {
     schema: {
       tags, operationId: 'getWorkspaceAnalytics', summary: 'Workspace scan analytics',
-      description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), country.',
+      description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), domain (links on it), country.',
       querystring: WorkspaceAnalyticsQuery,
       response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics.'), ...errorResponses(...API_ERRORS) },
     },
   }, async (request) => {
     const q = request.query;
-    return scanAnalytics({ queries, pg: deps.pg }, request.linksAuth.workspaceId, resolveRange(q), q, q.includeBots ?? false, q.top ?? 10);
+    const scope = { ...q, domain: domainFilter(q.domain, deps.links.baseHost) };
+    return scanAnalytics({ queries, pg: deps.pg }, request.linksAuth.workspaceId, resolveRange(q), scope, q.includeBots ?? false, q.top ?? 10);
   });
 
   app.get('/links/:id/analytics', {
@@ -78,8 +80,10 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
     // A client that goes away cancels the query.
     request.raw.once('close', () => abort.abort());
     reply.raw.once('close', () => abort.abort());
+    // A domain is the links on it now, as tags and campaigns are in the analytics.
+    const linkIds = q.domain === undefined ? undefined : await linksMatching(deps.pg, request.linksAuth.workspaceId, { domain: domainFilter(q.domain, deps.links.baseHost) });
     const stream = await exportScans(deps.clickhouse, {
-      workspaceId: request.linksAuth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}),
+      workspaceId: request.linksAuth.workspaceId, from: new Date(from), to: new Date(to), ...(q.linkId ? { linkId: q.linkId } : {}), ...(linkIds ? { linkIds } : {}),
       includeBots: q.includeBots ?? false, limit: q.limit ?? 50_000, format,
     }, abort.signal);
     return reply

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ref } from '../../platform/http/components.ts';
 import { Uuid } from '../../platform/http/schema-types.ts';
+import { DomainFilterParam } from '../short-links/link-domain.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -38,6 +39,7 @@ export const WorkspaceAnalyticsQuery = Type.Object(
     linkId: Type.Optional(Uuid()),
     tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only links that carry this tag now.' })),
     campaignId: Type.Optional(Uuid({ description: 'Only links in this campaign now.' })),
+    domain: Type.Optional(DomainFilterParam),
     country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'Only scans from this country (ISO 3166-1 alpha-2).' })),
   },
   { additionalProperties: false },
@@ -85,6 +87,7 @@ export const ExportQuery = Type.Object(
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive). Default: 30 days before `to`.' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive). Default: now.' })),
     linkId: Type.Optional(Uuid()),
+    domain: Type.Optional(DomainFilterParam),
     includeBots: Type.Optional(IncludeBots),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50_000, default: 50_000, description: 'Rows, oldest first; at most 50,000.' })),
   },

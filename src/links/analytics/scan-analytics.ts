@@ -9,17 +9,20 @@ export interface AnalyticsScope {
   linkId?: string;
   tag?: string;
   campaignId?: string;
+  /** A branded domain's name, null for the base domain (domainFilter). */
+  domain?: string | null;
   /** ISO 3166-1 alpha-2, either case. */
   country?: string;
 }
 
-/** Link ids selected by linkId, tag or campaign (their intersection), or undefined for all links. */
-export async function linksMatching(pg: Pool, workspaceId: string, q: { linkId?: string; tag?: string; campaignId?: string }): Promise<string[] | undefined> {
-  if (!q.linkId && !q.tag && !q.campaignId) return undefined;
+/** Link ids selected by linkId, tag, campaign or domain (their intersection), or undefined for all links. */
+export async function linksMatching(pg: Pool, workspaceId: string, q: { linkId?: string; tag?: string; campaignId?: string; domain?: string | null }): Promise<string[] | undefined> {
+  if (!q.linkId && !q.tag && !q.campaignId && q.domain === undefined) return undefined;
   const { rows } = await pg.query<{ id: string }>(
     `SELECT id FROM links WHERE workspace_id = $1
-        AND ($2::uuid IS NULL OR id = $2) AND ($3::text IS NULL OR $3 = ANY (tags)) AND ($4::uuid IS NULL OR campaign_id = $4)`,
-    [workspaceId, q.linkId ?? null, q.tag?.trim().toLowerCase() ?? null, q.campaignId ?? null],
+        AND ($2::uuid IS NULL OR id = $2) AND ($3::text IS NULL OR $3 = ANY (tags)) AND ($4::uuid IS NULL OR campaign_id = $4)
+        AND (NOT $5::boolean OR domain IS NOT DISTINCT FROM $6::text)`,
+    [workspaceId, q.linkId ?? null, q.tag?.trim().toLowerCase() ?? null, q.campaignId ?? null, q.domain !== undefined, q.domain ?? null],
   );
   return rows.map((r) => r.id);
 }

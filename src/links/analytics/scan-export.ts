@@ -4,13 +4,15 @@
 import { StringDecoder } from 'node:string_decoder';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { inList, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 
 export interface ExportRequest {
   workspaceId: string;
   from: Date;
   to: Date;
   linkId?: string;
+  /** Only these links (those on a domain); an empty list exports nothing. */
+  linkIds?: string[];
   includeBots: boolean;
   limit: number;
   format: 'csv' | 'json';
@@ -76,6 +78,7 @@ export async function exportScans(ch: ClickHouse, request: ExportRequest, signal
     [
       sql`workspace_id = ${request.workspaceId} AND ts >= ${request.from} AND ts < ${request.to}`,
       ...(request.linkId ? [sql`link_id = ${request.linkId}`] : []),
+      ...(request.linkIds ? [request.linkIds.length > 0 ? sql`link_id IN ${inList(request.linkIds)}` : sql`0`] : []),
       ...(request.includeBots ? [] : [sql`is_bot = 0`]),
     ],
     ' AND ',

@@ -18,7 +18,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts';
 import { outboxRelay } from '../../platform/outbox/outbox-relay.ts';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
-import { toLinkState, type LinkState } from './link-state.ts';
+import { linkKey, toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {
   /** The outbox of link changes, for the platform to relay. */
@@ -71,7 +71,7 @@ export class LinkChangelog {
       if (row) {
         const state = toLinkState(row);
         for (const listener of this.localListeners) listener(state);
-        await this.publisher.publish<LinkState>(linksChangelogTopic, [{ key: row.short_id, value: state }]);
+        await this.publisher.publish<LinkState>(linksChangelogTopic, [{ key: linkKey(row.domain_id, row.short_id), value: state }]);
       }
       await this.pg.query('DELETE FROM link_changelog_outbox WHERE link_id = $1 AND id <= $2', [linkId, upTo]);
       // Changed while we were publishing? Then a newer state is due (its outbox row says so): go again.

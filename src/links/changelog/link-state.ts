@@ -5,6 +5,9 @@ export interface LinkState {
   id: string;
   workspaceId: string;
   shortId: string;
+  /** The branded domain's id and name; null (or absent, in messages from before domains) for the base domain. */
+  domainId?: string | null;
+  domain?: string | null;
   destination: string;
   iosUrl: string | null;
   androidUrl: string | null;
@@ -19,10 +22,18 @@ export interface LinkState {
   updatedAt: number;
 }
 
+/**
+ * What names a link on the redirect path and in the changelog's key: its short ID on the base
+ * domain (as before domains), `<domain id>/<short ID>` on a branded one.
+ */
+export const linkKey = (domainId: string | null | undefined, shortId: string): string => (domainId ? `${domainId}/${shortId}` : shortId);
+
 export const toLinkState = (row: LinkRow): LinkState => ({
   id: row.id,
   workspaceId: row.workspace_id,
   shortId: row.short_id,
+  domainId: row.domain_id,
+  domain: row.domain,
   destination: row.destination,
   iosUrl: row.ios_url,
   androidUrl: row.android_url,

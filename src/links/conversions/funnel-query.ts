@@ -16,6 +16,8 @@ import type { FunnelType } from './conversion-schemas.ts';
 export interface FunnelScope {
   linkId?: string;
   campaignId?: string;
+  /** A branded domain's name, null for the base domain (domainFilter). */
+  domain?: string | null;
 }
 
 /** A scope checked against the workspace, with the links it selects (undefined: all of them). */

@@ -14,7 +14,8 @@ import { Funnel } from '../conversions/conversion-schemas.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
-import { count, daysBack, describedFor, includeBots, percent, scopeArgs, top, Window } from './tool-schemas.ts';
+import { count, daysBack, describedFor, domainArg, includeBots, percent, scopeArgs, top, Window } from './tool-schemas.ts';
+import { domainFilter } from '../short-links/link-domain.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -37,17 +38,17 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     name: 'get_analytics',
     title: 'Scan and conversion analytics',
     description:
-      'Scans and conversions over the last `daysBack` days (default 30) for the whole workspace, one link (`linkId`) or one campaign (`campaignId`): ' +
+      'Scans and conversions over the last `daysBack` days (default 30) for the whole workspace, one link (`linkId`), one campaign (`campaignId`) or the links on one domain (`domain`): ' +
       'total scans, unique visitors, tracked clicks, conversions, conversion rate and revenue by currency, a trend series (hourly buckets up to 2 days, ' +
       'daily up to 92, weekly beyond) and the top links, countries, devices and referrers. Bots are left out unless `includeBots`. With a campaign, ' +
       'scans and conversions count the links in it now. Times are UTC.',
     input: Type.Object(
-      { daysBack, ...scopeArgs, includeBots, top: top(20, 5, 'Entries in each top list, 1 to 20; default 5.') },
+      { daysBack, ...scopeArgs, domain: domainArg, includeBots, top: top(20, 5, 'Entries in each top list, 1 to 20; default 5.') },
       { additionalProperties: false },
     ),
     output: Type.Object({
       window: Window,
-      scope: Type.Object({ linkId: Nullable(Type.String()), campaignId: Nullable(Type.String()) }),
+      scope: Type.Object({ linkId: Nullable(Type.String()), campaignId: Nullable(Type.String()), domain: Nullable(Type.String()) }),
       scans: Type.Object({ total: Analytics.properties.totalScans, uniqueVisitors: Analytics.properties.uniqueVisitors }),
       // The REST funnel's counts of the window.
       conversions: Type.Pick(Funnel, ['trackedClicks', 'conversions', 'convertedScans', 'conversionRate', 'revenue']),
@@ -60,7 +61,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
-      const scope = { linkId: args.linkId, campaignId: args.campaignId };
+      const scope = { linkId: args.linkId, campaignId: args.campaignId, ...(args.domain === undefined ? {} : { domain: domainFilter(args.domain, deps.links.baseHost) }) };
       // Checked and resolved once for the two conversion queries (404 for ids that are not the workspace's).
       const resolved = await deps.funnels.resolveScope(ctx.tenantId, scope);
       const range = trailingRange(args.daysBack);
@@ -79,7 +80,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       }));
       const result = {
         window: windowOf(range, args.daysBack),
-        scope: { linkId: args.linkId ?? null, campaignId: args.campaignId ?? null },
+        scope: { linkId: args.linkId ?? null, campaignId: args.campaignId ?? null, domain: args.domain?.toLowerCase() ?? null },
         scans: { total: scans.totalScans, uniqueVisitors: scans.uniqueVisitors },
         conversions: {
           trackedClicks: funnel.trackedClicks,

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { CREATES, defineTool, READ_ONLY, withDefault } from '../../platform/mcp/tool.ts';
 import { createLink, listLinks, type LinkWriteDeps } from '../short-links/link-operations.ts';
 import { CreateLinkBody, Link, ListLinksQuery, type LinkType } from '../short-links/link-schemas.ts';
-import { describedFor, lowerCaseId, pageSummary } from './tool-schemas.ts';
+import { describedFor, domainArg, lowerCaseId, pageSummary } from './tool-schemas.ts';
 
 /** One line per link, with what a follow-up call needs (the id). */
 const linkLine = (l: LinkType): string =>
@@ -22,6 +22,7 @@ export const ListLinksArgs = Type.Object(
     search: describedFor(query.q, 'Case-insensitive part of a short ID or destination URL, or an exact tag.'),
     tags: describedFor(query.tag, 'Only links that carry every one of these tags (tags are lower-case).'),
     campaignId: lowerCaseId(query.campaignId, 'Only links in this campaign (an id from list_campaigns).'),
+    domain: domainArg,
     activeOnly: withDefault(Type.Optional(Type.Boolean({ default: false, description: 'true: leave out deactivated links. Default false: every link, each with its isActive state.' }))),
     limit: withDefault(describedFor(query.limit, 'Links per page, 1 to 100; default 20.')),
     cursor: describedFor(query.cursor, 'nextCursor of the previous page, unchanged.'),
@@ -48,6 +49,7 @@ export function linkTools(deps: LinkWriteDeps) {
         q: args.search,
         tag: args.tags,
         campaignId: args.campaignId,
+        domain: args.domain,
         isActive: args.activeOnly ? true : undefined,
         limit: args.limit,
         cursor: args.cursor,

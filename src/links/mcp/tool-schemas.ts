@@ -6,6 +6,7 @@ import { StringEnum } from '../../platform/http/schema-types.ts';
 import { withDefault } from '../../platform/mcp/tool.ts';
 import { INTERVALS, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
 import { MAX_RANGE_DAYS } from '../analytics/time-range.ts';
+import { DomainFilterParam } from '../short-links/link-domain.ts';
 
 /** A REST schema with a description written for a model; its rules unchanged. */
 export const describedFor = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
@@ -20,6 +21,9 @@ export const daysBack = withDefault(Type.Optional(Type.Integer({
   default: 30,
   description: `Trailing window in days, ending at the end of the current hour (UTC). 1 to ${MAX_RANGE_DAYS}; default 30.`,
 })));
+
+/** Narrows a tool to the links on one domain (the REST `domain` filter). */
+export const domainArg = Type.Optional(describedFor(DomainFilterParam, 'Only links on this domain: a branded domain name such as go.acme.com (the `domain` of a link), or the base domain\'s host.'));
 
 /** Narrows an analytics tool to one link or one campaign (the ids of the REST analytics query). */
 export const scopeArgs = {

@@ -16,12 +16,15 @@ import type { OutboundOptions } from '../../platform/http/outbound.ts';
 import type { RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 import { contrast, darkColors, MASK_SHAPES } from './qr-style.ts';
 import { canUseAdvancedQrStyles } from '../workspaces/plans.ts';
+import { domainFilter, LinkDomainName } from '../short-links/link-domain.ts';
+import { hostOfUrl } from '../domains/host-names.ts';
 
 const HexColor = (description: string, example: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description, examples: [example] });
 
 export const QrBody = Type.Object(
   {
-    shortId: Type.String({ minLength: 1, maxLength: 64, description: 'The link to encode; the image holds its short URL.' }),
+    shortId: Type.String({ minLength: 1, maxLength: 64, description: 'The link to encode; the image holds its short URL (on the link\'s domain).' }),
+    domain: Type.Optional({ ...LinkDomainName, description: 'The domain of the link, when the workspace has the short ID on several: a branded domain\'s name or the base domain\'s host. Left out: the link on the base domain, else the one link with this short ID.' }),
     format: StringEnum(['png', 'svg'] as const),
     size: Type.Optional(Type.Integer({ minimum: 100, maximum: 1024, default: 512, description: 'Width and height in pixels (SVG: its viewport).' })),
     margin: Type.Optional(Type.Integer({ minimum: 0, maximum: 16, default: 4, description: 'Quiet zone around the code, in modules.' })),
@@ -134,15 +137,22 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       const weak = darkColors(body.style).find((color) => contrast(color, bg) < 3);
       if (weak) throw new ApiError(400, 'insufficient_contrast', `${weak} on ${bg} is too faint to scan: dark colours need a contrast of at least 3:1 against the background.`, [{ path: '/style', message: 'contrast below 3:1' }]);
     }
-    const found = await deps.pg.query('SELECT 1 FROM links WHERE short_id = $1 AND workspace_id = $2', [body.shortId, request.linksAuth.workspaceId]);
-    if (!found.rowCount) throw notFound('link');
+    // The short ID on the domain asked for; without one, the base domain's link first.
+    const domain = domainFilter(body.domain, hostOfUrl(deps.shortLinkBase));
+    const found = await deps.pg.query<{ domain: string | null }>(
+      `SELECT domain FROM links WHERE short_id = $1 AND workspace_id = $2 AND (NOT $3::boolean OR domain IS NOT DISTINCT FROM $4::text)
+        ORDER BY domain NULLS FIRST LIMIT 1`,
+      [body.shortId, request.linksAuth.workspaceId, domain !== undefined, domain ?? null],
+    );
+    const link = found.rows[0];
+    if (!link) throw notFound('link');
     // The picture is fetched and checked here, before any rendering; the worker only embeds it.
     const style = body.style?.halftone
       ? { ...body.style, halftone: { ...body.style.halftone, image: await loadHalftoneImage(body.style.halftone.image, deps.images) } }
       : body.style;
     const task: RenderTask = {
       kind: 'qr',
-      text: `${deps.shortLinkBase}/${body.shortId}`,
+      text: link.domain ? `https://${link.domain}/${body.shortId}` : `${deps.shortLinkBase}/${body.shortId}`,
       format: body.format,
       size: body.size ?? 512,
       margin: body.margin ?? 4,

@@ -12,7 +12,7 @@ import { prefixed } from '../../platform/kafka/topic-definition.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
 import { within } from '../../platform/within.ts';
-import type { LinkState } from '../changelog/link-state.ts';
+import { linkKey, type LinkState } from '../changelog/link-state.ts';
 
 export class LinkCache {
   private readonly links = new Map<string, LinkState>();
@@ -27,8 +27,9 @@ export class LinkCache {
     private readonly log: Logger,
   ) {}
 
-  get(shortId: string): LinkState | undefined {
-    return this.links.get(shortId);
+  /** The link of a key (linkKey: the short ID on the base domain, `<domain id>/<short ID>` on a branded one). */
+  get(key: string): LinkState | undefined {
+    return this.links.get(key);
   }
 
   get size(): number {
@@ -47,9 +48,10 @@ export class LinkCache {
 
   /** Applies a state unless an equal or newer version of the link is already known. */
   apply(state: LinkState): void {
-    const current = this.links.get(state.shortId);
+    const key = linkKey(state.domainId, state.shortId);
+    const current = this.links.get(key);
     if (current && current.version > state.version && current.id === state.id) return;
-    this.links.set(state.shortId, state);
+    this.links.set(key, state);
     for (const listener of this.listeners) listener(state);
   }
 

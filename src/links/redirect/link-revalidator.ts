@@ -11,7 +11,7 @@
 // the newest version).
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { toLinkState } from '../changelog/link-state.ts';
+import { linkKey, toLinkState } from '../changelog/link-state.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
 import type { LinkCache } from './link-cache.ts';
 
@@ -69,7 +69,7 @@ export class LinkRevalidator {
       now ??= rows[0]?.looked_at;
       for (const row of rows) {
         // Most rows are the overlap's, already known: only a newer version (or an unknown link) is applied.
-        const known = this.cache.get(row.short_id);
+        const known = this.cache.get(linkKey(row.domain_id, row.short_id));
         if (!known || known.id !== row.id || known.version < Number(row.version)) this.cache.apply(toLinkState(row));
       }
       if (rows.length < PAGE) break;

@@ -19,7 +19,8 @@ import type { Redis } from '../../platform/redis.ts';
 import { clientIp, clientLimitKey } from '../../platform/http/client-ip.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
-import type { LinkState } from '../changelog/link-state.ts';
+import { linkKey, type LinkState } from '../changelog/link-state.ts';
+import type { ServedDomains } from '../domains/served-domains.ts';
 import { platformOf, routeFor, withClickId } from './destination.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkReadThrough } from './link-read-through.ts';
@@ -35,6 +36,8 @@ export interface RedirectDeps {
   clickIds: ClickIds;
   redis: Redis;
   log: Logger;
+  /** Which links a request's Host serves: the base domain's, a verified branded domain's, or none. */
+  domains: Pick<ServedDomains, 'resolve'>;
   /** Where scans go after the response (the journal). */
   record: (scan: RawScan) => void;
   redirectsPerMinute: number;
@@ -75,7 +78,7 @@ const REDIRECT_RESPONSES = {
     },
   }),
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
-  404: refusalResponse('No link has this short ID (not_found).'),
+  404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found).'),
   410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
 };
@@ -93,11 +96,12 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   }
 
   /** Answers a request the IP limit admitted; a promise only on a cache miss or when a scan limit must be asked. */
-  function redirect(request: FastifyRequest, reply: FastifyReply, shortId: string, ip: string): void | Promise<void> {
-    const link = deps.cache.get(shortId);
+  function redirect(request: FastifyRequest, reply: FastifyReply, shortId: string, domainId: string | null, ip: string): void | Promise<void> {
+    // The base domain's links are keyed by their short ID alone: no key to build on the common path.
+    const link = deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId));
     if (link) return answer(request, reply, link, ip);
     // Not in memory: perhaps created a moment ago on another ingress.
-    return deps.readThrough.find(shortId).then((found) => answer(request, reply, found, ip));
+    return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
   }
 
   function answer(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, ip: string): void | Promise<void> {
@@ -162,7 +166,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       operationId: 'redirect',
       summary: 'Follow a short link (records a scan)',
       description:
-        '302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended; a browser following a link with `pixels` gets a page that fires them and then redirects (200, below). 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
+        'Served on the base domain\'s hosts and on verified branded domains (`/api/v1/link-domains`), each its own links; any other Host answers 404. 302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended; a browser following a link with `pixels` gets a page that fires them and then redirects (200, below). 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
       params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
       response: REDIRECT_RESPONSES as never,
     },
@@ -175,17 +179,20 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     },
   }, (request, reply) => {
     // Not async: a redirect admitted here needs no promise at all (this is the hot path).
+    // A host that serves no links (not the base domain, not a verified branded domain): 404, no link looked at.
+    const domainId = deps.domains.resolve(request.host);
+    if (domainId === undefined) return refuse(request, reply, 'not_found');
     const ip = clientIp(request);
     // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
     const subject = clientLimitKey(request);
     const { shortId } = request.params;
-    if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, ip);
+    if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
     return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
       if (decision && !decision.allowed) {
         reply.headers(rateLimitHeaders(decision));
         return refuse(request, reply, 'redirect_rate_limited');
       }
-      return redirect(request, reply, shortId, ip);
+      return redirect(request, reply, shortId, domainId, ip);
     });
   });
 }

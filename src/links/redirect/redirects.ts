@@ -14,28 +14,33 @@ import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
 import type { LinksServices } from '../wiring.ts';
+import type { ServedDomains } from '../domains/served-domains.ts';
 
 export interface Redirects {
   cache: LinkCache;
   readThrough: LinkReadThrough;
   revalidator: LinkRevalidator;
   journal: ScanJournal<RawScan>;
+  /** Which hosts serve which links (GET /:shortId/qr resolves its Host as the redirect does). */
+  domains: ServedDomains;
 }
 
-export async function registerRedirects(app: App, platform: Platform, links: LinksServices): Promise<Redirects> {
+export async function registerRedirects(app: App, platform: Platform, links: LinksServices, domains: ServedDomains): Promise<Redirects> {
   const { log } = platform;
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
   const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
-  await Promise.all([cache.start(), journal.start()]);
+  await Promise.all([cache.start(), journal.start(), domains.start()]);
   // Links written through this ingress are in its cache before the write is answered.
   const stopLocal = links.changelog.onLocalChange((state) => cache.apply(state));
   // Links written through other ingresses, should their changelog messages not arrive (Kafka down).
   const revalidator = new LinkRevalidator(platform.pg, cache, links.redirects.revalidateMs, log);
   await revalidator.start();
   const readThrough = new LinkReadThrough(cache, {
-    read: async (shortId): Promise<LinkState | undefined> => {
-      const { rows } = await platform.pg.query<LinkRow>('SELECT * FROM links WHERE short_id = $1', [shortId]);
+    read: async (shortId, domainId): Promise<LinkState | undefined> => {
+      const { rows } = domainId === null
+        ? await platform.pg.query<LinkRow>('SELECT * FROM links WHERE domain_id IS NULL AND short_id = $1', [shortId])
+        : await platform.pg.query<LinkRow>('SELECT * FROM links WHERE domain_id = $1 AND short_id = $2', [domainId, shortId]);
       return rows[0] ? toLinkState(rows[0]) : undefined;
     },
     missCacheSize: links.redirects.missCacheSize,
@@ -45,6 +50,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   await redirectRoutes(app, {
     cache,
     readThrough,
+    domains,
     scanLimits: new ScanLimitGuard(platform.redis, links.lifetimeScans, links.redirects.scanLimitSeedWaitMs),
     clickIds: links.clickIds,
     redis: platform.redis,
@@ -55,9 +61,10 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {
     stopLocal();
+    domains.stop();
     await revalidator.stop();
     await journal.stop();
     await cache.stop();
   });
-  return { cache, readThrough, revalidator, journal };
+  return { cache, readThrough, revalidator, journal, domains };
 }

@@ -11,7 +11,8 @@ export function refusalError(r: LinkRefusal): ApiError {
     case 'invalid_pixel_id': return new ApiError(400, r.reason, `pixels[${r.index}].pixelId ${r.problem}.`, [{ path: `/pixels/${r.index}/pixelId`, message: r.problem }]);
     case 'campaign_not_found': return new ApiError(400, r.reason, 'campaignId is not a campaign of this workspace.', [{ path: '/campaignId', message: 'no such campaign' }]);
     case 'short_id_reserved': return new ApiError(400, r.reason, `"${r.shortId}" is reserved by the service.`, [{ path: '/shortId', message: 'reserved' }]);
-    case 'short_id_taken': return new ApiError(409, r.reason, `The short ID "${r.shortId}" is already in use.`, [{ path: '/shortId', message: 'already in use' }]);
+    case 'short_id_taken': return new ApiError(409, r.reason, `The short ID "${r.shortId}" is already in use${r.domain ? ` on ${r.domain}` : ''}.`, [{ path: '/shortId', message: 'already in use' }]);
+    case 'domain_not_found': return new ApiError(400, r.reason, `${r.domain} is not a domain of this workspace (add it with POST /api/v1/link-domains).`, [{ path: '/domain', message: 'no such domain' }]);
     case 'scan_count_unavailable':
       return new ApiError(503, r.reason, 'The link\'s scans so far cannot be counted right now, so its scan limit cannot be set; try again shortly.', undefined, { 'retry-after': '5' });
   }

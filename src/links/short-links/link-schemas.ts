@@ -7,6 +7,7 @@ import { StringEnum, Uuid as UuidType } from '../../platform/http/schema-types.t
 import { MAX_URL_LENGTH } from './url-rules.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
 import { PIXEL_ID_FORMATS_TEXT } from './pixel-ids.ts';
+import { LinkDomainName } from './link-domain.ts';
 
 export const PIXEL_PROVIDERS = ['meta', 'google', 'tiktok', 'linkedin', 'x', 'pinterest', 'snapchat', 'reddit'] as const;
 
@@ -40,7 +41,8 @@ export const Link = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     shortId: Type.String(),
-    shortUrl: Type.String({ description: 'The short URL to print or share.' }),
+    shortUrl: Type.String({ description: 'The short URL to print or share, on the link\'s domain (https:// for a branded domain).' }),
+    domain: Type.String({ description: 'The host name of the link\'s domain: a branded domain of the workspace, or the service\'s base domain.' }),
     destination: Type.String(),
     iosUrl: Type.Union([Type.String(), Type.Null()]),
     androidUrl: Type.Union([Type.String(), Type.Null()]),
@@ -73,6 +75,7 @@ export const CreateLinkBody = Type.Object(
   {
     destination: Url('Where the link redirects.'),
     shortId: Type.Optional(ShortId),
+    domain: Type.Optional(Type.Union([LinkDomainName, Type.Null()])),
     ...settableFields,
     isActive: Type.Optional(Type.Boolean({ description: 'Create the link deactivated with false (default true).' })),
   },
@@ -101,6 +104,7 @@ export const ListLinksQuery = Type.Object(
     sort: Type.Optional(StringEnum(LINK_SORTS, { default: 'createdAt' })),
     order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Default: desc for dates, asc for shortId.' })),
     shortId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the link with exactly this short ID.' })),
+    domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only links on this domain (a branded domain\'s name, or the base domain\'s host).' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 500, description: 'nextCursor of the previous page.' })),
   },

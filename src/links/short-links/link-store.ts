@@ -13,6 +13,8 @@ import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { hostOfUrl } from '../domains/host-names.ts';
+import { domainOfLink, type LinkDomainChoice } from './link-domain.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { LifetimeScans } from '../scans/lifetime-scans.ts';
 
@@ -20,6 +22,9 @@ export interface LinkRow {
   id: string;
   workspace_id: string;
   short_id: string;
+  /** The branded domain (its id and name), or null for the service's base domain. */
+  domain_id: string | null;
+  domain: string | null;
   destination: string;
   ios_url: string | null;
   android_url: string | null;
@@ -40,7 +45,8 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
   return {
     id: row.id,
     shortId: row.short_id,
-    shortUrl: `${baseUrl}/${row.short_id}`,
+    shortUrl: row.domain ? `https://${row.domain}/${row.short_id}` : `${baseUrl}/${row.short_id}`,
+    domain: row.domain ?? baseHostOf(baseUrl),
     destination: row.destination,
     iosUrl: row.ios_url,
     androidUrl: row.android_url,
@@ -56,6 +62,14 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
   };
 }
 
+const baseHosts = new Map<string, string>();
+/** The base domain's host name, as a link's `domain` shows it. */
+const baseHostOf = (baseUrl: string): string => {
+  let host = baseHosts.get(baseUrl);
+  if (host === undefined) baseHosts.set(baseUrl, (host = hostOfUrl(baseUrl)));
+  return host;
+};
+
 const normalizeTags = (tags: readonly string[]): string[] => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
 
 const normalizePixels = (pixels: readonly { provider: string; pixelId: string }[]) =>
@@ -68,8 +82,10 @@ export type LinkRefusal =
   | { reason: 'expiry_in_past' }
   | { reason: 'invalid_pixel_id'; index: number; problem: string }
   | { reason: 'campaign_not_found' }
+  /** `domain` names no domain of the workspace (or a deleted one, for a link reactivated on it). */
+  | { reason: 'domain_not_found'; domain: string }
   | { reason: 'short_id_reserved'; shortId: string }
-  | { reason: 'short_id_taken'; shortId: string }
+  | { reason: 'short_id_taken'; shortId: string; domain?: string }
   /** The link's scans so far could not be counted in time, so its scan limit cannot be set. */
   | { reason: 'scan_count_unavailable' };
 
@@ -119,7 +135,7 @@ export interface LimitedLink {
 }
 
 export interface LinkStoreOptions {
-  /** The service's base URLs (short links, public API): a link may not point at them. */
+  /** The service's base URLs (short links first, then the public API): a link may not point at them. */
   ownBaseUrls?: readonly string[];
   /** The root paths the service serves; without the server's (a process that serves no HTTP), at least the conventional root names. */
   reserved?: ReservedShortIds;
@@ -145,7 +161,11 @@ export class LinkStore {
     this.own = new OwnAddresses(options.ownBaseUrls ?? []);
     this.reserved = options.reserved ?? new ReservedPaths();
     this.countTimeoutMs = options.countTimeoutMs ?? 2000;
+    this.baseHost = options.ownBaseUrls?.[0] ? hostOfUrl(options.ownBaseUrls[0]) : undefined;
   }
+
+  /** The base domain's host name: a link given it as `domain` goes on the base domain (and a `domain` filter of it means links on no branded domain). */
+  readonly baseHost: string | undefined;
 
   /** Runs fn in a transaction. */
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -176,13 +196,15 @@ export class LinkStore {
     if (input.shortId && this.reserved.has(input.shortId)) return refuse({ reason: 'short_id_reserved', shortId: input.shortId });
     return this.tx(async (client): Promise<LinkResult<{ row: LinkRow }>> => {
       if (!(await this.campaignFound(client, workspaceId, input.campaignId))) return refuse({ reason: 'campaign_not_found' });
+      const domain: LinkDomainChoice | undefined = await domainOfLink(client, workspaceId, input.domain, this.baseHost);
+      if (domain === undefined) return refuse({ reason: 'domain_not_found', domain: input.domain! });
       // A caller-chosen ID is tried once; an assigned one is retried on the rare collision.
       for (let attempt = 0; attempt < 5; attempt++) {
         const shortId = input.shortId ?? assignShortId();
         const inserted = await client.query<LinkRow>(
-          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-           ON CONFLICT (short_id) DO NOTHING RETURNING *`,
+          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active, domain_id, domain)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+           ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`,
           [
             workspaceId,
             shortId,
@@ -195,6 +217,8 @@ export class LinkStore {
             input.scanLimit ?? null,
             input.campaignId ?? null,
             input.isActive ?? true,
+            domain?.id ?? null,
+            domain?.name ?? null,
           ],
         );
         const row = inserted.rows[0];
@@ -202,7 +226,7 @@ export class LinkStore {
           await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
           return { ok: true, row };
         }
-        if (input.shortId) return refuse({ reason: 'short_id_taken', shortId: input.shortId });
+        if (input.shortId) return refuse({ reason: 'short_id_taken', shortId: input.shortId, ...(domain ? { domain: domain.name } : {}) });
       }
       throw new Error('could not assign a free short ID');
     });
@@ -242,6 +266,11 @@ export class LinkStore {
     }
     const row = await this.tx(async (client): Promise<LinkRow | LinkRefusal | undefined> => {
       if (!campaignChecked && !(await this.campaignFound(client, workspaceId, changes.campaignId))) return { reason: 'campaign_not_found' };
+      if (changes.isActive === true) {
+        // A link on a deleted domain stays deactivated: the domain no longer serves it.
+        const gone = await client.query<{ name: string }>('SELECT d.name FROM links l JOIN link_domains d ON d.id = l.domain_id WHERE l.id = $1 AND d.deleted_at IS NOT NULL', [id]);
+        if (gone.rows[0]) return { reason: 'domain_not_found', domain: gone.rows[0].name };
+      }
       const sets: string[] = [];
       const values: unknown[] = [id, workspaceId];
       const set = (column: string, value: unknown) => {
@@ -367,6 +396,7 @@ export class LinkStore {
     if (query.tag && query.tag.length > 0) where.push(`tags @> ${param(normalizeTags(query.tag))}::text[]`);
     if (query.campaignId) where.push(`campaign_id = ${param(query.campaignId)}`);
     if (query.shortId) where.push(`short_id = ${param(query.shortId)}`);
+    if (query.domain) where.push(query.domain.toLowerCase() === this.baseHost ? 'domain IS NULL' : `domain = ${param(query.domain.toLowerCase())}`);
     if (query.isActive !== undefined) where.push(`is_active = ${param(query.isActive)}`);
     if (query.cursor) {
       const cursor = decodeCursor(query.cursor, sort, order);

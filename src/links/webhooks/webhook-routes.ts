@@ -10,6 +10,7 @@ import type { DeliveryQueue } from './delivery-queue.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import { CreateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WEBHOOK_COMPONENTS, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
 import { toEndpoint, type WebhookStore } from './webhook-store.ts';
+import { webhookRefusalError } from './webhook-refusals.ts';
 
 const EndpointParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint id.' }) });
 const DeliveryParams = Type.Object({ id: Uuid({ description: 'Webhook endpoint id.' }), deliveryId: Uuid() });
@@ -33,7 +34,9 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
       response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
-    const { row, secret } = await store.create(request.linksAuth.workspaceId, request.body);
+    const created = await store.create(request.linksAuth.workspaceId, request.body);
+    if (!created.ok) throw webhookRefusalError(created.refusal);
+    const { row, secret } = created;
     return reply.status(201).send({ ...toEndpoint(row), secret });
   });
 

@@ -1,8 +1,8 @@
 // Webhook endpoints of a workspace: registration, secrets and their rotation.
-// Secrets are kept readable because every request is signed with them.
+// Secrets are kept readable because every request is signed with them. A refused
+// registration changes nothing and says why (WebhookRefusal); webhook-refusals.ts answers it.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ApiError } from '../../platform/http/errors.ts';
-import { checkEndpointUrl } from '../../platform/webhooks/endpoint-url.ts';
+import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { CreateWebhookInput, WebhookEndpointType } from './webhook-schemas.ts';
 
@@ -37,14 +37,19 @@ export function toEndpoint(row: EndpointRow): WebhookEndpointType {
   };
 }
 
+/** Why a webhook endpoint was not registered. */
+export type WebhookRefusal = EndpointUrlRefusal | { reason: 'webhook_limit_reached'; max: number };
+
 export class WebhookStore {
   constructor(
     private readonly pg: Pool,
     private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
   ) {}
 
-  async create(workspaceId: string, input: CreateWebhookInput): Promise<{ row: EndpointRow; secret: string }> {
-    const url = checkEndpointUrl(input.url, this.options.allowHosts);
+  async create(workspaceId: string, input: CreateWebhookInput): Promise<{ ok: true; row: EndpointRow; secret: string } | { ok: false; refusal: WebhookRefusal }> {
+    const checked = endpointUrlResult(input.url, this.options.allowHosts);
+    if (!checked.ok) return checked;
+    const url = checked.url;
     const secret = newSecret();
     // The workspace's row lock serialises creates; the count then runs as its own statement, which sees every insert committed before it.
     const rows = await withTransaction(this.pg, async (client) => {
@@ -56,8 +61,8 @@ export class WebhookStore {
         [randomUUID(), workspaceId, url, input.description ?? null, secret],
       )).rows;
     });
-    if (!rows[0]) throw new ApiError(409, 'webhook_limit_reached', `A workspace can have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
-    return { row: rows[0], secret };
+    if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_WORKSPACE } };
+    return { ok: true, row: rows[0], secret };
   }
 
   async list(workspaceId: string): Promise<EndpointRow[]> {

@@ -1,7 +1,7 @@
 // Checks a domain's DKIM record through DNS: the TXT record at
 // <selector>._domainkey.<domain> must carry exactly the domain's public key (p=),
 // whatever the record's quoting, splitting into strings, or white space.
-import { Resolver } from 'node:dns/promises';
+import type { Resolver } from 'node:dns/promises';
 
 export type DkimCheck = 'verified' | 'missing' | 'mismatch' | 'lookup_failed';
 
@@ -9,14 +9,6 @@ export interface DnsCheckResult {
   dkim: DkimCheck;
   /** What was found or what went wrong, for people. */
   detail: string;
-}
-
-/** A resolver on the given servers (ip or ip:port, comma-separated), or the system's when empty. */
-export function createResolver(servers: string): Resolver {
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  const list = servers.split(',').map((s) => s.trim()).filter(Boolean);
-  if (list.length > 0) resolver.setServers(list);
-  return resolver;
 }
 
 /** The tags of a DKIM record (`v=DKIM1; k=rsa; p=…`), names lower-cased, values without white space. */

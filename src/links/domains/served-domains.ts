@@ -1,0 +1,64 @@
+// Which host serves which links, in memory, so a redirect resolves its Host
+// without any I/O: the base domain's hosts (configuration) and every verified
+// branded domain, read from Postgres at start and again every few seconds (a
+// domain verified or deleted through another ingress is served or dropped here
+// within that time; through this one, at once: refresh()).
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { hostName } from './host-names.ts';
+
+/** What a Host serves: the base domain (null), a branded domain (its id), or nothing (undefined). */
+export type ServedDomain = string | null | undefined;
+
+export class ServedDomains {
+  /** Verified branded domain name → domain id. Replaced whole on each read. */
+  private branded = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly pg: Pool,
+    /** The host names of the base domain. */
+    private readonly baseHosts: ReadonlySet<string>,
+    private readonly intervalMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** The domain a request's Host header names; a request without one is the base domain's. */
+  resolve(hostHeader: string | undefined): ServedDomain {
+    const host = hostName(hostHeader);
+    if (host === undefined || this.baseHosts.has(host)) return null;
+    return this.branded.get(host);
+  }
+
+  /** Whether the name is one of the base domain's hosts (a workspace cannot add it). */
+  isBaseHost(name: string): boolean {
+    return this.baseHosts.has(hostName(name)!);
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.schedule();
+  }
+
+  /** Reads the verified domains again. */
+  async refresh(): Promise<void> {
+    const { rows } = await this.pg.query<{ id: string; name: string }>('SELECT id, name FROM link_domains WHERE verified_at IS NOT NULL AND deleted_at IS NULL');
+    this.branded = new Map(rows.map((r) => [r.name, r.id]));
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.refresh()
+        .catch((err: unknown) => this.log.warn({ err }, 'branded domains could not be read; the ones known are served meanwhile'))
+        .finally(() => this.schedule());
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}

@@ -42,10 +42,3 @@ export function endpointUrlError(r: EndpointUrlRefusal): ApiError {
     case 'webhook_url_private': return new ApiError(400, r.reason, `${r.host} is not a public address.`, [{ path, message: 'private address' }]);
   }
 }
-
-/** The URL as stored, or its refusal thrown as the API's answer (for stores not yet returning refusals). */
-export function checkEndpointUrl(raw: string, allowHosts: readonly string[], field = 'url'): string {
-  const checked = endpointUrlResult(raw, allowHosts, field);
-  if (!checked.ok) throw endpointUrlError(checked.refusal);
-  return checked.url;
-}

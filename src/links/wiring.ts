@@ -18,6 +18,7 @@ import { LinkStore } from './short-links/link-store.ts';
 import type { ReservedShortIds } from './short-links/short-id.ts';
 import { DeliveryLog } from './webhooks/delivery-log.ts';
 import { DeliveryQueue } from './webhooks/delivery-queue.ts';
+import { LinkEventQueue } from './webhooks/link-events.ts';
 import type { WebhookWorkerOptions } from './webhooks/webhook-worker.ts';
 import { WebhookStore } from './webhooks/webhook-store.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
@@ -46,6 +47,8 @@ export interface LinksServices {
   redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number; revalidateMs: number; scanLimitSeedWaitMs: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
   webhookWorker: WebhookWorkerOptions;
+  /** Link events (link.created/updated/deleted) waiting for their changelog message, queued by the links-link-events worker. */
+  linkEvents: LinkEventQueue;
   /** The QR and barcode render threads; started only by the process that renders (the ingress). */
   renderPool: () => RenderPool;
   qrImages: { timeoutMs: number; maxBytes: number; allowHosts: string[] };
@@ -106,6 +109,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
         timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       },
     },
+    linkEvents: new LinkEventQueue(pg, shortLinkBase),
     renderPool: () => new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined }),
     outboxes: [changelog.outbox, conversions.outbox],
     qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },

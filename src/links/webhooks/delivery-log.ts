@@ -2,12 +2,12 @@
 // delivery with its attempts.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { decodeCursor, encodeCursor } from '../short-links/cursor.ts';
-import type { DeliveryState } from './webhook-schemas.ts';
+import type { DeliveryState, WebhookEvent } from './webhook-schemas.ts';
 
 interface DeliveryRow {
   id: string;
   endpoint_id: string;
-  event_type: 'scan.created';
+  event_type: WebhookEvent;
   scan_id: string;
   state: DeliveryState;
   attempts: number;
@@ -38,6 +38,7 @@ function toDelivery(row: DeliveryRow) {
     endpointId: row.endpoint_id,
     eventType: row.event_type,
     scanId: row.scan_id,
+    eventId: row.scan_id,
     state: row.state,
     attempts: row.attempts,
     lastStatusCode: row.last_status,

@@ -8,7 +8,7 @@ import type { App } from '../../platform/http/server.ts';
 import { Uuid } from '../../platform/http/schema-types.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import type { DeliveryLog } from './delivery-log.ts';
-import { CreateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WEBHOOK_COMPONENTS, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
+import { CreateWebhookBody, UpdateWebhookBody, Delivery, DeliveryDetail, DeliveryList, DeliveryListQuery, WEBHOOK_COMPONENTS, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret } from './webhook-schemas.ts';
 import { toEndpoint, type WebhookStore } from './webhook-store.ts';
 import { webhookRefusalError } from './webhook-refusals.ts';
 
@@ -29,7 +29,7 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
   app.post('/webhooks', {
     schema: {
       tags, operationId: 'createWebhookEndpoint', summary: 'Register a webhook endpoint',
-      description: 'The endpoint receives `scan.created` for every scan of the workspace from now on. The URL must be HTTPS and public. The response holds the signing secret; it is not shown again. At most 10 endpoints per workspace.',
+      description: 'The endpoint receives the events it names (`events`, default `["scan.created"]`) from now on: `scan.created` for every scan of the workspace, `link.created`, `link.updated` and `link.deleted` for every change of its links. The URL must be HTTPS and public. The response holds the signing secret; it is not shown again. At most 10 endpoints per workspace.',
       body: ref(CreateWebhookBody),
       response: { 201: withRateLimitHeaders(WebhookEndpointWithSecret, 'The endpoint, with its secret.'), ...errorResponses(...API_BODY_ERRORS, 409) },
     },
@@ -47,6 +47,19 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
   app.get('/webhooks/:id', {
     schema: { tags, operationId: 'getWebhookEndpoint', summary: 'Get a webhook endpoint', params: EndpointParams, response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_ERRORS, 404) } },
   }, async (request) => toEndpoint(await endpointOf(request.linksAuth.workspaceId, request.params.id)));
+
+  app.patch('/webhooks/:id', {
+    schema: {
+      tags, operationId: 'updateWebhookEndpoint', summary: 'Change a webhook endpoint',
+      description: 'Changes its description or the events it receives (from now on).',
+      params: EndpointParams, body: ref(UpdateWebhookBody),
+      response: { 200: withRateLimitHeaders(WebhookEndpoint, 'The endpoint.'), ...errorResponses(...API_BODY_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const row = await store.update(request.linksAuth.workspaceId, request.params.id, request.body);
+    if (!row) throw notFound('webhook endpoint');
+    return toEndpoint(row);
+  });
 
   app.delete('/webhooks/:id', {
     schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint', description: 'Deletes it with its delivery log; queued deliveries are not sent.', params: EndpointParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(...API_ERRORS, 404) } },

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
-import type { CreateWebhookInput, WebhookEndpointType } from './webhook-schemas.ts';
+import { DEFAULT_WEBHOOK_EVENTS, type CreateWebhookInput, type UpdateWebhookInput, type WebhookEndpointType, type WebhookEvent } from './webhook-schemas.ts';
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 10;
 
@@ -13,6 +13,7 @@ export interface EndpointRow {
   workspace_id: string;
   url: string;
   description: string | null;
+  events: WebhookEvent[];
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
@@ -29,7 +30,7 @@ export function toEndpoint(row: EndpointRow): WebhookEndpointType {
     id: row.id,
     url: row.url,
     description: row.description,
-    events: ['scan.created'],
+    events: row.events,
     secretHint: `${row.secret.slice(0, 10)}…`,
     previousSecretExpiresAt: graceLeft ? row.previous_secret_expires_at!.toISOString() : null,
     createdAt: row.created_at.toISOString(),
@@ -57,8 +58,8 @@ export class WebhookStore {
       const { rows: [counted] } = await client.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = $1', [workspaceId]);
       if (Number(counted!.n) >= MAX_ENDPOINTS_PER_WORKSPACE) return [];
       return (await client.query<EndpointRow>(
-        'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [randomUUID(), workspaceId, url, input.description ?? null, secret],
+        'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret, events) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [randomUUID(), workspaceId, url, input.description ?? null, secret, input.events ?? DEFAULT_WEBHOOK_EVENTS],
       )).rows;
     });
     if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_WORKSPACE } };
@@ -71,6 +72,17 @@ export class WebhookStore {
 
   async get(workspaceId: string, id: string): Promise<EndpointRow | undefined> {
     return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2', [workspaceId, id])).rows[0];
+  }
+
+  /** Changes the description or the events; undefined when there is no such endpoint. A change of events applies to events from now on. */
+  async update(workspaceId: string, id: string, changes: UpdateWebhookInput): Promise<EndpointRow | undefined> {
+    const { rows } = await this.pg.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET description = CASE WHEN $3 THEN $4 ELSE description END, events = coalesce($5, events),
+              updated_at = date_trunc('milliseconds', now())
+        WHERE workspace_id = $1 AND id = $2 RETURNING *`,
+      [workspaceId, id, changes.description !== undefined, changes.description ?? null, changes.events ?? null],
+    );
+    return rows[0];
   }
 
   /** Deletes the endpoint with its delivery log; queued deliveries are dropped with it. */

@@ -10,6 +10,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 //   2. "alone": files that disturb the stack or that another file's load could
 //      make fail, one at a time in one process.
 // Every file is in exactly one group; a new file runs side by side unless listed here.
+// A file whose processes would take or see other files' work in the run's shared databases (a mail
+// sender takes every queued message, a broadcast worker every due job, an ingress relays every
+// unpublished outbox row) is not listed: it calls useOwnDatabases() (test/support/own-databases.ts).
 const ALONE = [
   // Stops and restarts Kafka under everyone.
   'test/integration/links/scan-pipeline.test.ts',
@@ -20,45 +23,21 @@ const ALONE = [
   // workers/all.ts hosts every worker kind, among them the webhook dispatcher, which
   // polls the deliveries of every file of the run; and it must stop within its deadline.
   'test/integration/platform/worker-shutdown.test.ts',
-  // Leaves an outbox row unpublished; any ingress of the run would relay it, to its own file's topic.
-  'test/integration/links/links-changelog.test.ts',
-  // Marks conversions unpublished and relays them itself; another file's ingress could relay them first.
-  'test/integration/links/conversions.test.ts',
   // Time-bound: events reach Redis within 5 ms, a count goes stale after 1.1 s.
   'test/integration/platform/buffered-limit.test.ts',
   // Time-bound: a changed link reaches both instances within a second.
   'test/integration/links/redirect.test.ts',
   // Time-bound: a browser must land on the destination within seconds (and chromium wants both cores).
   'test/integration/links/pixel-page-browser.test.ts',
-  // Leave mail messages unpublished on purpose; any ingress of the run would relay them, to its own file's topic.
-  'test/integration/mail/emails-crash.test.ts',
-  'test/integration/mail/idempotency.test.ts',
   // Time-bound: bursts must fall within one second of Redis's clock.
   'test/integration/mail/key-rate-limit.test.ts',
   // Time-bound: no second at its relay may hold more than 12 messages; its senders poll every file's queued mail.
   'test/integration/mail/sender.test.ts',
-  // Starts senders, which take every file's queued mail, and a broadcast worker whose fan-out
-  // another file's ingress could relay to its own topic.
-  'test/integration/mail/sender-guards.test.ts',
   // Time-bound: a browser opens a sent message's preferences page (chromium wants both cores); its
   // sender takes every file's queued mail.
   'test/integration/mail/preferences-page-browser.test.ts',
-  // Starts a sender, which takes every file's queued mail, to see canceled mail never sent.
-  'test/integration/mail/emails-cancel-list.test.ts',
-  // Kills its broadcast worker mid-fan-out, leaving a batch of messages for the outbox relay: another
-  // file's ingress could relay them to its own topic, where that file's sender would send them.
-  'test/integration/mail/broadcasts.test.ts',
-  // Runs a broadcast worker, whose job scheduler would take every file's due broadcast jobs (one
-  // table for the run) to this file's topic; and it fans 800 MB of mail out through Postgres.
-  'test/integration/mail/broadcast-failures.test.ts',
-  // Kills its automation worker mid-run and sends through a sender to its own relay: another file's
-  // sender would take its messages, and another file's ingress relay its unpublished ones.
-  'test/integration/mail/automations.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
-  // Starts a sender (takes every file's queued mail), a broadcast worker, and a mail-webhooks worker with
-  // its own CA, which beside mail-webhooks.test.ts's would claim that file's deliveries (one table for the run).
-  'test/integration/mail/mail-webhook-events.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteOwned, ownedLeftovers, underPrefix, type SharedServices } from './support/kafka-leftovers.ts';
-import { dropDatabases } from './support/drop-databases.ts';
+import { dropDatabases, dropLeftoverFileDatabases } from './support/drop-databases.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { migrateAll } from '../src/platform/migrations.ts';
@@ -71,7 +71,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind;
   // only when no other run is going, since theirs look the same.
   const alone = await locks.alone();
-  if (!runName && alone) await deleteOwned(services, (name) => TEST_TOPIC_PREFIX.test(name.split('.')[0] ?? ''));
+  if (!runName && alone) {
+    await deleteOwned(services, (name) => TEST_TOPIC_PREFIX.test(name.split('.')[0] ?? ''));
+    await dropLeftoverFileDatabases(config);
+  }
 
   project.provide('testEnv', testEnv);
 

@@ -13,3 +13,12 @@ export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: s
   await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(name)}`);
   await ch.close();
 }
+
+/** Drops the databases test files made for themselves (own-databases.ts) in runs killed before their teardown. */
+export async function dropLeftoverFileDatabases(config: ClickHouseConfig & { DATABASE_URL: string }): Promise<void> {
+  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'linkmail\\_own\\_%'`);
+  await admin.end();
+  for (const { datname } of rows) await dropDatabases(config, datname);
+}

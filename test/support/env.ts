@@ -6,6 +6,13 @@ import { loadServiceConfig, type ServiceConfig } from '../../src/service.ts';
 
 const TEST_DIR = fileURLToPath(new URL('../', import.meta.url));
 
+// Set by useOwnDatabases (own-databases.ts) for a file with databases of its own; each file runs in a fresh module graph.
+let databasesOfThisFile: Record<string, string> | undefined;
+
+export function useDatabasesOfThisFile(settings: Record<string, string> | undefined): void {
+  databasesOfThisFile = settings;
+}
+
 /**
  * The run's settings, with a topic prefix of this test file's own under the run's
  * (`test-1a2b3c4d.links-analytics`): files that run side by side then share no
@@ -13,7 +20,7 @@ const TEST_DIR = fileURLToPath(new URL('../', import.meta.url));
  * them all by the run's prefix. Processes a test starts get the same settings.
  */
 export function testEnv(): Record<string, string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...inject('testEnv') };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...inject('testEnv'), ...databasesOfThisFile };
   const file = expect.getState().testPath;
   if (file) env.TOPIC_PREFIX = `${env.TOPIC_PREFIX}.${fileSlug(file)}`;
   return env;

@@ -13,6 +13,7 @@ import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { scan, scanSink } from '../../support/links/scans.ts';
 import { readTopic } from '../../support/topic-reader.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
@@ -20,6 +21,9 @@ let other: ReturnType<typeof client>;
 let workspaceId: string;
 let stopWorkers: () => Promise<void>;
 const started = Date.now();
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });

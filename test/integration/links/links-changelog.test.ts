@@ -9,10 +9,14 @@ import { client, startIngress, type TestIngress } from '../../support/ingress.ts
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import { eventually } from '../../support/env.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
 let workspaceId: string;
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress();

@@ -18,6 +18,7 @@ import { libfaketime, startMailSender, stopMailSender } from '../../support/mail
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { readTopic } from '../../support/topic-reader.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let db: pg.Pool;
@@ -34,9 +35,12 @@ async function stopWorker(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   await stopChild(w, signal);
 }
 
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
+
 beforeAll(async () => {
   ingress = await startIngress({ MAIL_AUTOMATION_MINUTE_MS: MINUTE_MS });
-  db = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
+  db = new pg.Pool({ connectionString: testConfig().DATABASE_URL, max: 4 });
   worker = await startWorker();
 }, 180_000);
 

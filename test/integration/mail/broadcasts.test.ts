@@ -16,6 +16,7 @@ import { broadcastHelpers, type Org } from '../../support/mail/broadcasts.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
 import { startSmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { linkToken } from '../../../src/mail/tracking/tracking-links.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let db: pg.Pool;
@@ -33,9 +34,12 @@ async function stopWorker(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   await stopChild(w, signal);
 }
 
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
+
 beforeAll(async () => {
   ingress = await startIngress({ MAIL_RESEND_WAIT_HOURS: '0' });
-  db = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
+  db = new pg.Pool({ connectionString: testConfig().DATABASE_URL, max: 2 });
   worker = await startWorker();
 }, 180_000);
 

@@ -12,6 +12,7 @@ import type { Child } from '../../support/processes.ts';
 import { mailKey, nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let relay: SmtpCapture;
@@ -19,6 +20,9 @@ let sender: Child;
 let org: { organizationId: string; key: string; keyId: string };
 let resend: Resend;
 let from: string;
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });

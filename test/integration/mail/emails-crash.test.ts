@@ -9,6 +9,7 @@ import { testConfig, eventually } from '../../support/env.ts';
 import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { publishedRecords } from '../../support/mail/messages.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 const config = testConfig();
 let db: pg.Pool;
@@ -25,8 +26,11 @@ async function ingress(env: Record<string, string> = {}): Promise<{ url: string;
 /** Whether the message has left the outbox (it is on the topic). */
 const published = async (id: string) => (await db.query('SELECT count(*)::int AS n FROM mail_message_outbox WHERE message_id = $1', [id])).rows[0].n === 0;
 
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
+
 beforeAll(() => {
-  db = new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 });
+  db = new pg.Pool({ connectionString: testConfig().DATABASE_URL, max: 2 });
 });
 afterAll(async () => {
   for (const c of children) if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGKILL');

@@ -4,9 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { publishedRecords, storedCount } from '../../support/mail/messages.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let url: string;
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });

@@ -19,6 +19,7 @@ import type { Receiver } from '../../support/links/webhook-receiver.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
 import { organizationWithSdk, receiversOf, signatureHeaders, startMailWebhooks } from '../../support/mail/webhooks.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ca: TestCa;
 let ingress: TestIngress;
@@ -27,6 +28,9 @@ let sender: Child;
 let broadcasts: Child;
 let worker: Child;
 const receivers = receiversOf(() => ca);
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ca = makeTestCa();

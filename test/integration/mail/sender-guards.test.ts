@@ -13,10 +13,14 @@ import { startWorkerKinds, stopChild, type Child } from '../../support/processes
 import { adminOptions, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let relay: SmtpCapture;
 const children: Child[] = [];
+
+// Its own databases: see vitest.config.ts (why this file may run side by side).
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress({ MAIL_INBOUND_SMTP_PORT: '0' });

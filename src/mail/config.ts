@@ -49,6 +49,8 @@ export const MailConfigSchema = Type.Object({
   MAIL_AB_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** Contacts per fan-out batch (one transaction each) of a broadcast; smaller in tests, so a small audience crosses as many batches. */
   MAIL_FANOUT_BATCH: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
+  /** Bytes of messages per fan-out batch, at most (one contact's at least); smaller in tests, so a few large messages cross as many batches. */
+  MAIL_FANOUT_BATCH_BYTES: Type.Integer({ minimum: 1024 * 1024, maximum: 256 * 1024 * 1024, default: 64 * 1024 * 1024 }),
   /** The length of a minute of an automation step's delay_minutes; shorter only to test delays without waiting. */
   MAIL_AUTOMATION_MINUTE_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 60_000 }),
   /** Mail webhooks: the wait after each failed attempt, in ms (attempts = delays + 1); by default Resend's schedule, about a day. */

@@ -25,9 +25,9 @@ import { FanOut } from './fan-out.ts';
 /** A start command may run this much before its scheduled time (clocks of two machines). */
 const EARLY_MS = 1000;
 
-export function broadcastKind(platform: Platform, outbox: MessageOutbox, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS' | 'MAIL_FANOUT_BATCH'>): MessageWorkerKind<MailCommand, undefined> {
+export function broadcastKind(platform: Platform, outbox: MessageOutbox, config: Pick<MailConfig, 'MAIL_AB_MINUTE_MS' | 'MAIL_FANOUT_BATCH' | 'MAIL_FANOUT_BATCH_BYTES'>): MessageWorkerKind<MailCommand, undefined> {
   const log = platform.log.child({ component: 'mail-broadcasts' });
-  const fanOut = new FanOut(platform.pg, outbox, config.MAIL_AB_MINUTE_MS, config.MAIL_FANOUT_BATCH);
+  const fanOut = new FanOut(platform.pg, outbox, config.MAIL_AB_MINUTE_MS, config.MAIL_FANOUT_BATCH, config.MAIL_FANOUT_BATCH_BYTES);
   return {
     kind: 'mail-broadcasts',
     topics: [mailCommandsTopic],

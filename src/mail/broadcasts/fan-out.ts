@@ -1,5 +1,5 @@
 // The fan-out of a broadcast, in batches of 500 contacts (MAIL_FANOUT_BATCH), or fewer when their
-// messages reach BATCH_BYTES (2 MB of HTML and 2 MB of text to 500 contacts would
+// messages reach 64 MB (MAIL_FANOUT_BATCH_BYTES; 2 MB of HTML and 2 MB of text to 500 contacts would
 // be 2 GB in one statement, past what one string or parameter can hold). Each batch is one
 // transaction: the broadcast's row locked (a cancel waits for the batch and the
 // next batch sees it), the recipient rows, the messages with their outbox rows,
@@ -25,7 +25,7 @@ import { endCanceled } from './end-broadcast.ts';
 
 export const FAN_OUT_BATCH = 500;
 /** A batch stops taking contacts once its messages hold this many bytes (UTF-8). */
-export const BATCH_BYTES = 64 * 1024 * 1024;
+export const FAN_OUT_BATCH_BYTES = 64 * 1024 * 1024;
 
 interface Recipient {
   contact: string;
@@ -47,6 +47,8 @@ export class FanOut {
     private readonly minuteMs = 60_000,
     /** Contacts per batch (MAIL_FANOUT_BATCH). */
     private readonly batchSize = FAN_OUT_BATCH,
+    /** Bytes of messages per batch (MAIL_FANOUT_BATCH_BYTES). */
+    private readonly batchBytes = FAN_OUT_BATCH_BYTES,
   ) {}
 
   /**
@@ -81,7 +83,7 @@ export class FanOut {
     }
     if (b.phase === 'rest') return this.restBatch(db, b, query);
     const contacts = await nextContacts(db, query, b.cursor, this.batchSize);
-    const { recipients, taken } = takeWithin(contacts, (c) => (c.suppressed ? null : this.recipientOf(b, c)));
+    const { recipients, taken } = takeWithin(contacts, this.batchBytes, (c) => (c.suppressed ? null : this.recipientOf(b, c)));
     const messageIds = await this.write(db, b, recipients);
     await this.countRecipients(db, b, recipients);
     const count = (state: Recipient['state']) => recipients.filter((r) => r.state === state).length;
@@ -135,7 +137,7 @@ export class FanOut {
     const waiting = await nextWaiting(db, query, b.id, b.cursor, this.batchSize);
     const subject = b.ab_winner === 'B' ? b.subject_b! : b.subject;
     const skip = (contact: string, reason: string): Recipient => ({ contact, state: 'skipped', variant: null, message: null, reason });
-    const { recipients, taken } = takeWithin(waiting, (w) => {
+    const { recipients, taken } = takeWithin(waiting, this.batchBytes, (w) => {
       if (!w.contact) return skip(w.contactId, 'the contact was deleted while the A/B test ran');
       if (!w.eligible || w.contact.suppressed) return skip(w.contactId, 'no longer eligible when the winner was chosen (unsubscribed, out of the topic or the segment, or suppressed)');
       return this.made(b, w.contact, subject, null);
@@ -226,14 +228,14 @@ export class FanOut {
 
 /**
  * Makes the recipients of `items` in order (null: none, a suppressed contact) until their messages
- * hold BATCH_BYTES, and at least one; how many items it took.
+ * hold `bytes`, and at least one; how many items it took.
  */
-function takeWithin<T>(items: T[], make: (item: T) => Recipient | null): { recipients: Recipient[]; taken: number } {
+function takeWithin<T>(items: T[], bytes: number, make: (item: T) => Recipient | null): { recipients: Recipient[]; taken: number } {
   const recipients: Recipient[] = [];
   let size = 0;
   let taken = 0;
   for (const item of items) {
-    if (size >= BATCH_BYTES) break;
+    if (size >= bytes) break;
     const r = make(item);
     taken++;
     if (!r) continue;

@@ -1,44 +1,21 @@
 // /api/v1/templates (FULL keys): templates with versions. Paths take the
 // template's id or slug. Edits change the draft (the newest version, opened from the
 // last published one when needed); publish makes the draft immutable.
-import { Type } from '@sinclair/typebox';
-import { addComponents, ref } from '../../platform/http/components.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { Name } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { checkPartSizes } from '../http/content-size.ts';
-import { NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
-import { page, PageOf, PageQuery } from '../http/pagination.ts';
+import { page, PageQuery } from '../http/pagination.ts';
 import { renderPart, tagProblems } from './render.ts';
 import type { TemplateRow, Templates, VersionRow } from './templates.ts';
 import { resolvedOrRefused } from './template-refusals.ts';
+import { CreateTemplateBody, Params, RenderTemplateBody, Rendered, TemplateList, TemplateSchema, UpdateTemplateBody, VersionList, VersionParams, VersionSchema } from './template-schemas.ts';
 
 /** Bodies that may hold a subject, html and text of 2 MB each, escaped as JSON. */
 const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
-const Subject = Type.Union([Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\r\\n]*$' }), Type.Null()]);
-const Part = Type.Union([Type.String(), Type.Null()], { description: 'At most 2 MB (UTF-8).' });
-
-const VersionSchema = Type.Object(
-  { object: Type.Literal('template_version'), template_id: Type.String(), version: Type.Integer(), subject: Type.Union([Type.String(), Type.Null()]), html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]), published_at: NullableTimestamp({ description: 'null: the draft.' }), created_at: Timestamp(), updated_at: Timestamp() },
-  { $id: 'TemplateVersion', title: 'TemplateVersion' },
-);
-const TemplateSchema = Type.Object(
-  {
-    object: Type.Literal('template'), id: Type.String(), slug: Type.String(), name: Type.String(),
-    latest_published_version: Type.Union([Type.Integer(), Type.Null()]),
-    draft: Type.Union([ref(VersionSchema), Type.Null()], { description: 'The version edits change, if any.' }),
-    created_at: Timestamp(), updated_at: Timestamp(),
-  },
-  { $id: 'Template', title: 'Template' },
-);
-const TemplateList = PageOf(Type.Object({ object: Type.Literal('template'), id: Type.String(), slug: Type.String(), name: Type.String(), created_at: Timestamp(), updated_at: Timestamp() }), 'TemplateList');
-const VersionList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(VersionSchema)) }, { $id: 'TemplateVersionList', title: 'TemplateVersionList' });
-const Rendered = Type.Object({ object: Type.Literal('rendered_template'), version: Type.Integer(), subject: Type.String(), html: Type.Union([Type.String(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]) }, { $id: 'RenderedTemplate', title: 'RenderedTemplate' });
-const Params = Type.Object({ template: Type.String({ description: 'The template\'s id or slug.' }) });
-
 const toVersion = (v: VersionRow) => ({ object: 'template_version' as const, template_id: v.template_id, version: v.version, subject: v.subject, html: v.html, text: v.text_body, published_at: v.published_at?.toISOString() ?? null, created_at: v.created_at.toISOString(), updated_at: v.updated_at.toISOString() });
 const summary = (t: TemplateRow) => ({ object: 'template' as const, id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString(), updated_at: t.updated_at.toISOString() });
 
@@ -74,7 +51,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
     bodyLimit: CONTENT_BODY_LIMIT,
     schema: {
       tags, operationId: 'createTemplate', summary: 'Create a template (its draft version 1)',
-      body: Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Name(120), subject: Type.Optional(Subject), html: Type.Optional(Part), text: Type.Optional(Part) }, { additionalProperties: false }),
+      body: CreateTemplateBody,
       response: { 201: withRateLimitHeaders(TemplateSchema, 'The new template.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
@@ -101,7 +78,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
       tags, operationId: 'updateTemplate', summary: 'Rename a template or edit its draft',
       description: 'Content edits change the draft; when the newest version is published, a draft n+1 is opened from it first. A published version never changes.',
       params: Params,
-      body: Type.Object({ name: Type.Optional(Name(120)), subject: Type.Optional(Subject), html: Type.Optional(Part), text: Type.Optional(Part) }, { additionalProperties: false, minProperties: 1 }),
+      body: UpdateTemplateBody,
       response: { 200: withRateLimitHeaders(TemplateSchema, 'The template and its draft.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
     },
   }, async (request) => {
@@ -137,7 +114,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
 
   app.get('/templates/:template/versions/:version', {
     config,
-    schema: { tags, operationId: 'getTemplateVersion', summary: 'One version of a template', params: Type.Object({ template: Type.String(), version: Type.Integer({ minimum: 1, maximum: 1_000_000 }) }), response: { 200: withRateLimitHeaders(VersionSchema, 'The version.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+    schema: { tags, operationId: 'getTemplateVersion', summary: 'One version of a template', params: VersionParams, response: { 200: withRateLimitHeaders(VersionSchema, 'The version.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
   }, async (request) => {
     const row = await templateOf(request.mailAuth.organizationId, request.params.template);
     const version = await templates.version(row.id, request.params.version);
@@ -150,10 +127,7 @@ export async function templateRoutes(app: App, deps: { templates: Templates; pg:
     schema: {
       tags, operationId: 'renderTemplate', summary: 'Preview a published version for a sample contact',
       params: Params,
-      body: Type.Object({
-        version: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('latest')])),
-        contact: Type.Object({ email: Type.String({ maxLength: 254 }), first_name: Type.Optional(Type.Union([Type.String(), Type.Null()])), last_name: Type.Optional(Type.Union([Type.String(), Type.Null()])), properties: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))) }, { additionalProperties: false }),
-      }, { additionalProperties: false }),
+      body: RenderTemplateBody,
       response: { 200: withRateLimitHeaders(Rendered, 'The rendered parts.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 422) },
     },
   }, async (request) => {

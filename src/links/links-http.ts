@@ -65,6 +65,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     targets: { cname: links.config.LINK_DOMAIN_CNAME_TARGET || hostOfUrl(links.shortLinkBase), addresses: listSetting(links.config.LINK_DOMAIN_A_TARGETS) },
     onServedChange: () => served.refresh(),
   };
+  links.links.refuseUrlsOn(() => served.servingHosts());
 
   const api: ApiProduct = {
     name: 'links',

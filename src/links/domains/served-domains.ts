@@ -13,6 +13,8 @@ export type ServedDomain = string | null | undefined;
 export class ServedDomains {
   /** Verified branded domain name → domain id. Replaced whole on each read. */
   private branded = new Map<string, string>();
+  /** The verified branded domains' names. */
+  private serving: ReadonlySet<string> = new Set();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -31,6 +33,11 @@ export class ServedDomains {
     return this.branded.get(host);
   }
 
+  /** The verified branded domains' names (a link may not point at them: it would redirect into the service). */
+  servingHosts(): ReadonlySet<string> {
+    return this.serving;
+  }
+
   /** Whether the name is one of the base domain's hosts (a workspace cannot add it). */
   isBaseHost(name: string): boolean {
     return this.baseHosts.has(hostName(name)!);
@@ -45,6 +52,7 @@ export class ServedDomains {
   async refresh(): Promise<void> {
     const { rows } = await this.pg.query<{ id: string; name: string }>('SELECT id, name FROM link_domains WHERE verified_at IS NOT NULL AND deleted_at IS NULL');
     this.branded = new Map(rows.map((r) => [r.name, r.id]));
+    this.serving = new Set(this.branded.keys());
   }
 
   private schedule(): void {

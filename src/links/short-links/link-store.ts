@@ -167,6 +167,11 @@ export class LinkStore {
   /** The base domain's host name: a link given it as `domain` goes on the base domain (and a `domain` filter of it means links on no branded domain). */
   readonly baseHost: string | undefined;
 
+  /** Hosts that also serve short links (verified branded domains): link URLs may not point at them either. */
+  refuseUrlsOn(hosts: () => ReadonlySet<string>): void {
+    this.own.alsoServedBy(hosts);
+  }
+
   /** Runs fn in a transaction. */
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return withTransaction(this.pg, fn);

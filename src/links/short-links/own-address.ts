@@ -37,14 +37,21 @@ function same(a: Endpoint, b: Endpoint): boolean {
 /** The service's own addresses (its short-link base and public base URLs), to test link URLs against. */
 export class OwnAddresses {
   private readonly own: Endpoint[];
+  /** Other host names that serve short links on the default ports (verified branded domains, aliases), when known. */
+  private served: () => ReadonlySet<string> = () => new Set();
 
   constructor(baseUrls: readonly string[]) {
     this.own = baseUrls.filter(Boolean).map((u) => endpoint(new URL(u)));
   }
 
+  /** Also refuse these hosts (asked at each check, so a domain verified later counts). */
+  alsoServedBy(hosts: () => ReadonlySet<string>): void {
+    this.served = hosts;
+  }
+
   /** True when `url` (an http(s) URL) reaches this service. */
   includes(url: URL): boolean {
     const target = endpoint(url);
-    return this.own.some((o) => same(o, target));
+    return this.own.some((o) => same(o, target)) || (isDefaultPort(target.port) && this.served().has(target.host));
   }
 }

@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } fr
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { DESKTOP_UA, scansStored, scanSink } from '../../support/links/scans.ts';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
-import { eventually } from '../../support/env.ts';
+import { eventually, testConfig } from '../../support/env.ts';
 import { decodeQr } from '../../support/links/decode.ts';
 import { startTestDns, type TestDns } from '../../support/mail/dns-server.ts';
 
@@ -31,8 +31,8 @@ afterAll(async () => {
 const freshDomain = () => `go-${randomBytes(4).toString('hex')}.example.com`;
 
 /** GET /<path> with this Host header, following nothing. */
-function scanOn(host: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; location: string | undefined; body: string }> {
-  const { port } = new URL(url);
+function scanOn(host: string, path: string, headers: Record<string, string> = {}, base = url): Promise<{ status: number; location: string | undefined; body: string }> {
+  const { port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path: `/${path}`, headers: { host, 'user-agent': DESKTOP_UA, 'x-forwarded-for': freshIp(), accept: 'application/json', ...headers } }, (res) => {
       let body = '';
@@ -307,5 +307,34 @@ describe('link domains', () => {
     expect(await png({ shortId })).toBe(`http://127.0.0.1:3000/${shortId}`);
     expect((await api.post('/api/v1/qr', { shortId, domain: 'nope.example.com', format: 'svg' })).status).toBe(404);
     expect((await api.post('/api/v1/qr', { shortId, domain: 'not a domain', format: 'svg' })).body.error.code).toBe('validation_failed');
+  });
+
+  it('refuses link URLs on a verified branded domain of any workspace: they would redirect into the service', async () => {
+    const { name } = await workspaceWithDomain();
+    const api = client(url, (await workspaceWithKey(url)).key);
+    for (const body of [{ destination: `https://${name}/x` }, { destination: 'https://example.com/', iosUrl: `http://${name.toUpperCase()}./x` }]) {
+      const res = await api.post('/api/v1/links', body);
+      expect([res.status, res.body.error.code]).toEqual([400, 'invalid_url']);
+    }
+    // Another port of the host is another service.
+    expect((await api.post('/api/v1/links', { destination: `https://${name}:8443/x` })).status).toBe(201);
+  });
+
+  it('another ingress serves a newly verified domain within its revalidation interval, and reads a new link on it through from Postgres', async () => {
+    // Its own topic prefix: it never reads this test's changelog, so only Postgres can tell it.
+    const lagging = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', REDIRECT_REVALIDATE_MS: '300', TOPIC_PREFIX: `${testConfig().TOPIC_PREFIX}.lagging` });
+    try {
+      const { api, name } = await workspaceWithDomain();
+      await eventually(async () => lagging.app.redirects.domains.resolve(name) !== undefined, 10_000, 100);
+      const shortId = `late-${randomBytes(3).toString('hex')}`;
+      const before = lagging.app.redirects.readThrough.queries;
+      expect((await api.post('/api/v1/links', { destination: 'https://example.com/late', shortId, domain: name })).status).toBe(201);
+      expect((await scanOn(name, shortId, {}, lagging.url)).location).toMatch(/^https:\/\/example\.com\/late\?svc_cid=/);
+      expect(lagging.app.redirects.readThrough.queries).toBeGreaterThan(before);
+      // The same short ID on the base domain is another link, missing there.
+      expect((await scanOn('127.0.0.1', shortId, {}, lagging.url)).status).toBe(404);
+    } finally {
+      await lagging.close();
+    }
   });
 });

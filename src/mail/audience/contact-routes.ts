@@ -11,6 +11,8 @@ import { contactEmail, propertiesProblem, type PropertyValue } from './contact-f
 import { ContactList, ContactParams, ContactSchema, CreateContactBody, ListContactsQuery, UpdateContactBody } from './contact-schemas.ts';
 import { toContact, type ContactRow, type Contacts } from './contacts.ts';
 
+const contactExists = () => new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
+
 /** The contact of the path (id or address), or 404. */
 export async function contactOf(contacts: Contacts, organizationId: string, idOrEmail: string): Promise<ContactRow> {
   const row = idOrEmail.includes('@') || isUuid(idOrEmail) ? await contacts.find(organizationId, idOrEmail) : undefined;
@@ -45,7 +47,7 @@ export async function contactRoutes(app: App, deps: { contacts: Contacts; pg: Po
   }, async (request, reply) => {
     checkProperties(request.body.properties);
     const row = await contacts.create(request.mailAuth.organizationId, { ...request.body, email: checkedEmail(request.body.email) });
-    if (!row) throw new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
+    if (!row) throw contactExists();
     return reply.status(201).send(toContact(row));
   });
 
@@ -75,12 +77,9 @@ export async function contactRoutes(app: App, deps: { contacts: Contacts; pg: Po
     const row = await contactOf(contacts, request.mailAuth.organizationId, request.params.contact);
     checkProperties(request.body.properties);
     const email = request.body.email === undefined ? undefined : checkedEmail(request.body.email);
-    try {
-      return toContact((await contacts.update(row.organization_id, row.id, { ...request.body, email }))!);
-    } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
-      throw err;
-    }
+    const changed = await contacts.update(row.organization_id, row.id, { ...request.body, email });
+    if (changed === 'contact_exists') throw contactExists();
+    return toContact(changed!);
   });
 
   app.delete('/contacts/:contact', {

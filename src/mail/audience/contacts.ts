@@ -87,24 +87,32 @@ export class Contacts {
     return rows[0];
   }
 
-  /** Changes the given fields; `properties` replaces the contact's properties. */
-  async update(organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined> {
-    const { rows } = await this.pg.query<ContactRow>(
-      `WITH changed AS (
-         UPDATE mail_contacts SET
-           email = coalesce($3, email),
-           first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
-           last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
-           properties = coalesce($8::jsonb, properties),
-           status = coalesce($9, status),
-           updated_at = now()
-         WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.updated' AS event_type
-       ), ${contactEventsCte('changed')}
-       SELECT * FROM changed`,
-      [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
-        change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
-    );
-    return rows[0];
+  /**
+   * Changes the given fields; `properties` replaces the contact's properties. Undefined when there is
+   * no such contact; 'contact_exists', changing nothing, when the new address is another contact's.
+   */
+  async update(organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined | 'contact_exists'> {
+    try {
+      const { rows } = await this.pg.query<ContactRow>(
+        `WITH changed AS (
+           UPDATE mail_contacts SET
+             email = coalesce($3, email),
+             first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
+             last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
+             properties = coalesce($8::jsonb, properties),
+             status = coalesce($9, status),
+             updated_at = now()
+           WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.updated' AS event_type
+         ), ${contactEventsCte('changed')}
+         SELECT * FROM changed`,
+        [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
+          change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
+      );
+      return rows[0];
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return 'contact_exists';
+      throw err;
+    }
   }
 
   async delete(organizationId: string, id: string): Promise<ContactRow | undefined> {

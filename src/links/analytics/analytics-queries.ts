@@ -16,6 +16,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, inList, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
+import { variantScans } from './variant-queries.ts';
 
 export interface AnalyticsFilter {
   /** Only these links (from linkId, tag or campaign); an empty list matches nothing. */
@@ -117,10 +118,11 @@ export class AnalyticsQueries {
     const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
       FROM (SELECT t, uniqHLL12MergeState(visitors) AS s FROM ${visitorSketches} GROUP BY t) ARRAY JOIN [t, -1] AS b GROUP BY b`;
 
-    const [series, visitorRows, rankedAll] = await Promise.all([
+    const [series, visitorRows, rankedAll, variants] = await Promise.all([
       this.ch.rows<{ t: string; scans: string }>(seriesQuery),
       this.ch.rows<{ bucket: string; visitors: string }>(visitorsQuery),
       this.ch.rows<{ dim: Dimension; value: string; count: string }>(rankedQuery),
+      variantScans(this.ch, workspaceId, range, filter, includeBots),
     ]);
     const groups = new Map<Dimension, Ranked>(dimensions.map((d) => [d, []]));
     for (const r of rankedAll) groups.get(r.dim)?.push({ value: r.value, count: Number(r.count) });
@@ -150,6 +152,7 @@ export class AnalyticsQueries {
       browsers: browsers.map((r) => ({ browser: r.value, count: r.count })),
       referrers: referrers.map((r) => ({ referrer: r.value || '(direct)', count: r.count })),
       utm,
+      variants,
     };
   }
 
@@ -176,6 +179,7 @@ export class AnalyticsQueries {
       timeseries: bucketStarts(range).map((t) => ({ start: new Date(t).toISOString(), scans: 0, uniqueVisitors: 0 })),
       topLinks: [], countries: [], cities: [], devices: [], os: [], browsers: [], referrers: [],
       utm: { sources: [], mediums: [], campaigns: [], terms: [], contents: [] },
+      variants: [],
     };
   }
 }

@@ -73,6 +73,10 @@ export const Analytics = Type.Object(
       terms: Type.Array(ref(ValueCount)),
       contents: Type.Array(ref(ValueCount)),
     }),
+    variants: Type.Array(
+      Type.Object({ variant: Type.String({ description: 'The test variant\'s URL.' }), scans: Count, uniqueVisitors: Count }),
+      { description: 'Scans of A/B test links (`testVariants`) by the variant each visitor was sent to, most first; visitors sent elsewhere by a device or geo URL are not in it.' },
+    ),
   },
   { $id: 'Analytics', title: 'Analytics' },
 );

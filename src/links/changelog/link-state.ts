@@ -20,6 +20,12 @@ export interface LinkState {
   campaignId: string | null;
   version: number;
   updatedAt: number;
+  forwardQuery: boolean;
+  clickId: boolean;
+  expiredUrl: string | null;
+  validFrom: number | null;
+  geo: Record<string, string>;
+  testVariants: { url: string; percent: number }[];
 }
 
 /**
@@ -46,4 +52,10 @@ export const toLinkState = (row: LinkRow): LinkState => ({
   campaignId: row.campaign_id,
   version: Number(row.version),
   updatedAt: row.updated_at.getTime(),
+  forwardQuery: row.forward_query,
+  clickId: row.click_id,
+  expiredUrl: row.expired_url,
+  validFrom: row.valid_from?.getTime() ?? null,
+  geo: row.geo ?? {},
+  testVariants: row.test_variants ?? [],
 });

@@ -105,6 +105,18 @@ export const Funnel = Type.Object(
     clickRate: Type.Number({ description: 'trackedClicks / scans (0 when there are no scans; above 1 when clicks in the range come from earlier scans).' }),
     conversionRate: Type.Number({ description: 'convertedScans / scans (0 when there are no scans; above 1 when conversions in the range come from earlier scans).' }),
     revenue: Type.Array(ref(Revenue), { description: 'Revenue per currency, largest first; conversions without amount are not listed.' }),
+    variants: Type.Array(
+      Type.Object({
+        variant: Type.String({ description: 'The test variant\'s URL.' }),
+        scans: Type.Integer(),
+        trackedClicks: Type.Integer(),
+        conversions: Type.Integer(),
+        convertedScans: Type.Integer(),
+        clickRate: Type.Number(),
+        conversionRate: Type.Number(),
+      }),
+      { description: 'The same steps for the scans of A/B test links (`testVariants`), by the variant each visitor was sent to, most scans first. A variant\'s clicks and conversions are those of its scans, reported in the range.' },
+    ),
   },
   { $id: 'Funnel', title: 'Funnel' },
 );

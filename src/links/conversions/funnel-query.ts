@@ -85,7 +85,7 @@ export class FunnelQueries {
     const to = new Date(range.to);
     const filter = where(workspaceId, from, to, scope.linkIds);
     const converted = includeBots ? filter : sql`${filter}${ofPeople(workspaceId, filter)}`;
-    const [scans, steps, revenue] = await Promise.all([
+    const [scans, steps, revenue, variants] = await Promise.all([
       this.ch.rows<{ scans: string }>(sql`SELECT count() AS scans FROM scans WHERE ${filter}${includeBots ? sql`` : sql` AND is_bot = 0`}`),
       this.ch.rows<{ clicks: string; conversions: string; converted: string }>(sql`
         SELECT uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
@@ -96,6 +96,7 @@ export class FunnelQueries {
         SELECT currency, sum(intDiv(amount_micros, 1000000)) AS units, sum(amount_micros % 1000000) AS millionths, count() AS conversions
           FROM conversions WHERE ${converted} AND type = 'conversion' AND currency != ''
          GROUP BY currency`),
+      this.variantSteps(workspaceId, filter, converted, includeBots),
     ]);
     const scanCount = Number(scans[0]?.scans ?? 0);
     const s = steps[0] ?? { clicks: '0', conversions: '0', converted: '0' };
@@ -119,7 +120,38 @@ export class FunnelQueries {
           const amountExact = microsToDecimal(micros);
           return { currency, amount: Number(amountExact), amountExact, conversions };
         }),
+      variants,
     };
+  }
+
+  /**
+   * The funnel's steps per A/B variant: scans by their variant, and clicks and conversions by the
+   * variant of their scan (looked up in `scans` for the converted scans only, as ofPeople does).
+   */
+  private async variantSteps(workspaceId: string, filter: SqlFragment, converted: SqlFragment, includeBots: boolean): Promise<FunnelType['variants']> {
+    const [scans, steps] = await Promise.all([
+      this.ch.rows<{ variant: string; scans: string }>(sql`
+        SELECT variant, count() AS scans FROM scans WHERE ${filter} AND variant != ''${includeBots ? sql`` : sql` AND is_bot = 0`} GROUP BY variant`),
+      this.ch.rows<{ variant: string; clicks: string; conversions: string; converted: string }>(sql`
+        SELECT variant, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
+               uniqExactIf(scan_id, type = 'conversion') AS converted
+          FROM conversions
+          ANY INNER JOIN (SELECT scan_id, variant FROM scans
+                           WHERE workspace_id = ${workspaceId} AND variant != '' AND scan_id IN (SELECT scan_id FROM conversions WHERE ${converted})) USING scan_id
+         WHERE ${converted} GROUP BY variant`),
+    ]);
+    const stepsOf = new Map(steps.map((s) => [s.variant, s]));
+    const variants = new Set([...scans.map((s) => s.variant), ...steps.map((s) => s.variant)]);
+    const scansOf = new Map(scans.map((s) => [s.variant, Number(s.scans)]));
+    return [...variants]
+      .map((variant) => {
+        const n = scansOf.get(variant) ?? 0;
+        const s = stepsOf.get(variant);
+        const clicks = Number(s?.clicks ?? 0);
+        const convertedScans = Number(s?.converted ?? 0);
+        return { variant, scans: n, trackedClicks: clicks, conversions: Number(s?.conversions ?? 0), convertedScans, clickRate: ratio(clicks, n), conversionRate: ratio(convertedScans, n) };
+      })
+      .sort((a, b) => b.scans - a.scans || (a.variant < b.variant ? -1 : 1));
   }
 
   /** Tracked clicks and conversions per bucket of the range, with zeros where nothing happened. */

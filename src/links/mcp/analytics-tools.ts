@@ -40,7 +40,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     description:
       'Scans and conversions over the last `daysBack` days (default 30) for the whole workspace, one link (`linkId`), one campaign (`campaignId`) or the links on one domain (`domain`): ' +
       'total scans, unique visitors, tracked clicks, conversions, conversion rate and revenue by currency, a trend series (hourly buckets up to 2 days, ' +
-      'daily up to 92, weekly beyond) and the top links, countries, devices and referrers. Bots are left out unless `includeBots`. With a campaign, ' +
+      'daily up to 92, weekly beyond), the top links, countries, devices and referrers, and for A/B test links the scans and conversions per variant. Bots are left out unless `includeBots`. With a campaign, ' +
       'scans and conversions count the links in it now. Times are UTC.',
     input: Type.Object(
       { daysBack, ...scopeArgs, domain: domainArg, includeBots, top: top(20, 5, 'Entries in each top list, 1 to 20; default 5.') },
@@ -58,6 +58,8 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       countries: Analytics.properties.countries,
       devices: Analytics.properties.devices,
       referrers: Analytics.properties.referrers,
+      // The REST funnel's steps per A/B variant.
+      variants: Funnel.properties.variants,
     }),
     annotations: READ_ONLY,
     async run(args, ctx) {
@@ -94,6 +96,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
         countries: scans.countries,
         devices: scans.devices,
         referrers: scans.referrers,
+        variants: funnel.variants,
       };
       return { summary: analyticsSummary(result), result };
     },

@@ -22,7 +22,8 @@ export function conversionTools(deps: ConversionToolDeps) {
     description:
       'The funnel over the last `daysBack` days (default 30) for the workspace, one link (`linkId`) or one campaign (`campaignId`): scans, tracked ' +
       'clicks (scans whose visitor was reported landing on the destination), converted scans and conversions, the click and conversion rates, and ' +
-      'revenue per currency. Each step counts what happened in the window; a campaign means the links in it now. Bots are left out of scans unless `includeBots`.',
+      'revenue per currency, and the same steps per A/B test variant (`variants`, for links with testVariants). Each step counts what happened in the window; ' +
+      'a campaign means the links in it now. Bots are left out of scans unless `includeBots`.',
     input: Type.Object({ daysBack, ...scopeArgs, includeBots }, { additionalProperties: false }),
     // The REST funnel, with the window in place of from and to.
     output: Type.Object({ window: Window, ...Type.Omit(Funnel, ['object', 'from', 'to']).properties }),
@@ -42,12 +43,14 @@ export function conversionTools(deps: ConversionToolDeps) {
         clickRate: f.clickRate,
         conversionRate: f.conversionRate,
         revenue: f.revenue,
+        variants: f.variants,
       };
       const revenue = f.revenue.map((r) => `${r.amountExact} ${r.currency} from ${count(r.conversions)} conversion${r.conversions === 1 ? '' : 's'}`).join('; ');
       const summary = [
         `Funnel, last ${args.daysBack} day${args.daysBack === 1 ? '' : 's'}: ${count(f.scans)} scans → ${count(f.trackedClicks)} tracked clicks (${percent(f.trackedClicks, f.scans)}) → ` +
           `${count(f.convertedScans)} converted scans (${percent(f.convertedScans, f.scans)}); ${count(f.conversions)} conversions in all.`,
         revenue ? `Revenue: ${revenue}.` : 'No revenue recorded.',
+        ...f.variants.map((v) => `A/B variant ${v.variant}: ${count(v.scans)} scans, ${count(v.convertedScans)} converted (${percent(v.convertedScans, v.scans)}).`),
       ].join('\n');
       return { summary, result };
     },

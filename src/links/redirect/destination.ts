@@ -12,6 +12,13 @@ export function platformOf(userAgent: string | undefined): Platform {
   return 'other';
 }
 
+/** The device's own URL when the link has one for it, else null. */
+export function deviceUrl(link: Pick<LinkState, 'iosUrl' | 'androidUrl'>, platform: Platform): string | null {
+  if (platform === 'ios') return link.iosUrl;
+  if (platform === 'android') return link.androidUrl;
+  return null;
+}
+
 export function routeFor(link: Pick<LinkState, 'destination' | 'iosUrl' | 'androidUrl'>, platform: Platform): string {
   if (platform === 'ios' && link.iosUrl) return link.iosUrl;
   if (platform === 'android' && link.androidUrl) return link.androidUrl;
@@ -20,9 +27,15 @@ export function routeFor(link: Pick<LinkState, 'destination' | 'iosUrl' | 'andro
 
 /** Appends `svc_cid=<clickId>` before the fragment, after any existing query. */
 export function withClickId(url: string, clickId: string): string {
+  return withQuery(url, `svc_cid=${encodeURIComponent(clickId)}`);
+}
+
+/** Appends `query` (`a=1&b=2`, may be empty) before the fragment, after any existing query, both kept exactly. */
+export function withQuery(url: string, query: string): string {
+  if (query === '') return url;
   const hashAt = url.indexOf('#');
   const base = hashAt === -1 ? url : url.slice(0, hashAt);
   const fragment = hashAt === -1 ? '' : url.slice(hashAt);
   const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
-  return `${base}${separator}svc_cid=${encodeURIComponent(clickId)}${fragment}`;
+  return `${base}${separator}${query}${fragment}`;
 }

@@ -13,6 +13,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
 import { within } from '../../platform/within.ts';
 import { linkKey, type LinkState } from '../changelog/link-state.ts';
+import { routingOf } from './link-routing.ts';
 
 export class LinkCache {
   private readonly links = new Map<string, LinkState>();
@@ -51,6 +52,7 @@ export class LinkCache {
     const key = linkKey(state.domainId, state.shortId);
     const current = this.links.get(key);
     if (current && current.version > state.version && current.id === state.id) return;
+    routingOf(state); // worked out now, so redirects only read it
     this.links.set(key, state);
     for (const listener of this.listeners) listener(state);
   }

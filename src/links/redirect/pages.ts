@@ -16,6 +16,7 @@ export const REFUSALS = {
   link_inactive: { status: 410, title: 'Link deactivated', message: 'This short link has been deactivated by its owner.' },
   link_expired: { status: 410, title: 'Link expired', message: 'This short link has expired.' },
   scan_limit_reached: { status: 410, title: 'Scan limit reached', message: 'This short link has reached its maximum number of scans.' },
+  link_not_yet_valid: { status: 404, title: 'Link not active yet', message: 'This short link is not active yet. Try again later.' },
   redirect_rate_limited: { status: 429, title: 'Too many requests', message: 'Too many scans from your network in the last minute. Please wait a moment and try again.' },
 } as const;
 

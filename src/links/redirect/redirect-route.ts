@@ -21,7 +21,9 @@ import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { linkKey, type LinkState } from '../changelog/link-state.ts';
 import type { ServedDomains } from '../domains/served-domains.ts';
-import { platformOf, routeFor, withClickId } from './destination.ts';
+import { deviceUrl, platformOf, withClickId, withQuery } from './destination.ts';
+import { forwardedQuery, routingOf, variantFor, type LinkRouting } from './link-routing.ts';
+import type { VisitorCountry } from './visitor-country.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkReadThrough } from './link-read-through.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
@@ -41,6 +43,8 @@ export interface RedirectDeps {
   /** Where scans go after the response (the journal). */
   record: (scan: RawScan) => void;
   redirectsPerMinute: number;
+  /** The visitor's country, for links with geo destinations. */
+  countries: VisitorCountry;
 }
 
 /** Why the link does not redirect now, if it does not. */
@@ -49,6 +53,8 @@ export function refusalFor(link: LinkState | undefined, now: number): Refusal | 
   if (!link.isActive) return 'link_inactive';
   if (link.expiresAt !== null && link.expiresAt <= now) return 'link_expired';
   if (link.exhaustedAt !== null) return 'scan_limit_reached';
+  // Loose: a state written before validFrom existed has none.
+  if (link.validFrom != null && link.validFrom > now) return 'link_not_yet_valid';
   return undefined;
 }
 
@@ -104,20 +110,58 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
   }
 
+  /** The short URL's query string as the link forwards it ('' for none). */
+  function queryOf(request: FastifyRequest, routing: LinkRouting): string {
+    if (!routing.forwardQuery) return '';
+    const queryAt = request.url.indexOf('?');
+    return queryAt === -1 ? '' : forwardedQuery(request.url.slice(queryAt + 1));
+  }
+
+  /** A link that does not redirect now: to its expiredUrl when it has one (no scan), else the refusal. */
+  function refuseOrFallBack(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, refusal: Refusal): void {
+    if (!link?.expiredUrl || refusal === 'not_found') return refuse(request, reply, refusal);
+    reply.header('cache-control', 'private, no-store, max-age=0').redirect(withQuery(link.expiredUrl, queryOf(request, routingOf(link))), 302);
+  }
+
   function answer(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, ip: string): void | Promise<void> {
     const now = Date.now();
     const refusal = refusalFor(link, now);
-    if (refusal || !link) return refuse(request, reply, refusal ?? 'not_found');
+    if (refusal || !link) return refuseOrFallBack(request, reply, link, refusal ?? 'not_found');
 
+    // Where to: the device's own URL, else the visitor's country's, else the visitor's A/B variant, else the destination.
     const userAgent = request.headers['user-agent'];
-    const target = routeFor(link, platformOf(userAgent));
+    const routing = routingOf(link);
+    const device = deviceUrl(link, platformOf(userAgent));
+    if (device !== null || (routing.geo === null && routing.variants === null)) return send(request, reply, link, routing, device ?? link.destination, null, ip, now);
+    if (routing.geo !== null) {
+      const country = deps.countries.of(ip);
+      if (typeof country === 'object' && country !== null) {
+        return country.then((c) => send(request, reply, link, routing, ...byCountryOrVariant(link, routing, c, ip, userAgent), ip, now));
+      }
+      return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, country, ip, userAgent), ip, now);
+    }
+    return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, null, ip, userAgent), ip, now);
+  }
+
+  /** The country's destination, else the visitor's variant (and its URL, the variant the scan records), else the destination. */
+  function byCountryOrVariant(link: LinkState, routing: LinkRouting, country: string | null, ip: string, userAgent: string | undefined): [string, string | null] {
+    const byCountry = country !== null && routing.geo !== null ? routing.geo[country] : undefined;
+    if (byCountry !== undefined) return [byCountry, null];
+    if (routing.variants === null) return [link.destination, null];
+    const { url } = variantFor(routing.variants, link.id, ip, userAgent ?? '');
+    return [url, url];
+  }
+
+  /** Redirects to `target` (forwarding the query as the link says), unless a scan limit refuses it. */
+  function send(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, variant: string | null, ip: string, now: number): void | Promise<void> {
+    const target = withQuery(destination, queryOf(request, routing));
     // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan. A
     // limited link's HEAD takes no scan but is refused like GET once none are left.
     if (request.method === 'HEAD') {
       const headRedirect = () => void reply.header('cache-control', 'private, no-store, max-age=0').redirect(target, 302);
       if (link.scanLimit === null) return headRedirect();
       const limit = link.scanLimit;
-      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.hasRoom(link, limit), true).then((room) => (room ? headRedirect() : refuse(request, reply, 'scan_limit_reached')));
+      return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.hasRoom(link, limit), true).then((room) => (room ? headRedirect() : refuseOrFallBack(request, reply, link, 'scan_limit_reached')));
     }
     // A limited link admits a scan only while it has scans left, whatever the User-Agent: every
     // redirect sends someone to the destination. Redis away, or its counter not seeded in time:
@@ -125,14 +169,15 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const { scanLimit } = link;
     if (scanLimit !== null) {
       return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link, scanLimit), true).then((admitted) => {
-        if (!admitted) return refuse(request, reply, 'scan_limit_reached');
-        scanAndRedirect(request, reply, link, target, ip, now);
+        if (!admitted) return refuseOrFallBack(request, reply, link, 'scan_limit_reached');
+        scanAndRedirect(request, reply, link, routing, destination, target, variant, ip, now);
       });
     }
-    scanAndRedirect(request, reply, link, target, ip, now);
+    scanAndRedirect(request, reply, link, routing, destination, target, variant, ip, now);
   }
 
-  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, target: string, ip: string, now: number): void {
+  /** Records the scan of `destination` (the one chosen, without the forwarded query) and sends the visitor to `target`. */
+  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
     const queryAt = request.url.indexOf('?');
@@ -144,19 +189,21 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       shortId: link.shortId,
       campaignId: link.campaignId,
       timestamp: now,
-      destination: target,
+      destination,
       ip,
       userAgent: request.headers['user-agent'] ?? null,
       referrer: request.headers.referer ?? null,
       query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+      variant,
     };
+    const location = routing.clickId ? withClickId(target, clickId) : target;
     // A browser following a link with pixels gets the page that fires them and then sends it on.
-    if (wantsPixelPage(link, request)) return sendPixelPage(reply, withClickId(target, clickId), link.pixels);
+    if (wantsPixelPage(link, request)) return sendPixelPage(reply, location, link.pixels);
     reply
       // Every scan must reach us: no caching of the redirect by browsers or proxies.
       .header('cache-control', 'private, no-store, max-age=0')
       .header('referrer-policy', 'no-referrer-when-downgrade')
-      .redirect(withClickId(target, clickId), 302);
+      .redirect(location, 302);
   }
 
   app.get('/:shortId', {

@@ -13,6 +13,8 @@ import { LinkReadThrough } from './link-read-through.ts';
 import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
+import { VisitorCountry } from './visitor-country.ts';
+import { routingOf } from './link-routing.ts';
 import type { LinksServices } from '../wiring.ts';
 import type { ServedDomains } from '../domains/served-domains.ts';
 
@@ -30,6 +32,9 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
   const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
+  // The IP database is loaded once a link with geo destinations is known (at warm-up or later).
+  const countries = new VisitorCountry(log);
+  cache.onChange((state) => void (routingOf(state).geo !== null && countries.load()));
   await Promise.all([cache.start(), journal.start(), domains.start()]);
   // Links written through this ingress are in its cache before the write is answered.
   const stopLocal = links.changelog.onLocalChange((state) => cache.apply(state));
@@ -57,6 +62,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
     log,
     record: (event) => journal.append(event),
     redirectsPerMinute: links.redirects.perMinutePerIp,
+    countries,
   });
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {

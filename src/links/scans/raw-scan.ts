@@ -13,6 +13,8 @@ export interface ScanIdentity {
   campaignId: string | null;
   timestamp: number;
   destination: string;
+  /** The A/B variant (its URL) the visitor was sent to; null when the link has no test or another rule chose. */
+  variant?: string | null;
 }
 
 export interface RawScan extends ScanIdentity {

@@ -33,6 +33,8 @@ export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEv
       campaignId: raw.campaignId,
       timestamp: raw.timestamp,
       destination: raw.destination,
+      // Journaled before variants existed: none.
+      variant: raw.variant ?? null,
       country: place.country,
       region: place.region,
       city: place.city,

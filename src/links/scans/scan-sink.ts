@@ -42,6 +42,7 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
     is_bot: e.isBot ? 1 : 0,
     user_agent: e.userAgent ?? '',
     visitor_id: e.visitorId,
+    variant: e.variant ?? '',
   };
 }
 

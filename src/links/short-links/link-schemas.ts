@@ -37,6 +37,21 @@ export const ExpiresAt = Type.String({ format: 'date-time', description: 'ISO 86
 export const ScanLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Scans after which the link stops redirecting.' });
 export const Uuid = UuidType();
 
+export const ValidFrom = Type.String({ format: 'date-time', description: 'ISO 8601 time before which the link does not redirect (the refusal page, or `expiredUrl`).', examples: ['2027-01-01T00:00:00Z'] });
+export const Geo = Type.Record(Type.String(), Url('Where visitors from this country go.'), {
+  maxProperties: 250,
+  description: 'Destination by visitor country: keys are ISO 3166-1 alpha-2 codes (any case, stored upper-case; else 400 invalid_country), the country looked up from the visitor\'s IP. An iOS or Android URL wins over it for those devices; it wins over `testVariants`. Empty or null: none.',
+  examples: [{ DE: 'https://example.com/de', FR: 'https://example.com/fr' }],
+});
+export const TestVariant = Type.Object(
+  { url: Url('Where visitors of this variant go.'), percent: Type.Integer({ minimum: 10, maximum: 90, description: 'Share of visitors, in percent.' }) },
+  { additionalProperties: false, description: 'One destination of an A/B test.' },
+);
+export const TestVariants = Type.Array(TestVariant, {
+  minItems: 2, maxItems: 4,
+  description: 'A/B test: 2 to 4 destinations, each at least 10 %, summing to 100 (else 400 invalid_test_variants). Each visitor sticks to one (a hash of IP and User-Agent), and the scan records it (`variant`). Device and geo URLs win over it; null: none.',
+});
+
 export const Link = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -53,6 +68,12 @@ export const Link = Type.Object(
     exhaustedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the link used up its scan limit.' }),
     isActive: Type.Boolean({ description: 'False after DELETE (soft delete) or when deactivated by PATCH.' }),
     campaignId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+    forwardQuery: Type.Boolean({ description: 'The short URL\'s query string is appended to the destination, after its own parameters.' }),
+    clickId: Type.Boolean({ description: 'svc_cid=<click ID> is appended to the destination.' }),
+    expiredUrl: Type.Union([Type.String(), Type.Null()], { description: 'Where the link sends visitors when it is expired, exhausted, deactivated or not valid yet, instead of the refusal page.' }),
+    validFrom: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Before it the link does not redirect.' }),
+    geo: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description: 'Destination by visitor country (ISO 3166-1 alpha-2).' }),
+    testVariants: Type.Union([Type.Array(TestVariant), Type.Null()], { description: 'A/B destinations.' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -69,6 +90,12 @@ const settableFields = {
   expiresAt: Type.Optional(Type.Union([ExpiresAt, Type.Null()])),
   scanLimit: Type.Optional(Type.Union([ScanLimit, Type.Null()])),
   campaignId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+  forwardQuery: Type.Optional(Type.Boolean({ description: 'Append the short URL\'s query string (less any svc_cid) to the destination, after its own parameters. Default true.' })),
+  clickId: Type.Optional(Type.Boolean({ description: 'Append svc_cid=<click ID> to the destination (default true); false for destinations that break on extra parameters, such as pre-signed URLs. Conversions cannot be attributed to its scans then.' })),
+  expiredUrl: Type.Optional(Type.Union([Url('Where visitors go when the link is expired, has used up its scan limit, is deactivated or is not valid yet, instead of the refusal page (no scan is recorded).'), Type.Null()])),
+  validFrom: Type.Optional(Type.Union([ValidFrom, Type.Null()])),
+  geo: Type.Optional(Type.Union([Geo, Type.Null()])),
+  testVariants: Type.Optional(Type.Union([TestVariants, Type.Null()])),
 };
 
 export const CreateLinkBody = Type.Object(

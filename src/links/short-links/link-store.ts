@@ -12,6 +12,7 @@ import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
+import { isCountryCode } from './country-codes.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { hostOfUrl } from '../domains/host-names.ts';
 import { domainOfLink, type LinkDomainChoice } from './link-domain.ts';
@@ -38,6 +39,12 @@ export interface LinkRow {
   version: string;
   created_at: Date;
   updated_at: Date;
+  forward_query: boolean;
+  click_id: boolean;
+  expired_url: string | null;
+  valid_from: Date | null;
+  geo: Record<string, string> | null;
+  test_variants: { url: string; percent: number }[] | null;
 }
 
 
@@ -57,6 +64,12 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
     exhaustedAt: row.exhausted_at?.toISOString() ?? null,
     isActive: row.is_active,
     campaignId: row.campaign_id,
+    forwardQuery: row.forward_query,
+    clickId: row.click_id,
+    expiredUrl: row.expired_url,
+    validFrom: row.valid_from?.toISOString() ?? null,
+    geo: row.geo,
+    testVariants: row.test_variants,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -78,8 +91,12 @@ const normalizePixels = (pixels: readonly { provider: string; pixelId: string }[
 /** Why a link change was refused. */
 export type LinkRefusal =
   | { reason: 'not_found' }
-  | { reason: 'invalid_url'; field: 'destination' | 'iosUrl' | 'androidUrl'; problem: string }
+  /** `field` is the URL's JSON path without the leading slash (`destination`, `geo/DE`, `testVariants/0/url`). */
+  | { reason: 'invalid_url'; field: string; problem: string }
   | { reason: 'expiry_in_past' }
+  | { reason: 'valid_from_after_expiry' }
+  | { reason: 'invalid_country'; code: string }
+  | { reason: 'invalid_test_variants'; total: number }
   | { reason: 'invalid_pixel_id'; index: number; problem: string }
   | { reason: 'campaign_not_found' }
   /** `domain` names no domain of the workspace (or a deleted one, for a link reactivated on it). */
@@ -94,8 +111,10 @@ export type LinkResult<T> = ({ ok: true } & T) | { ok: false; refusal: LinkRefus
 
 const refuse = (refusal: LinkRefusal): { ok: false; refusal: LinkRefusal } => ({ ok: false, refusal });
 
-type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiresAt', string | null | undefined>> & {
+type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiredUrl' | 'expiresAt' | 'validFrom', string | null | undefined>> & {
   pixels?: readonly { provider: string; pixelId: string }[];
+  geo?: Record<string, string> | null;
+  testVariants?: readonly { url: string; percent: number }[] | null;
 };
 
 /**
@@ -104,7 +123,7 @@ type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expires
  */
 function checkFields<T extends Checked>(input: T, own: OwnAddresses): LinkResult<{ value: T }> {
   const out: Checked = { ...input };
-  for (const field of ['destination', 'iosUrl', 'androidUrl'] as const) {
+  for (const field of ['destination', 'iosUrl', 'androidUrl', 'expiredUrl'] as const) {
     const value = input[field];
     if (typeof value !== 'string') continue;
     const problem = urlProblem(value, own);
@@ -115,11 +134,50 @@ function checkFields<T extends Checked>(input: T, own: OwnAddresses): LinkResult
     if (Date.parse(input.expiresAt) <= Date.now()) return refuse({ reason: 'expiry_in_past' });
     out.expiresAt = new Date(input.expiresAt).toISOString();
   }
+  if (typeof input.validFrom === 'string') {
+    out.validFrom = new Date(input.validFrom).toISOString();
+    if (typeof out.expiresAt === 'string' && Date.parse(out.validFrom) >= Date.parse(out.expiresAt)) return refuse({ reason: 'valid_from_after_expiry' });
+  }
+  if (input.geo) {
+    const geo = checkGeo(input.geo, own);
+    if (!geo.ok) return geo;
+    out.geo = geo.value;
+  }
+  if (input.testVariants) {
+    const variants = checkTestVariants(input.testVariants, own);
+    if (!variants.ok) return variants;
+    out.testVariants = variants.value;
+  }
   for (const [index, { provider, pixelId }] of (input.pixels ?? []).entries()) {
     const problem = pixelIdProblem(provider, pixelId);
     if (problem) return refuse({ reason: 'invalid_pixel_id', index, problem });
   }
   return { ok: true, value: out as T };
+}
+
+/** Geo destinations with upper-case country codes and normalised URLs; an empty map is none (null). */
+function checkGeo(geo: Record<string, string>, own: OwnAddresses): LinkResult<{ value: Record<string, string> | null }> {
+  const out: Record<string, string> = {};
+  for (const [key, url] of Object.entries(geo)) {
+    if (!isCountryCode(key)) return refuse({ reason: 'invalid_country', code: key });
+    const problem = urlProblem(url, own);
+    if (problem) return refuse({ reason: 'invalid_url', field: `geo/${key}`, problem });
+    out[key.toUpperCase()] = normalizeUrl(url);
+  }
+  return { ok: true, value: Object.keys(out).length > 0 ? out : null };
+}
+
+/** A/B variants (their count and each share already checked by the schema): shares summing to 100, URLs by the link rules. */
+function checkTestVariants(variants: readonly { url: string; percent: number }[], own: OwnAddresses): LinkResult<{ value: { url: string; percent: number }[] }> {
+  const total = variants.reduce((sum, v) => sum + v.percent, 0);
+  if (total !== 100) return refuse({ reason: 'invalid_test_variants', total });
+  const out: { url: string; percent: number }[] = [];
+  for (const [index, { url, percent }] of variants.entries()) {
+    const problem = urlProblem(url, own);
+    if (problem) return refuse({ reason: 'invalid_url', field: `testVariants/${index}/url`, problem });
+    out.push({ url: normalizeUrl(url), percent });
+  }
+  return { ok: true, value: out };
 }
 
 export interface UpdatedLink {
@@ -207,8 +265,9 @@ export class LinkStore {
       for (let attempt = 0; attempt < 5; attempt++) {
         const shortId = input.shortId ?? assignShortId();
         const inserted = await client.query<LinkRow>(
-          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active, domain_id, domain)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active,
+                              forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
            ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`,
           [
             workspaceId,
@@ -222,6 +281,12 @@ export class LinkStore {
             input.scanLimit ?? null,
             input.campaignId ?? null,
             input.isActive ?? true,
+            input.forwardQuery ?? true,
+            input.clickId ?? true,
+            input.expiredUrl ?? null,
+            input.validFrom ?? null,
+            input.geo ? JSON.stringify(input.geo) : null,
+            input.testVariants ? JSON.stringify(input.testVariants) : null,
             domain?.id ?? null,
             domain?.name ?? null,
           ],
@@ -294,6 +359,12 @@ export class LinkStore {
       }
       if (changes.campaignId !== undefined) set('campaign_id', changes.campaignId);
       if (changes.isActive !== undefined) set('is_active', changes.isActive);
+      if (changes.forwardQuery !== undefined) set('forward_query', changes.forwardQuery);
+      if (changes.clickId !== undefined) set('click_id', changes.clickId);
+      if (changes.expiredUrl !== undefined) set('expired_url', changes.expiredUrl);
+      if (changes.validFrom !== undefined) set('valid_from', changes.validFrom);
+      if (changes.geo !== undefined) set('geo', changes.geo === null ? null : JSON.stringify(changes.geo));
+      if (changes.testVariants !== undefined) set('test_variants', changes.testVariants === null ? null : JSON.stringify(changes.testVariants));
       const { rows } = await client.query<LinkRow>(
         `UPDATE links SET ${sets.join(', ')}, version = version + 1, updated_at = date_trunc('milliseconds', now())
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
@@ -302,6 +373,10 @@ export class LinkStore {
       const updated = rows[0];
       if (updated) await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [updated.id]);
       return updated;
+    }).catch((err: { code?: string; constraint?: string }): LinkRefusal => {
+      // validFrom given alone may meet the stored expiry, and the reverse: the table's rule decides.
+      if (err.code === '23514' && err.constraint === 'links_valid_from_before_expiry') return { reason: 'valid_from_after_expiry' };
+      throw err;
     });
     if (!row) return refuse({ reason: 'not_found' });
     if ('reason' in row) return refuse(row);

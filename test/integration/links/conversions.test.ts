@@ -142,6 +142,7 @@ describe('POST /api/v1/track and the funnel', () => {
       object: 'funnel', from, to, linkId: null, campaignId: null,
       scans: 5, trackedClicks: 3, conversions: 4, convertedScans: 3, clickRate: 0.6, conversionRate: 0.6,
       revenue: [{ currency: 'EUR', amount: 15.75, amountExact: '15.75', conversions: 2 }, { currency: 'USD', amount: 7, amountExact: '7', conversions: 1 }],
+      variants: [],
     });
     expect(await funnel(`&campaignId=${campaignId}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });
     expect(await funnel(`&campaignId=${campaignId.toUpperCase()}`)).toMatchObject({ scans: 4, trackedClicks: 3, conversions: 4, campaignId });

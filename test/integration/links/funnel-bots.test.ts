@@ -62,6 +62,7 @@ describe('funnel', () => {
       object: 'funnel', from, to, linkId: null, campaignId: null,
       scans: 2, trackedClicks: 1, conversions: 11, convertedScans: 1, clickRate: 0.5, conversionRate: 0.5,
       revenue: [{ currency: 'EUR', amount: 9_999_999_999.999991, amountExact: '9999999999.999991', conversions: 11 }],
+      variants: [],
     });
     expect(await funnel(`&linkId=${link.id}&includeBots=false`)).toMatchObject({ scans: 2, trackedClicks: 1, conversions: 11, convertedScans: 1 });
     expect(await funnel('&includeBots=true')).toEqual({
@@ -71,6 +72,7 @@ describe('funnel', () => {
         { currency: 'EUR', amount: 10_000_000_009.999991, amountExact: '10000000009.999991', conversions: 12 },
         { currency: 'USD', amount: 2.5, amountExact: '2.5', conversions: 1 },
       ],
+      variants: [],
     });
   }, 90_000);
 });

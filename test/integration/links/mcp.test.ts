@@ -407,6 +407,7 @@ describe('analytics and conversion tools', () => {
       clickRate: rest.clickRate,
       conversionRate: rest.conversionRate,
       revenue: rest.revenue,
+      variants: rest.variants,
     });
     expect(funnel).toMatchObject({ scans: 13, trackedClicks: 2, convertedScans: 2, conversions: 2, revenue: [{ currency: 'EUR', amount: 12.5, conversions: 1 }, { currency: 'USD', amount: 5, conversions: 1 }] });
     const ofPoster = await tool(mcp, 'get_funnel', { linkId: poster.id.toUpperCase() });

@@ -1,25 +1,16 @@
 // /api/v1/suppressions: the organization's suppression list (FULL keys). An address
 // on it gets no message: /emails drops it from a message's recipients.
-import { Type } from '@sinclair/typebox';
-import { addComponents, ref } from '../../platform/http/components.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { parseEmail } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { Timestamp } from '../http/mail-schemas.ts';
-import { page, PageOf, PageQuery } from '../http/pagination.ts';
-import { SUPPRESSION_REASONS, toSuppression, type Suppressions } from './suppressions.ts';
-
-const SuppressionSchema = Type.Object(
-  { object: Type.Literal('suppression'), id: Type.String(), email: Type.String({ description: 'Lower-cased.' }), reason: StringEnum(SUPPRESSION_REASONS), created_at: Timestamp() },
-  { $id: 'Suppression', title: 'Suppression' },
-);
-const SuppressionList = PageOf(ref(SuppressionSchema), 'SuppressionList');
-const Params = Type.Object({ idOrEmail: Type.String({ description: 'The suppression\'s id or its email address.' }) });
+import { page, PageQuery } from '../http/pagination.ts';
+import { toSuppression, type Suppressions } from './suppressions.ts';
+import { AddSuppressionBody, Params, SuppressionList, SuppressionSchema } from './suppression-schemas.ts';
 
 export async function suppressionRoutes(app: App, deps: { suppressions: Suppressions; pg: Pool }): Promise<void> {
   const { suppressions, pg } = deps;
@@ -38,7 +29,7 @@ export async function suppressionRoutes(app: App, deps: { suppressions: Suppress
     schema: {
       tags, operationId: 'addSuppression', summary: 'Add an address to the suppression list',
       description: 'Idempotent: an address already on the list answers 200 with its existing entry (its reason unchanged).',
-      body: Type.Object({ email: Type.String({ maxLength: 254 }), reason: Type.Optional(StringEnum(SUPPRESSION_REASONS, { default: 'manual' })) }, { additionalProperties: false }),
+      body: AddSuppressionBody,
       response: { 200: withRateLimitHeaders(SuppressionSchema, 'Already on the list.'), 201: withRateLimitHeaders(SuppressionSchema, 'Added.'), ...mailErrorResponses(...MAIL_BODY_ERRORS) },
     },
   }, async (request, reply) => {

@@ -2,11 +2,9 @@
 // get, send, cancel, decide, resend and the report (spec: email-broadcast-api.md).
 // A domain-restricted key creates broadcasts only from its domains and sees only
 // theirs: another domain's broadcast, and its report, are 404.
-import { Type, type Static } from '@sinclair/typebox';
-import { addComponents, ref } from '../../platform/http/components.ts';
+import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
-import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { fromDomainRefusal } from '../auth/permissions.ts';
@@ -14,98 +12,16 @@ import type { Domains } from '../domains/domains.ts';
 import { checkPartSizes } from '../http/content-size.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
-import { PageOf, PageQuery } from '../http/pagination.ts';
+import { IdParams } from '../http/mail-schemas.ts';
 import type { Templates } from '../templates/templates.ts';
 import { resolvedOrRefused } from '../templates/template-refusals.ts';
-import { BROADCAST_STATUSES, LIST_LIMIT, toBroadcast, type BroadcastRefusal, type Broadcasts, type Transition } from './broadcasts.ts';
+import { LIST_LIMIT, toBroadcast, type BroadcastRefusal, type Broadcasts, type Transition } from './broadcasts.ts';
 import { BroadcastReport, broadcastReport } from './broadcast-report.ts';
+import { BroadcastList, BroadcastPageQuery, BroadcastSchema, CreateBody, ResendBroadcastBody, SendBroadcastBody } from './broadcast-schemas.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 
 /** Bodies that may hold html and text of 2 MB each, escaped as JSON. */
 const BODY_LIMIT = 12 * 1024 * 1024;
-const OneLine = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\r\\n]*$', description });
-const ScheduledAt = Type.String({ format: 'date-time', description: 'ISO 8601 with an offset.' });
-
-const AbTest = Type.Object(
-  {
-    percent: Type.Integer({ minimum: 10, maximum: 50, description: 'Share of the eligible recipients the test goes to first, split A/B by contact id.' }),
-    wait_minutes: Type.Integer({ minimum: 30, maximum: 4320, description: 'How long the test runs before the winner is picked.' }),
-    metric: StringEnum(['opens', 'clicks'] as const, { description: 'opens: opened (or clicked) messages over delivered; clicks: clicked over delivered. A tie or no data goes to A.' }),
-  },
-  { additionalProperties: false },
-);
-
-const CreateBody = Type.Object(
-  {
-    name: Name(120, { description: 'Internal label.' }),
-    from: Type.String({ minLength: 3, maxLength: 320, description: '`email` or `Name <email>` on a verified domain of the organization.' }),
-    topic: Type.String({ minLength: 1, maxLength: 64, description: 'Topic slug.' }),
-    segment_id: Type.Optional(Type.String({ description: 'A segment of the organization.' })),
-    template: Type.Optional(Type.Object(
-      { id: Type.Optional(Type.String()), slug: Type.Optional(Type.String()), version: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('latest')])) },
-      { additionalProperties: false, description: 'A published version; excludes subject, html and text.' },
-    )),
-    subject: Type.Optional(OneLine(998, 'Required without template.')),
-    html: Type.Optional(Type.String({ description: 'At most 2 MB. html or text is required without template.' })),
-    text: Type.Optional(Type.String({ description: 'At most 2 MB.' })),
-    subject_b: Type.Optional(OneLine(998, 'The A/B subject: about half the recipients (by contact id) get it. Required with ab_test.')),
-    ab_test: Type.Optional(AbTest),
-    reply_to: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'Reply-To of every message.' })),
-    preview_text: Type.Optional(OneLine(256, 'A hidden block at the top of the HTML part (not a header).')),
-    scheduled_at: Type.Optional(ScheduledAt),
-  },
-  { additionalProperties: false },
-);
-type CreateBody = Static<typeof CreateBody>;
-
-const Stats = Type.Object({
-  eligible: Type.Integer({ description: 'Matched minus suppressed.' }),
-  suppressed: Type.Integer(),
-  queued: Type.Integer({ description: 'Recipient rows queued (in testing, also those waiting for the winner).' }),
-  skipped: Type.Integer({ description: 'Contacts whose message could not be made.' }),
-  testShare: Type.Optional(Type.Integer({ description: 'Messages the A/B test sent.' })),
-  reason: Type.Optional(Type.String({ description: 'Why the worker ended the broadcast itself.' })),
-});
-
-const BroadcastSchema = Type.Object(
-  {
-    object: Type.Literal('broadcast'),
-    id: Type.String(),
-    name: Type.String(),
-    status: StringEnum(BROADCAST_STATUSES),
-    from: Type.String(),
-    domain: Type.String(),
-    topic: Type.String(),
-    segment_id: Type.Union([Type.String(), Type.Null()]),
-    template: Type.Union([Type.Object({ id: Type.String(), slug: Type.String(), version: Type.Integer() }), Type.Null()]),
-    subject: Type.String(),
-    subject_b: Type.Union([Type.String(), Type.Null()]),
-    ab_test: Type.Union([AbTest, Type.Null()]),
-    ab_winner: Type.Union([StringEnum(['A', 'B'] as const), Type.Null()]),
-    ab_decided_at: NullableTimestamp(),
-    parent_id: Type.Union([Type.String(), Type.Null()]),
-    reply_to: Type.Union([Type.String(), Type.Null()]),
-    preview_text: Type.Union([Type.String(), Type.Null()]),
-    scheduled_at: NullableTimestamp(),
-    started_at: NullableTimestamp(),
-    finished_at: NullableTimestamp({ description: 'When the last recipient\'s message was queued (sent), or when it was canceled.' }),
-    stats: Type.Union([Stats, Type.Null()], { description: 'Written by the worker; null until it starts.' }),
-    created_at: Timestamp(),
-    updated_at: Timestamp(),
-  },
-  { $id: 'Broadcast', title: 'Broadcast' },
-);
-const BroadcastList = PageOf(ref(BroadcastSchema), 'BroadcastList');
-/** The other mail lists' paging, with the spec's bound: up to 50 a page, 50 unless told. */
-const BroadcastPageQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT, default: LIST_LIMIT, description: `Broadcasts per page (1 to ${LIST_LIMIT}, default ${LIST_LIMIT}).` })),
-    cursor: PageQuery.properties.cursor,
-  },
-  { additionalProperties: false },
-);
-
 export interface BroadcastRouteDeps {
   broadcasts: Broadcasts;
   domains: Domains;
@@ -197,7 +113,7 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
   app.post('/broadcasts/:id/send', {
     ...send,
     preValidation: noBodyIsEmpty,
-    schema: { ...send.schema, body: Type.Object({ scheduled_at: Type.Optional(ScheduledAt) }, { additionalProperties: false }) },
+    schema: { ...send.schema, body: SendBroadcastBody },
   }, async (request) => {
     const { organizationId, domains: scope } = request.mailAuth;
     const at = request.body.scheduled_at;
@@ -219,7 +135,7 @@ export async function broadcastRoutes(app: App, deps: BroadcastRouteDeps): Promi
       tags, operationId: 'resendBroadcast', summary: 'Resend a sent broadcast to its non-openers',
       description: 'A child broadcast (draft, or scheduled with scheduled_at) copying content, topic and segment, without subject B; its audience is the parent\'s recipients with no open or click when it fans out.',
       params: IdParams,
-      body: Type.Object({ subject: Type.Optional(OneLine(998, 'Omitted: the parent\'s subject. Refused on a template broadcast.')), scheduled_at: Type.Optional(ScheduledAt) }, { additionalProperties: false }),
+      body: ResendBroadcastBody,
       response: { 201: withRateLimitHeaders(BroadcastSchema, 'The child broadcast.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409, 422) },
     },
   }, async (request, reply) => {

@@ -14,6 +14,9 @@ import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { conversionRoutes } from './conversions/conversion-routes.ts';
 import { registerMcp } from './mcp/mcp-api.ts';
 import { qrRoutes } from './qr/qr-routes.ts';
+import { publicQrRoute } from './qr/public-qr-route.ts';
+import type { RenderPool } from './qr/render-pool.ts';
+import { linkKey } from './changelog/link-state.ts';
 import { registerRedirects, type Redirects } from './redirect/redirects.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { linkRoutes } from './short-links/link-routes.ts';
@@ -37,7 +40,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
-    { name: 'webhooks', description: 'Signed scan.created webhooks and their delivery log.' },
+    { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
     { name: 'redirect', description: 'The short link itself.' },
     { name: 'mcp', description: 'The MCP endpoint for AI assistants, with the same keys and limit as the REST API.' },
@@ -66,6 +69,9 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     onServedChange: () => served.refresh(),
   };
   links.links.refuseUrlsOn(() => served.servingHosts());
+  // One render pool for the API's images and the public QR URL.
+  let pool: RenderPool | undefined;
+  const renderPool = () => (pool ??= links.renderPool());
 
   const api: ApiProduct = {
     name: 'links',
@@ -75,15 +81,14 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     register: async (scope) => {
       scope.decorateRequest('linksAuth', null as never);
       scope.addHook('preValidation', lowerCaseIds);
-      const renderPool = links.renderPool();
-      scope.addHook('onClose', () => renderPool.close());
+      scope.addHook('onClose', () => renderPool().close());
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
-      await qrRoutes(scope, { pool: renderPool, pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });
+      await qrRoutes(scope, { pool: renderPool(), pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });
     },
     registerAdmin: async (admin) => {
       admin.addHook('preValidation', lowerCaseIds);
@@ -108,7 +113,20 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
         apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
         allowedOrigins: links.config.MCP_ALLOWED_ORIGINS,
       });
-      return registerRedirects(app, platform, links, served);
+      const redirects = await registerRedirects(app, platform, links, served);
+      // GET /:shortId/qr finds links as the redirect does.
+      await publicQrRoute(app, {
+        pool: renderPool(),
+        redis,
+        log,
+        shortLinkBase: links.shortLinkBase,
+        findLink: (host, shortId) => {
+          const domainId = served.resolve(host);
+          if (domainId === undefined) return undefined;
+          return redirects.cache.get(linkKey(domainId, shortId)) ?? redirects.readThrough.find(shortId, domainId);
+        },
+      });
+      return redirects;
     },
   };
 }

@@ -43,8 +43,10 @@ describe('the OpenAPI document under redocly lint (recommended)', () => {
     await writeFile(file, JSON.stringify(doc, null, 2));
     await writeFile(config, 'extends:\n  - recommended\n');
     // Known exceptions: a mail click link's only success is its redirect to the destination, and the
-    // preferences form's is its redirect back to the page (post/redirect/get).
-    await writeFile(join(dir, '.redocly.lint-ignore.yaml'), "openapi.json:\n  operation-2xx-response:\n    - '#/paths/~1m~1c~1{token}/get/responses'\n    - '#/paths/~1m~1u~1{token}~1preferences/post/responses'\n");
+    // preferences form's is its redirect back to the page (post/redirect/get). A link's public QR code
+    // (/{shortId}/qr) looks ambiguous next to /emails/{id}, but a short ID never takes a root path the
+    // service serves (reserved-paths.ts), so /emails/qr is always the mail product's.
+    await writeFile(join(dir, '.redocly.lint-ignore.yaml'), "openapi.json:\n  operation-2xx-response:\n    - '#/paths/~1m~1c~1{token}/get/responses'\n    - '#/paths/~1m~1u~1{token}~1preferences/post/responses'\n  no-ambiguous-paths:\n    - '#/paths/~1{shortId}~1qr'\n");
     // Exit code 1 means errors; the JSON report on stdout lists warnings as well.
     const result = await run(process.execPath, [redoclyCli, 'lint', file, '--config', config, '--format', 'json'], { env: OFFLINE_ENV, cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 })
       .catch((err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? '', stderr: `${err.stderr ?? ''} (exit ${String(err.code)})` }));

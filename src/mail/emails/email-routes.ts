@@ -17,7 +17,7 @@ import { fromDomainRefusal } from '../auth/permissions.ts';
 import type { RecipientLimits } from '../sending/recipient-limits.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
-import { BatchEmailItem, SendEmailBody } from './email-request.ts';
+import { BatchEmailItem, SendEmailBody } from './email-schemas.ts';
 import type { MessageOutbox } from './message-outbox.ts';
 import { listMessages, type ListedRow } from './email-list.ts';
 import { MessageChanges, type MessageChangeResult } from './message-changes.ts';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../../platform/http/errors.ts';
 import { formatMailbox, parseMailbox, type Mailbox } from '../http/email-address.ts';
 import { neverFits, type DailyLimit } from '../sending/recipient-limits.ts';
-import { MAX_PART_BYTES, MAX_RECIPIENTS, type SendEmailInput } from './email-request.ts';
+import { MAX_PART_BYTES, MAX_RECIPIENTS, type SendEmailInput } from './email-schemas.ts';
 
 export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
 

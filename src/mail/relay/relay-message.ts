@@ -7,7 +7,7 @@
 // `smtp:<key id>:<Message-ID>` (spec, Idempotency 6), none without a Message-ID.
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { findUnstorable } from '../../platform/http/storable-text.ts';
-import type { SendEmailInput } from '../emails/email-request.ts';
+import type { SendEmailInput } from '../emails/email-schemas.ts';
 
 const addresses = (header: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] =>
   (Array.isArray(header) ? header : header ? [header] : [])

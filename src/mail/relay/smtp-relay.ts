@@ -25,7 +25,7 @@ import type { MailKeyGrant, MailKeys } from '../accounts/mail-keys.ts';
 import { fromDomainRefusal, kindAllows } from '../auth/permissions.ts';
 import type { KeyRequestLimit } from '../auth/key-request-limit.ts';
 import type { Domains } from '../domains/domains.ts';
-import { MAX_RECIPIENTS } from '../emails/email-request.ts';
+import { MAX_RECIPIENTS } from '../emails/email-schemas.ts';
 import type { MessageOutbox } from '../emails/message-outbox.ts';
 import type { Messages } from '../emails/messages.ts';
 import { MAX_ATTACHMENT_BYTES, overDailyLimit, prepareMessage } from '../emails/prepare-message.ts';

@@ -2,7 +2,7 @@
 // mail.messages (past Kafka's default 1 MB a message), and several at once too (a publication of
 // many such messages is split so that no request to the broker exceeds what the topic takes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PART_BYTES } from '../../../src/mail/emails/email-request.ts';
+import { MAX_PART_BYTES } from '../../../src/mail/emails/email-schemas.ts';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { publishedRecords } from '../../support/mail/messages.ts';

@@ -1,6 +1,6 @@
-// The body of POST /emails and of each item of POST /emails/batch, in Resend's
-// snake_case shape (what the `resend` SDK sends), checked by schema; the rules
-// a schema cannot say are in prepare-message.ts.
+// The TypeBox schemas of /emails: the body of POST /emails and of each item of
+// POST /emails/batch, in Resend's snake_case shape (what the `resend` SDK sends),
+// checked by schema; the rules a schema cannot say are in prepare-message.ts.
 import { Type, type Static } from '@sinclair/typebox';
 
 export const MAX_RECIPIENTS = 50;

@@ -313,7 +313,7 @@ describe('analytics and conversion tools', () => {
     expect(all.countries).toEqual(rest.countries);
     expect(all.devices).toEqual(rest.devices);
     expect(all.referrers).toEqual(rest.referrers);
-    expect(all.scope).toEqual({ linkId: null, campaignId: null });
+    expect(all.scope).toEqual({ linkId: null, campaignId: null, domain: null });
 
     const withBots = await tool(mcp, 'get_analytics', { daysBack: 30, includeBots: true });
     expect(withBots.window.interval).toBe('day');

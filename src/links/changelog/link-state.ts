@@ -18,6 +18,12 @@ export interface LinkState {
   scanLimit: number | null;
   exhaustedAt: number | null;
   campaignId: string | null;
+  /** Preview card shown to link-preview crawlers; null (or absent, in states made before cards) when not set. */
+  title?: string | null;
+  description?: string | null;
+  image?: string | null;
+  /** Visitors must enter a password first (the hash stays in Postgres); absent means none. */
+  passwordProtected?: boolean;
   version: number;
   updatedAt: number;
   forwardQuery: boolean;
@@ -50,6 +56,10 @@ export const toLinkState = (row: LinkRow): LinkState => ({
   scanLimit: row.scan_limit,
   exhaustedAt: row.exhausted_at?.getTime() ?? null,
   campaignId: row.campaign_id,
+  title: row.title,
+  description: row.description,
+  image: row.image,
+  passwordProtected: row.password_hash !== null,
   version: Number(row.version),
   updatedAt: row.updated_at.getTime(),
   forwardQuery: row.forward_query,

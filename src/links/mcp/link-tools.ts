@@ -67,7 +67,8 @@ export function linkTools(deps: LinkWriteDeps) {
       'domain; 3 to 64 letters, digits, "-" or "_", case-sensitive, must be free); routing rules `iosUrl` and `androidUrl` (where iPhone/iPad and ' +
       'Android visitors go instead); `geo` ({"DE": url, …}: where visitors from a country go; device URLs win over it); `testVariants` (an A/B test: 2 to 4 ' +
       '{url, percent}, each at least 10, summing to 100; each visitor sticks to one; geo and device URLs win over it); `tags`; `campaignId` (from list_campaigns ' +
-      'or create_campaign); `expiresAt`; `scanLimit`; `validFrom` (the link redirects from then on); `expiredUrl` (where visitors go instead of an error page ' +
+      'or create_campaign); `expiresAt`; `scanLimit`; a preview card for chat apps and social networks (`title`, `description`, `image`); `password` (visitors must enter it first; never ' +
+      'shown again, the link says `passwordProtected`); `validFrom` (the link redirects from then on); `expiredUrl` (where visitors go instead of an error page ' +
       'once the link is expired, out of scans, deactivated or not valid yet); `forwardQuery` (default true: the short URL\'s query string is passed on to the ' +
       'destination); `clickId` (default true; false leaves out the svc_cid parameter, for pre-signed URLs). Returns the link with its short URL. Errors name ' +
       'the field: invalid_url, short_id_taken, short_id_reserved, campaign_not_found, expiry_in_past, valid_from_after_expiry, invalid_country, ' +

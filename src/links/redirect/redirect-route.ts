@@ -29,6 +29,8 @@ import type { LinkReadThrough } from './link-read-through.ts';
 import { htmlPage, REFUSALS, type Refusal } from './pages.ts';
 import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page.ts';
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
+import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
+import { passwordRoute } from './password-route.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -45,6 +47,8 @@ export interface RedirectDeps {
   redirectsPerMinute: number;
   /** The visitor's country, for links with geo destinations. */
   countries: VisitorCountry;
+  /** The stored hash of a protected link's password, read only when one is posted. */
+  passwordHashOf: (linkId: string) => Promise<string | null>;
 }
 
 /** Why the link does not redirect now, if it does not. */
@@ -84,6 +88,7 @@ const REDIRECT_RESPONSES = {
     },
   }),
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
+  401: refusalResponse('A password-protected link asked for with Accept: application/json (password_required); a browser gets the password form (200).'),
   404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found).'),
   410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
@@ -127,6 +132,8 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const now = Date.now();
     const refusal = refusalFor(link, now);
     if (refusal || !link) return refuseOrFallBack(request, reply, link, refusal ?? 'not_found');
+    // A preview card for link-preview crawlers, the password form: only for links that have one.
+    if (usesPageBeforeRedirect(link) && answeredBeforeRedirect(request, reply, link)) return;
 
     // Where to: the device's own URL, else the visitor's country's, else the visitor's A/B variant, else the destination.
     const userAgent = request.headers['user-agent'];
@@ -213,7 +220,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       operationId: 'redirect',
       summary: 'Follow a short link (records a scan)',
       description:
-        'Served on the base domain\'s hosts and on verified branded domains (`/api/v1/link-domains`), each its own links; any other Host answers 404. 302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended; a browser following a link with `pixels` gets a page that fires them and then redirects (200, below). 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
+        'Served on the base domain\'s hosts and on verified branded domains (`/api/v1/link-domains`), each its own links; any other Host answers 404. 302 to the destination (or the iOS/Android URL for those devices) with `svc_cid=<click ID>` appended; a browser following a link with `pixels` gets a page that fires them and then redirects (200, below). A link with a preview card (`title`, `description`, `image`) answers link-preview crawlers (facebookexternalhit, Twitterbot, Slackbot, LinkedInBot, WhatsApp, Discordbot, …) with a 200 page of Open Graph and Twitter tags, not a scan. A password-protected link answers a 200 form that posts the password back to this URL (POST /{shortId}), naming nothing of the destination; no scan until the password is given. 404 for an unknown short ID, 410 for an inactive, expired or exhausted link, 429 past 60 redirects per minute per IP. HTML pages, or the JSON error body with `Accept: application/json`.',
       params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
       response: REDIRECT_RESPONSES as never,
     },
@@ -241,5 +248,17 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       }
       return redirect(request, reply, shortId, domainId, ip);
     });
+  });
+
+  // POST /:shortId: a protected link's password form posts here.
+  await passwordRoute(app, {
+    redis: deps.redis,
+    log: deps.log,
+    passwordHashOf: deps.passwordHashOf,
+    domainOf: (host) => deps.domains.resolve(host),
+    findLink: (shortId, domainId) => deps.cache.get(linkKey(domainId, shortId)) ?? deps.readThrough.find(shortId, domainId),
+    redirect,
+    notFound: (request, reply) => refuse(request, reply, 'not_found'),
+    record: deps.record,
   });
 }

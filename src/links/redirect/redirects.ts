@@ -63,6 +63,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
     record: (event) => journal.append(event),
     redirectsPerMinute: links.redirects.perMinutePerIp,
     countries,
+    passwordHashOf: async (linkId) => (await platform.pg.query<{ password_hash: string | null }>('SELECT password_hash FROM links WHERE id = $1', [linkId])).rows[0]?.password_hash ?? null,
   });
   // After the server stopped taking requests: ship what is journaled, then stop following links.
   app.addHook('onClose', async () => {

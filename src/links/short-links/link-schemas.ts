@@ -32,6 +32,10 @@ export const Pixel = Type.Object(
 );
 export const Pixels = Type.Array(Pixel, { maxItems: 10 });
 
+/** Text of a preview card: one line or a few, no control characters but line breaks. */
+const PreviewText = (maxLength: number, description: string) =>
+  Type.String({ minLength: 1, maxLength, pattern: '^[^\\u0000-\\u0009\\u000b\\u000c\\u000e-\\u001f\\u007f]+$', description });
+
 export const ShortId = Type.String({ pattern: SHORT_ID_PATTERN, description: '3 to 64 characters: letters, digits, "-" and "_", starting with a letter or digit. Case-sensitive.', examples: ['spring-menu'] });
 export const ExpiresAt = Type.String({ format: 'date-time', description: 'ISO 8601 time after which the link stops redirecting.', examples: ['2027-01-01T00:00:00Z'] });
 export const ScanLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Scans after which the link stops redirecting.' });
@@ -74,6 +78,10 @@ export const Link = Type.Object(
     validFrom: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Before it the link does not redirect.' }),
     geo: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description: 'Destination by visitor country (ISO 3166-1 alpha-2).' }),
     testVariants: Type.Union([Type.Array(TestVariant), Type.Null()], { description: 'A/B destinations.' }),
+    title: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the title link-preview crawlers are shown (og:title).' }),
+    description: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the description (og:description).' }),
+    image: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the image URL (og:image).' }),
+    passwordProtected: Type.Boolean({ description: 'Visitors must enter the link\'s password before they are sent on. The password itself is never answered.' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -96,6 +104,10 @@ const settableFields = {
   validFrom: Type.Optional(Type.Union([ValidFrom, Type.Null()])),
   geo: Type.Optional(Type.Union([Geo, Type.Null()])),
   testVariants: Type.Optional(Type.Union([TestVariants, Type.Null()])),
+  title: Type.Optional(Type.Union([PreviewText(200, 'Preview card title (og:title, twitter:title) shown by link-preview crawlers (Slack, WhatsApp, Facebook, X, LinkedIn, Discord…), which then get a page of Open Graph and Twitter tags instead of the redirect, not counted as a scan.'), Type.Null()])),
+  description: Type.Optional(Type.Union([PreviewText(500, 'Preview card description (og:description, twitter:description).'), Type.Null()])),
+  image: Type.Optional(Type.Union([Url('Preview card image (og:image, twitter:image).'), Type.Null()])),
+  password: Type.Optional(Type.Union([Type.String({ minLength: 4, maxLength: 128, description: 'Visitors must enter it on a form before they are sent on (4 to 128 characters). Stored as a slow hash, never answered (see passwordProtected); null removes it.' }), Type.Null()])),
 };
 
 export const CreateLinkBody = Type.Object(

@@ -13,6 +13,7 @@ import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
 import { isCountryCode } from './country-codes.ts';
+import { hashPassword } from './link-password.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { hostOfUrl } from '../domains/host-names.ts';
 import { domainOfLink, type LinkDomainChoice } from './link-domain.ts';
@@ -36,6 +37,11 @@ export interface LinkRow {
   exhausted_at: Date | null;
   is_active: boolean;
   campaign_id: string | null;
+  title: string | null;
+  description: string | null;
+  image: string | null;
+  /** scrypt hash (link-password.ts); never answered. */
+  password_hash: string | null;
   version: string;
   created_at: Date;
   updated_at: Date;
@@ -70,6 +76,10 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
     validFrom: row.valid_from?.toISOString() ?? null,
     geo: row.geo,
     testVariants: row.test_variants,
+    title: row.title,
+    description: row.description,
+    image: row.image,
+    passwordProtected: row.password_hash !== null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -111,7 +121,7 @@ export type LinkResult<T> = ({ ok: true } & T) | { ok: false; refusal: LinkRefus
 
 const refuse = (refusal: LinkRefusal): { ok: false; refusal: LinkRefusal } => ({ ok: false, refusal });
 
-type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'expiredUrl' | 'expiresAt' | 'validFrom', string | null | undefined>> & {
+type Checked = Partial<Record<'destination' | 'iosUrl' | 'androidUrl' | 'image' | 'expiredUrl' | 'expiresAt' | 'validFrom', string | null | undefined>> & {
   pixels?: readonly { provider: string; pixelId: string }[];
   geo?: Record<string, string> | null;
   testVariants?: readonly { url: string; percent: number }[] | null;
@@ -129,6 +139,12 @@ function checkFields<T extends Checked>(input: T, own: OwnAddresses): LinkResult
     const problem = urlProblem(value, own);
     if (problem) return refuse({ reason: 'invalid_url', field, problem });
     out[field] = normalizeUrl(value);
+  }
+  // A preview image may be served by the service itself (the link's public QR code).
+  if (typeof input.image === 'string') {
+    const problem = urlProblem(input.image);
+    if (problem) return refuse({ reason: 'invalid_url', field: 'image', problem });
+    out.image = normalizeUrl(input.image);
   }
   if (typeof input.expiresAt === 'string') {
     if (Date.parse(input.expiresAt) <= Date.now()) return refuse({ reason: 'expiry_in_past' });
@@ -257,6 +273,7 @@ export class LinkStore {
     if (!checked.ok) return checked;
     const input = checked.value;
     if (input.shortId && this.reserved.has(input.shortId)) return refuse({ reason: 'short_id_reserved', shortId: input.shortId });
+    const passwordHash = input.password ? await hashPassword(input.password) : null;
     return this.tx(async (client): Promise<LinkResult<{ row: LinkRow }>> => {
       if (!(await this.campaignFound(client, workspaceId, input.campaignId))) return refuse({ reason: 'campaign_not_found' });
       const domain: LinkDomainChoice | undefined = await domainOfLink(client, workspaceId, input.domain, this.baseHost);
@@ -266,8 +283,9 @@ export class LinkStore {
         const shortId = input.shortId ?? assignShortId();
         const inserted = await client.query<LinkRow>(
           `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active,
-                              forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                              forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain,
+                              title, description, image, password_hash)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
            ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`,
           [
             workspaceId,
@@ -289,6 +307,10 @@ export class LinkStore {
             input.testVariants ? JSON.stringify(input.testVariants) : null,
             domain?.id ?? null,
             domain?.name ?? null,
+            input.title ?? null,
+            input.description ?? null,
+            input.image ?? null,
+            passwordHash,
           ],
         );
         const row = inserted.rows[0];
@@ -322,6 +344,7 @@ export class LinkStore {
     let scansSoFar = 0;
     let sameLimit = false;
     let campaignChecked = false;
+    const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password;
     if (typeof limit === 'number') {
       const current = await this.get(workspaceId, id);
       if (!current) return refuse({ reason: 'not_found' });
@@ -365,6 +388,10 @@ export class LinkStore {
       if (changes.validFrom !== undefined) set('valid_from', changes.validFrom);
       if (changes.geo !== undefined) set('geo', changes.geo === null ? null : JSON.stringify(changes.geo));
       if (changes.testVariants !== undefined) set('test_variants', changes.testVariants === null ? null : JSON.stringify(changes.testVariants));
+      if (changes.title !== undefined) set('title', changes.title);
+      if (changes.description !== undefined) set('description', changes.description);
+      if (changes.image !== undefined) set('image', changes.image);
+      if (passwordHash !== undefined) set('password_hash', passwordHash);
       const { rows } = await client.query<LinkRow>(
         `UPDATE links SET ${sets.join(', ')}, version = version + 1, updated_at = date_trunc('milliseconds', now())
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,

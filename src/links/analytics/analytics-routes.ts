@@ -54,7 +54,7 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
   app.get('/analytics/export', {
     schema: {
       tags, operationId: 'exportScans', summary: 'Export raw scan events (CSV or JSON)',
-      description: 'Oldest first, at most 50,000 rows, streamed. CSV has a header row, every field quoted, and a text field starting with =, +, -, @, a tab or a carriage return (a spreadsheet formula) gets a leading \' (OWASP CSV injection); JSON is an array of objects with the values exactly. Columns: scanId, timestamp, linkId, shortId, campaignId, destination, country, region, city, device, os, browser, referrer, referrerHost, utmSource, utmMedium, utmCampaign, utmTerm, utmContent, isBot, visitorId, clickId, userAgent.',
+      description: 'Oldest first, at most 50,000 rows, streamed. CSV has a header row, every field quoted, and a text field starting with =, +, -, @, a tab or a carriage return (a spreadsheet formula) gets a leading \' (OWASP CSV injection); JSON is an array of objects with the values exactly. Columns: scanId, timestamp, linkId, shortId, campaignId, destination, country, region, city, device, os, browser, referrer, referrerHost, utmSource, utmMedium, utmCampaign, utmTerm, utmContent, isBot, visitorId, clickId, userAgent, variant (the A/B test variant\'s URL, empty for none).',
       querystring: ExportQuery,
       response: {
         // A stream: Fastify sends it as it is, whatever the schema.

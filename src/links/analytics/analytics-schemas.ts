@@ -101,5 +101,5 @@ export const ExportQuery = Type.Object(
 /** Columns of an exported scan, in order. */
 export const EXPORT_COLUMNS = [
   'scanId', 'timestamp', 'linkId', 'shortId', 'campaignId', 'destination', 'country', 'region', 'city', 'device', 'os', 'browser',
-  'referrer', 'referrerHost', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent', 'isBot', 'visitorId', 'clickId', 'userAgent',
+  'referrer', 'referrerHost', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent', 'isBot', 'visitorId', 'clickId', 'userAgent', 'variant',
 ] as const;

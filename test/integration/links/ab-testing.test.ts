@@ -89,6 +89,10 @@ describe('A/B destinations', () => {
     await eventually(() => linkScansStored(ingress.platform.clickhouse, link.id, 30), 60_000);
     const stored = await ingress.platform.clickhouse.rows<{ variant: string; n: string }>(sql`SELECT variant, count() AS n FROM scans WHERE link_id IN (${link.id}, ${plain.id}) GROUP BY variant ORDER BY variant`);
     expect(stored.map((r) => [r.variant, Number(r.n)])).toEqual([['', 1], [A, clickIds[A]!.length], [B, clickIds[B]!.length]]);
+    const exported = await fetch(`${ingress.url}/api/v1/analytics/export?format=json&linkId=${link.id}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': freshIp() } });
+    const rows = (await exported.json()) as { variant: string; clickId: string }[];
+    expect(rows.length).toBe(30);
+    expect(rows.every((r) => r.variant === (clickIds[A]!.includes(r.clickId) ? A : B))).toBe(true);
 
     // Two conversions of A's scans, one click of B's.
     expect((await api.post('/api/v1/track', { clickId: clickIds[A]![0], event: 'purchase', amount: 10, currency: 'EUR' })).status).toBe(201);

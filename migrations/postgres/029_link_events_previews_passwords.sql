@@ -16,7 +16,7 @@ CREATE TABLE link_events (
   workspace_id  uuid NOT NULL,
   event_type    text NOT NULL CHECK (event_type IN ('link.created', 'link.updated', 'link.deleted')),
   version       bigint NOT NULL,
-  -- The links row after the change, without its password hash.
+  -- The links row after the change, its password hash replaced by 'set' (or null).
   link          jsonb NOT NULL,
   created_at    timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
 );
@@ -34,7 +34,9 @@ BEGIN
   END IF;
   IF EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = NEW.workspace_id AND kind = ANY (events)) THEN
     INSERT INTO link_events (link_id, workspace_id, event_type, version, link)
-    VALUES (NEW.id, NEW.workspace_id, kind, NEW.version, to_jsonb(NEW) - 'password_hash');
+    -- The hash itself is not copied; only whether there is one (passwordProtected).
+    VALUES (NEW.id, NEW.workspace_id, kind, NEW.version,
+            (to_jsonb(NEW) - 'password_hash') || jsonb_build_object('password_hash', CASE WHEN NEW.password_hash IS NULL THEN NULL ELSE 'set' END));
   END IF;
   RETURN NULL;
 END $$;

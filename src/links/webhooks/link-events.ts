@@ -27,6 +27,8 @@ function rowFromJson(json: Record<string, unknown>): LinkRow {
   for (const [key, value] of Object.entries(json)) {
     row[key] = typeof value === 'string' && /(_at|_from)$/.test(key) ? new Date(value) : value;
   }
+  // The trigger keeps only whether the link has a password ('set'); a row without the key had none.
+  row.password_hash = json.password_hash ?? null;
   return row as unknown as LinkRow;
 }
 

@@ -89,7 +89,7 @@ describe('link events for webhooks', () => {
     expect(got.filter((b) => b.data.id === id).map((b) => b.type)).toEqual(['link.created', 'link.updated', 'link.deleted']);
     const [c, u, d] = got.filter((b) => b.data.id === id);
     // Each carries the link as it was after that change, as the API answers it.
-    expect(c.data).toMatchObject({ id, shortId: created.body.shortId, shortUrl: created.body.shortUrl, destination: 'https://example.com/a', tags: ['print'], isActive: true });
+    expect(c.data).toMatchObject({ id, shortId: created.body.shortId, shortUrl: created.body.shortUrl, destination: 'https://example.com/a', tags: ['print'], isActive: true, passwordProtected: false });
     expect(u.data).toMatchObject({ destination: 'https://example.com/b', isActive: true });
     expect(d.data).toMatchObject({ destination: 'https://example.com/b', isActive: false });
     expect(new Set(got.map((b) => b.eventId)).size).toBe(got.length);

@@ -65,6 +65,7 @@ export async function passwordRoute(app: App, deps: PasswordRouteDeps): Promise<
           },
         } as never,
         response: {
+          200: { description: 'The right password for a link with pixels: the page that fires them and sends the visitor on, as GET answers a browser.', content: { 'text/html': { schema: Type.String() } } },
           302: Type.Null({ description: 'The right password: on to the destination (svc_cid appended), as GET answers an unprotected link.', headers: { location: Type.String() } }),
           400: page('No password given (password_missing): the form again.'),
           401: page('A wrong password (password_incorrect): the form again.'),

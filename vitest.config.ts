@@ -47,6 +47,9 @@ for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw
 // tail; vitest would otherwise order them by the durations cached from the last run (none in a
 // fresh checkout: then by file size, which puts the short worker-crash file last).
 const LONGEST = [
+  'test/integration/mail/broadcasts.test.ts', // ~2-4 min beside others: kill -9 during a fan-out, then a sender and relay
+  'test/integration/mail/automations.test.ts', // ~2-3 min: kill -9 during runs, a moved clock, a sender and relay
+  'test/integration/mail/mail-webhooks.test.ts', // ~2-3 min: events across kills of its worker
   'test/integration/links/webhooks.test.ts', // ~70 s, mostly waiting out a killed worker's Kafka session
   'test/integration/platform/worker-crash.test.ts', // ~40 s, the same
   'test/unit/links/qr-style-scannable.test.ts', // ~45 s of one core (ZXing and zbar decode 504 images)

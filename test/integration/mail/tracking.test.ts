@@ -10,10 +10,14 @@ import { readTopic } from '../../support/topic-reader.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ingress: TestIngress;
 let relay: SmtpCapture;
 let sender: Child;
+
+// Its own databases: its sender takes only this file's queued mail.
+useOwnDatabases();
 
 beforeAll(async () => {
   ingress = await startIngress();

@@ -2,12 +2,12 @@
 // otherwise take or see other files' work in the run's shared databases: a mail sender takes every
 // queued message, a broadcast worker every due job, an ingress relays every unpublished outbox row.
 // With their own databases such files run side by side with the rest instead of one at a time.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { createLogger } from '../../src/platform/logger.ts';
 import { migrateAll } from '../../src/platform/migrations.ts';
 import { dropDatabases } from './drop-databases.ts';
 import { testConfig, useDatabasesOfThisFile } from './env.ts';
-import { randomBytes } from 'node:crypto';
 
 /**
  * Call at the top of a test file, before its own hooks: the file's testEnv() (its ingresses and the

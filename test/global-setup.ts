@@ -57,6 +57,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Several files kill a worker and wait for another to take its partitions: the broker hands them
     // over once the killed member's session ends, 10 s here instead of production's 30.
     ACTOR_SESSION_TIMEOUT_MS: '10000',
+    // Two cores under the whole suite: opening a Postgres connection once took over 5 s in CI and
+    // failed an ingress's start; a slow connection is not what any test here is about.
+    DATABASE_CONNECT_TIMEOUT_MS: '30000',
   };
   const config = loadConfig({ ...process.env, ...testEnv });
   const log = createLogger(config, 'test-setup');

@@ -14,13 +14,14 @@ export interface PoolOptions {
   asynchronousCommit?: boolean;
 }
 
-export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>, options: PoolOptions = {}): pg.Pool {
+export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.DATABASE_URL,
     max: options.max ?? config.DATABASE_POOL_SIZE,
     ...(options.asynchronousCommit ? { options: '-c synchronous_commit=off' } : {}),
-    // Fail fast instead of queueing forever when every connection is busy or the server is away.
-    connectionTimeoutMillis: 5000,
+    // Fail instead of queueing forever when every connection is busy or the server hangs (one that
+    // is down refuses at once).
+    connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
     statement_timeout: 30_000,
     idle_in_transaction_session_timeout: 60_000,
   });

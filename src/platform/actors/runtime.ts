@@ -23,6 +23,9 @@ import { isBatchKind, type ActorMessage, type WorkerKind } from './worker-kind.t
 import type { DeadLetter } from './dead-letter.ts';
 import { deadLetters, handlerDuration, handlerRetries } from '../metrics/series.ts';
 
+/** How long an idle fetch waits on the broker for data (kafkajs waits 5 s by default). */
+const IDLE_FETCH_WAIT_MS = 1000;
+
 export interface RuntimeDeps {
   kafka: Kafka;
   registry: SchemaRegistry;
@@ -72,6 +75,9 @@ export class WorkerRuntime<V, S> {
       sessionTimeout: this.deps.sessionTimeoutMs,
       heartbeatInterval: this.heartbeatMs,
       retry: { retries: 10 },
+      // An idle fetch waits at most this long for data; a stop waits for the fetch in flight, so
+      // kafkajs's 5 s default made every stop, shutdown and rebalance of an idle worker 5 s long.
+      maxWaitTimeInMs: IDLE_FETCH_WAIT_MS,
       ...(this.kind.fetch ?? {}),
     });
     this.consumer = consumer;

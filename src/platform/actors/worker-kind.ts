@@ -39,7 +39,7 @@ interface WorkerKindBase<S> {
   background?: BackgroundTask;
   /**
    * How the broker gathers a fetch: it answers once `minBytes` are there or `maxWaitTimeInMs` has
-   * passed (kafkajs's defaults: 1 byte, 5 s). A kind whose cost is per batch (a transaction, an
+   * passed (the runtime's defaults: 1 byte, 1 s). A kind whose cost is per batch (a transaction, an
    * insert) asks for fuller fetches, trading that wait in freshness for fewer, larger batches, and
    * may let them grow past kafkajs's 1 MiB a partition and 10 MiB a fetch.
    */

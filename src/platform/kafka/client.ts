@@ -17,7 +17,9 @@ export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT
     brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
     connectionTimeout: 3000,
     requestTimeout: 30_000,
-    retry: { initialRetryTime: 200, retries: 8 },
+    // Waits grow from 200 ms to at most 5 s (kafkajs's cap is 30 s): a client retrying through a
+    // broker outage is back within about 5 s of the broker's return; 15 retries still span ~55 s.
+    retry: { initialRetryTime: 200, maxRetryTime: 5000, retries: 15 },
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       const { message, timestamp: _t, ...extra } = entry.log;

@@ -81,7 +81,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     campaigns: new CampaignStore(pg),
     changelog,
     conversions,
-    funnels: new FunnelQueries(platform.clickhouse, pg),
+    funnels: new FunnelQueries(platform.clickhouse, pg, links.baseHost),
     clickIds,
     redirects: {
       journalDir: config.SCAN_JOURNAL_DIR,

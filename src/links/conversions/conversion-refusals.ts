@@ -1,8 +1,9 @@
 // How the API answers a refused conversion, the same from REST and MCP: the
 // status, code, message and the field it names.
-import { ApiError } from '../../platform/http/errors.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
 import type { ConversionType } from './conversion-schemas.ts';
 import type { ConversionRefusal, ConversionResult } from './conversions.ts';
+import type { ResolvedScope, ScopeResult } from './funnel-query.ts';
 
 const invalid = (code: string, message: string, field: string) => new ApiError(400, code, message, [{ path: `/${field}`, message }]);
 
@@ -26,4 +27,10 @@ export function conversionRefusalError(r: ConversionRefusal): ApiError {
 export function conversionOrRefused(result: ConversionResult): ConversionType {
   if (!result.ok) throw conversionRefusalError(result.refusal);
   return result.conversion;
+}
+
+/** The funnel's scope, or 404 not_found for a link or campaign that is not the workspace's. */
+export function scopeOrRefused(result: ScopeResult): ResolvedScope {
+  if (!result.ok) throw notFound(result.refusal.resource);
+  return result.scope;
 }

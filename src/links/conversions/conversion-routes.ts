@@ -6,7 +6,7 @@ import type { App } from '../../platform/http/server.ts';
 import { MAX_RANGE_DAYS, rawRange } from '../analytics/time-range.ts';
 import { Conversion, CONVERSION_COMPONENTS, Funnel, FunnelQuery, idempotencyKey, TrackBody, TrackHeaders } from './conversion-schemas.ts';
 import type { Conversions } from './conversions.ts';
-import { conversionOrRefused } from './conversion-refusals.ts';
+import { conversionOrRefused, scopeOrRefused } from './conversion-refusals.ts';
 import type { FunnelQueries } from './funnel-query.ts';
 
 const DAY = 86_400_000;
@@ -41,7 +41,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
       tags: ['analytics', 'conversions'],
       operationId: 'getFunnel',
       summary: 'Scan → tracked click → conversion funnel',
-      description: 'Counts over a range (default the last 30 days), for the workspace, one link or one campaign, with revenue summed per currency.',
+      description: 'Counts over a range (default the last 30 days), for the workspace, one link, one campaign or the links on one domain, with revenue summed per currency (and per A/B test variant).',
       querystring: FunnelQuery,
       response: { 200: withRateLimitHeaders(Funnel, 'The funnel.'), ...errorResponses(...API_ERRORS) },
     },
@@ -49,7 +49,7 @@ export async function conversionRoutes(app: App, deps: { conversions: Conversion
     const q = request.query;
     const { from, to } = rawRange(q);
     if (to - from > MAX_RANGE_DAYS * DAY) throw new ApiError(400, 'invalid_range', `The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: '/from', message: 'range too long' }]);
-    const scope = await deps.funnels.resolveScope(request.linksAuth.workspaceId, { linkId: q.linkId, campaignId: q.campaignId });
+    const scope = scopeOrRefused(await deps.funnels.resolveScope(request.linksAuth.workspaceId, { linkId: q.linkId, campaignId: q.campaignId, domain: q.domain }));
     return deps.funnels.funnel(request.linksAuth.workspaceId, { from, to }, scope, q.includeBots ?? false);
   });
 }

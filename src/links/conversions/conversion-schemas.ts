@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 import { IncludeBots } from '../analytics/analytics-schemas.ts';
+import { DomainFilterParam } from '../short-links/link-domain.ts';
 
 export const TRACK_TYPES = ['conversion', 'click'] as const;
 export type TrackKind = (typeof TRACK_TYPES)[number];
@@ -76,6 +77,7 @@ export const FunnelQuery = Type.Object(
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
     linkId: Type.Optional(Uuid({ description: 'Only this link.' })),
     campaignId: Type.Optional(Uuid({ description: 'Only the links in this campaign now (as in /analytics).' })),
+    domain: Type.Optional(DomainFilterParam),
     includeBots: Type.Optional(IncludeBots),
   },
   { additionalProperties: false },
@@ -98,6 +100,7 @@ export const Funnel = Type.Object(
     to: Type.String({ format: 'date-time' }),
     linkId: Type.Union([Uuid(), Type.Null()]),
     campaignId: Type.Union([Uuid(), Type.Null()]),
+    domain: Type.Union([Type.String(), Type.Null()], { description: 'The `domain` asked for, in lower case; null when the funnel is not narrowed to one.' }),
     scans: Type.Integer({ description: 'Scans in the range (bots excluded unless includeBots).' }),
     trackedClicks: Type.Integer({ description: 'Distinct scans whose visitor was reported landing (type `click`) in the range (those of bot scans excluded unless includeBots).' }),
     conversions: Type.Integer({ description: 'Conversions reported in the range (those of bot scans excluded unless includeBots).' }),
@@ -114,6 +117,7 @@ export const Funnel = Type.Object(
         convertedScans: Type.Integer(),
         clickRate: Type.Number(),
         conversionRate: Type.Number(),
+        revenue: Type.Array(ref(Revenue), { description: 'The revenue of the variant\'s conversions per currency, largest first.' }),
       }),
       { description: 'The same steps for the scans of A/B test links (`testVariants`), by the variant each visitor was sent to, most scans first. A variant\'s clicks and conversions are those of its scans, reported in the range.' },
     ),

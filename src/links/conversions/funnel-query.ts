@@ -7,25 +7,35 @@
 // now, as in the scan analytics.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { inList, join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
-import { notFound } from '../../platform/http/errors.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { linksMatching } from '../analytics/scan-analytics.ts';
+import { domainFilter } from '../short-links/link-domain.ts';
 import { bucketSql, bucketStarts, type TimeRange } from '../analytics/time-range.ts';
 import type { FunnelType } from './conversion-schemas.ts';
 
 export interface FunnelScope {
   linkId?: string;
   campaignId?: string;
-  /** A branded domain's name, null for the base domain (domainFilter). */
-  domain?: string | null;
+  /** Only links on this domain: a branded domain's name, or the base domain's host (as the `domain` filter). */
+  domain?: string;
 }
 
 /** A scope checked against the workspace, with the links it selects (undefined: all of them). */
 export interface ResolvedScope {
   linkId: string | null;
   campaignId: string | null;
+  /** The domain asked for, as the answer names it; null when not asked. */
+  domain: string | null;
   linkIds: string[] | undefined;
 }
+
+/** A scope naming a link or campaign the workspace does not have. */
+export interface ScopeRefusal {
+  reason: 'not_found';
+  resource: 'link' | 'campaign';
+}
+
+export type ScopeResult = { ok: true; scope: ResolvedScope } | { ok: false; refusal: ScopeRefusal };
 
 const ratio = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
 
@@ -38,6 +48,21 @@ function ofPeople(workspaceId: string, conversions: SqlFragment): SqlFragment {
   return sql` AND scan_id NOT IN (
     SELECT scan_id FROM scans PREWHERE is_bot = 1
      WHERE workspace_id = ${workspaceId} AND scan_id IN (SELECT scan_id FROM conversions WHERE ${conversions}))`;
+}
+
+/** Sums per currency, summed in two parts (whole units and millionths) so that no Int64 sum can overflow. */
+const revenueSums = sql`currency, sum(intDiv(amount_micros, 1000000)) AS units, sum(amount_micros % 1000000) AS millionths, count() AS conversions`;
+type RevenueRow = { currency: string; units: string; millionths: string; conversions: string };
+
+/** Revenue per currency, largest first: exact sums of integer micro-units; `amount` is the nearest JSON number, `amountExact` the decimal itself. */
+function revenueOf(rows: RevenueRow[]): FunnelType['revenue'] {
+  return rows
+    .map((r) => ({ currency: r.currency, micros: BigInt(r.units) * 1_000_000n + BigInt(r.millionths), conversions: Number(r.conversions) }))
+    .sort((a, b) => (a.micros === b.micros ? (a.currency < b.currency ? -1 : 1) : a.micros > b.micros ? -1 : 1))
+    .map(({ currency, micros, conversions }) => {
+      const amountExact = microsToDecimal(micros);
+      return { currency, amount: Number(amountExact), amountExact, conversions };
+    });
 }
 
 /** A sum of micro-units (Int64) as an exact decimal string in major units: "15.75", "9999999999.999991". */
@@ -63,21 +88,23 @@ export class FunnelQueries {
   constructor(
     private readonly ch: ClickHouse,
     private readonly pg: Pool,
+    /** The base domain's host: a `domain` scope of it means the links on no branded domain. */
+    private readonly baseHost: string | undefined,
   ) {}
 
   /**
-   * Checks the scope and resolves it to the links it selects, once for any number of queries over it:
-   * not_found (404) for a link or campaign that is not the workspace's; a link outside the campaign selects nothing.
+   * Checks the scope and resolves it to the links it selects, once for any number of queries over it;
+   * refused for a link or campaign that is not the workspace's (a link outside the campaign selects nothing).
    */
-  async resolveScope(workspaceId: string, scope: FunnelScope): Promise<ResolvedScope> {
-    const linkIds = await linksMatching(this.pg, workspaceId, scope);
+  async resolveScope(workspaceId: string, scope: FunnelScope): Promise<ScopeResult> {
+    const linkIds = await linksMatching(this.pg, workspaceId, { ...scope, domain: domainFilter(scope.domain, this.baseHost) });
     // Nothing selected: tell an unknown id apart from a link and campaign that exist but do not meet.
     if (linkIds?.length === 0) {
-      if (scope.linkId && (await this.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [scope.linkId, workspaceId])).rowCount === 0) throw notFound('link');
-      if (scope.campaignId && (await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId])).rowCount === 0) throw notFound('campaign');
+      if (scope.linkId && (await this.pg.query('SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2', [scope.linkId, workspaceId])).rowCount === 0) return { ok: false, refusal: { reason: 'not_found', resource: 'link' } };
+      if (scope.campaignId && (await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId])).rowCount === 0) return { ok: false, refusal: { reason: 'not_found', resource: 'campaign' } };
     }
     // Ids as Postgres writes them: lower case, as ClickHouse holds them.
-    return { linkId: scope.linkId?.toLowerCase() ?? null, campaignId: scope.campaignId?.toLowerCase() ?? null, linkIds };
+    return { ok: true, scope: { linkId: scope.linkId?.toLowerCase() ?? null, campaignId: scope.campaignId?.toLowerCase() ?? null, domain: scope.domain?.toLowerCase().replace(/\.$/, '') ?? null, linkIds } };
   }
 
   async funnel(workspaceId: string, range: { from: number; to: number }, scope: ResolvedScope, includeBots = false): Promise<FunnelType> {
@@ -91,11 +118,7 @@ export class FunnelQueries {
         SELECT uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
                uniqExactIf(scan_id, type = 'conversion') AS converted
           FROM conversions WHERE ${converted}`),
-      // Summed in two parts, whole units and millionths, so that no Int64 sum can overflow.
-      this.ch.rows<{ currency: string; units: string; millionths: string; conversions: string }>(sql`
-        SELECT currency, sum(intDiv(amount_micros, 1000000)) AS units, sum(amount_micros % 1000000) AS millionths, count() AS conversions
-          FROM conversions WHERE ${converted} AND type = 'conversion' AND currency != ''
-         GROUP BY currency`),
+      this.ch.rows<RevenueRow>(sql`SELECT ${revenueSums} FROM conversions WHERE ${converted} AND type = 'conversion' AND currency != '' GROUP BY currency`),
       this.variantSteps(workspaceId, filter, converted, includeBots),
     ]);
     const scanCount = Number(scans[0]?.scans ?? 0);
@@ -106,40 +129,40 @@ export class FunnelQueries {
       to: to.toISOString(),
       linkId: scope.linkId,
       campaignId: scope.campaignId,
+      domain: scope.domain,
       scans: scanCount,
       trackedClicks: Number(s.clicks),
       conversions: Number(s.conversions),
       convertedScans: Number(s.converted),
       clickRate: ratio(Number(s.clicks), scanCount),
       conversionRate: ratio(Number(s.converted), scanCount),
-      revenue: revenue
-        .map((r) => ({ currency: r.currency, micros: BigInt(r.units) * 1_000_000n + BigInt(r.millionths), conversions: Number(r.conversions) }))
-        .sort((a, b) => (a.micros === b.micros ? (a.currency < b.currency ? -1 : 1) : a.micros > b.micros ? -1 : 1))
-        // Sums of integer micro-units, exact; `amount` is the nearest JSON number, `amountExact` the decimal itself.
-        .map(({ currency, micros, conversions }) => {
-          const amountExact = microsToDecimal(micros);
-          return { currency, amount: Number(amountExact), amountExact, conversions };
-        }),
+      revenue: revenueOf(revenue),
       variants,
     };
   }
 
   /**
    * The funnel's steps per A/B variant: scans by their variant, and clicks and conversions by the
-   * variant of their scan (looked up in `scans` for the converted scans only, as ofPeople does).
+   * variant of their scan (looked up in `scans` for the converted scans only, as ofPeople does),
+   * with the revenue of those conversions per currency.
    */
   private async variantSteps(workspaceId: string, filter: SqlFragment, converted: SqlFragment, includeBots: boolean): Promise<FunnelType['variants']> {
-    const [scans, steps] = await Promise.all([
+    const variantOfConverted = sql`(SELECT scan_id, variant FROM scans
+                           WHERE workspace_id = ${workspaceId} AND variant != '' AND scan_id IN (SELECT scan_id FROM conversions WHERE ${converted}))`;
+    const [scans, steps, revenue] = await Promise.all([
       this.ch.rows<{ variant: string; scans: string }>(sql`
         SELECT variant, count() AS scans FROM scans WHERE ${filter} AND variant != ''${includeBots ? sql`` : sql` AND is_bot = 0`} GROUP BY variant`),
       this.ch.rows<{ variant: string; clicks: string; conversions: string; converted: string }>(sql`
         SELECT variant, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
                uniqExactIf(scan_id, type = 'conversion') AS converted
-          FROM conversions
-          ANY INNER JOIN (SELECT scan_id, variant FROM scans
-                           WHERE workspace_id = ${workspaceId} AND variant != '' AND scan_id IN (SELECT scan_id FROM conversions WHERE ${converted})) USING scan_id
+          FROM conversions ANY INNER JOIN ${variantOfConverted} USING scan_id
          WHERE ${converted} GROUP BY variant`),
+      this.ch.rows<RevenueRow & { variant: string }>(sql`
+        SELECT variant, ${revenueSums} FROM conversions ANY INNER JOIN ${variantOfConverted} USING scan_id
+         WHERE ${converted} AND type = 'conversion' AND currency != '' GROUP BY variant, currency`),
     ]);
+    const revenueRowsOf = new Map<string, RevenueRow[]>();
+    for (const r of revenue) revenueRowsOf.set(r.variant, [...(revenueRowsOf.get(r.variant) ?? []), r]);
     const stepsOf = new Map(steps.map((s) => [s.variant, s]));
     const variants = new Set([...scans.map((s) => s.variant), ...steps.map((s) => s.variant)]);
     const scansOf = new Map(scans.map((s) => [s.variant, Number(s.scans)]));
@@ -149,7 +172,10 @@ export class FunnelQueries {
         const s = stepsOf.get(variant);
         const clicks = Number(s?.clicks ?? 0);
         const convertedScans = Number(s?.converted ?? 0);
-        return { variant, scans: n, trackedClicks: clicks, conversions: Number(s?.conversions ?? 0), convertedScans, clickRate: ratio(clicks, n), conversionRate: ratio(convertedScans, n) };
+        return {
+          variant, scans: n, trackedClicks: clicks, conversions: Number(s?.conversions ?? 0), convertedScans,
+          clickRate: ratio(clicks, n), conversionRate: ratio(convertedScans, n), revenue: revenueOf(revenueRowsOf.get(variant) ?? []),
+        };
       })
       .sort((a, b) => b.scans - a.scans || (a.variant < b.variant ? -1 : 1));
   }

@@ -11,6 +11,7 @@ import { Analytics, TimeBucket, WorkspaceAnalyticsQuery } from '../analytics/ana
 import { linksByShortId, scanAnalytics } from '../analytics/scan-analytics.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import { Funnel } from '../conversions/conversion-schemas.ts';
+import { scopeOrRefused } from '../conversions/conversion-refusals.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
@@ -65,7 +66,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     async run(args, ctx) {
       const scope = { linkId: args.linkId, campaignId: args.campaignId, ...(args.domain === undefined ? {} : { domain: domainFilter(args.domain, deps.links.baseHost) }) };
       // Checked and resolved once for the two conversion queries (404 for ids that are not the workspace's).
-      const resolved = await deps.funnels.resolveScope(ctx.tenantId, scope);
+      const resolved = scopeOrRefused(await deps.funnels.resolveScope(ctx.tenantId, { linkId: args.linkId, campaignId: args.campaignId, domain: args.domain }));
       const range = trailingRange(args.daysBack);
       const [scans, funnel, conversionSeries] = await Promise.all([
         scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top),
@@ -82,7 +83,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       }));
       const result = {
         window: windowOf(range, args.daysBack),
-        scope: { linkId: args.linkId ?? null, campaignId: args.campaignId ?? null, domain: args.domain?.toLowerCase() ?? null },
+        scope: { linkId: args.linkId ?? null, campaignId: args.campaignId ?? null, domain: resolved.domain },
         scans: { total: scans.totalScans, uniqueVisitors: scans.uniqueVisitors },
         conversions: {
           trackedClicks: funnel.trackedClicks,
@@ -200,12 +201,13 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     name: 'get_referrers',
     title: 'Top referrers',
     description:
-      'The sites that sent scans over the last `daysBack` days (default 30), by referring host, most scans first, for the workspace or one link ' +
-      '(`linkId`). "(direct)" counts scans without a referrer (QR codes, apps, typed URLs). Bots are left out unless `includeBots`.',
+      'The sites that sent scans over the last `daysBack` days (default 30), by referring host, most scans first, for the workspace, one link ' +
+      '(`linkId`) or the links on one domain (`domain`). "(direct)" counts scans without a referrer (QR codes, apps, typed URLs). Bots are left out unless `includeBots`.',
     input: Type.Object(
       {
         daysBack,
         linkId: scopeArgs.linkId,
+        domain: domainArg,
         top: withDefault(describedFor(WorkspaceAnalyticsQuery.properties.top, 'Referrers to list, 1 to 100; default 10.')),
         includeBots,
       },
@@ -214,6 +216,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     output: Type.Object({
       window: Window,
       linkId: Nullable(Type.String()),
+      domain: Nullable(Type.String()),
       totalScans: Type.Integer(),
       referrers: Type.Array(Type.Object({
         referrer: Analytics.properties.referrers.items.properties.referrer,
@@ -225,9 +228,10 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
     async run(args, ctx) {
       await checkScope(deps, ctx, { linkId: args.linkId });
       const range = trailingRange(args.daysBack);
-      const scans = await scanAnalytics(deps, ctx.tenantId, range, { linkId: args.linkId }, args.includeBots, args.top);
+      const scope = { linkId: args.linkId, ...(args.domain === undefined ? {} : { domain: domainFilter(args.domain, deps.links.baseHost) }) };
+      const scans = await scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top);
       const referrers = scans.referrers.map((r) => ({ referrer: r.referrer, scans: r.count, share: share(r.count, scans.totalScans) }));
-      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, totalScans: scans.totalScans, referrers };
+      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, domain: args.domain?.toLowerCase() ?? null, totalScans: scans.totalScans, referrers };
       const summary = referrers.length === 0
         ? `No scans in the last ${args.daysBack} days.`
         : [`Top referrers of ${count(scans.totalScans)} scans in the last ${args.daysBack} days:`, ...referrers.map((r) => `- ${r.referrer}: ${count(r.scans)} (${percent(r.scans, scans.totalScans)})`)].join('\n');

@@ -5,10 +5,10 @@ import { Type } from '@sinclair/typebox';
 import { CREATES, defineTool, READ_ONLY } from '../../platform/mcp/tool.ts';
 import { Conversion, Funnel, TrackBody } from '../conversions/conversion-schemas.ts';
 import type { Conversions } from '../conversions/conversions.ts';
-import { conversionOrRefused } from '../conversions/conversion-refusals.ts';
+import { conversionOrRefused, scopeOrRefused } from '../conversions/conversion-refusals.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import { trailingRange, windowOf } from './analytics-window.ts';
-import { count, daysBack, includeBots, percent, scopeArgs, Window } from './tool-schemas.ts';
+import { count, daysBack, domainArg, includeBots, percent, scopeArgs, Window } from './tool-schemas.ts';
 
 export interface ConversionToolDeps {
   conversions: Conversions;
@@ -20,22 +20,23 @@ export function conversionTools(deps: ConversionToolDeps) {
     name: 'get_funnel',
     title: 'Scan → click → conversion funnel',
     description:
-      'The funnel over the last `daysBack` days (default 30) for the workspace, one link (`linkId`) or one campaign (`campaignId`): scans, tracked ' +
+      'The funnel over the last `daysBack` days (default 30) for the workspace, one link (`linkId`), one campaign (`campaignId`) or the links on one domain (`domain`): scans, tracked ' +
       'clicks (scans whose visitor was reported landing on the destination), converted scans and conversions, the click and conversion rates, and ' +
       'revenue per currency, and the same steps per A/B test variant (`variants`, for links with testVariants). Each step counts what happened in the window; ' +
       'a campaign means the links in it now. Bots are left out of scans unless `includeBots`.',
-    input: Type.Object({ daysBack, ...scopeArgs, includeBots }, { additionalProperties: false }),
+    input: Type.Object({ daysBack, ...scopeArgs, domain: domainArg, includeBots }, { additionalProperties: false }),
     // The REST funnel, with the window in place of from and to.
     output: Type.Object({ window: Window, ...Type.Omit(Funnel, ['object', 'from', 'to']).properties }),
     annotations: READ_ONLY,
     async run(args, ctx) {
-      const scope = await deps.funnels.resolveScope(ctx.tenantId, { linkId: args.linkId, campaignId: args.campaignId });
+      const scope = scopeOrRefused(await deps.funnels.resolveScope(ctx.tenantId, { linkId: args.linkId, campaignId: args.campaignId, domain: args.domain }));
       const range = trailingRange(args.daysBack);
       const f = await deps.funnels.funnel(ctx.tenantId, { from: range.from.getTime(), to: range.to.getTime() }, scope, args.includeBots);
       const result = {
         window: windowOf(range, args.daysBack),
         linkId: f.linkId,
         campaignId: f.campaignId,
+        domain: f.domain,
         scans: f.scans,
         trackedClicks: f.trackedClicks,
         convertedScans: f.convertedScans,

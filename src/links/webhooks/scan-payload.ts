@@ -16,6 +16,8 @@ export function scanCreatedBody(scan: ScanEvent): string {
       campaignId: scan.campaignId ?? null,
       timestamp: new Date(scan.timestamp).toISOString(),
       destination: scan.destination,
+      // The A/B test variant (its URL) the visitor was sent to; null for links without a test.
+      variant: scan.variant ?? null,
       country: scan.country ?? null,
       region: scan.region ?? null,
       city: scan.city ?? null,

@@ -126,7 +126,10 @@ describe('A/B destinations', () => {
     expect(a).toMatchObject({ scans: clickIds[A]!.length, conversions: 2, trackedClicks: 0 });
     expect(a.convertedScans).toBe(clickIds[A]!.length > 1 ? 2 : 1);
     expect(a.conversionRate).toBeCloseTo(a.convertedScans / a.scans, 3);
-    expect(funnel.variants.find((v: { variant: string }) => v.variant === B)).toMatchObject({ scans: clickIds[B]!.length, trackedClicks: 1, conversions: 0 });
+    expect(funnel.variants.find((v: { variant: string }) => v.variant === B)).toMatchObject({ scans: clickIds[B]!.length, trackedClicks: 1, conversions: 0, revenue: [] });
+    // Revenue per variant: A's purchase, in its currency; the signup carried none.
+    expect(a.revenue).toEqual([{ currency: 'EUR', amount: 10, amountExact: '10', conversions: 1 }]);
+    expect(funnel.revenue).toEqual(a.revenue);
 
     // The MCP analytics tools give the same split.
     const mcp = new Client({ name: 'test', version: '1' });

@@ -139,7 +139,7 @@ describe('POST /api/v1/track and the funnel', () => {
       return f.scans === 5 && f.trackedClicks === 3 && f.conversions === 4;
     }, 30_000);
     expect(await funnel('')).toEqual({
-      object: 'funnel', from, to, linkId: null, campaignId: null,
+      object: 'funnel', from, to, linkId: null, campaignId: null, domain: null,
       scans: 5, trackedClicks: 3, conversions: 4, convertedScans: 3, clickRate: 0.6, conversionRate: 0.6,
       revenue: [{ currency: 'EUR', amount: 15.75, amountExact: '15.75', conversions: 2 }, { currency: 'USD', amount: 7, amountExact: '7', conversions: 1 }],
       variants: [],

@@ -59,14 +59,14 @@ describe('funnel', () => {
     }, 30_000);
 
     expect(await funnel()).toEqual({
-      object: 'funnel', from, to, linkId: null, campaignId: null,
+      object: 'funnel', from, to, linkId: null, campaignId: null, domain: null,
       scans: 2, trackedClicks: 1, conversions: 11, convertedScans: 1, clickRate: 0.5, conversionRate: 0.5,
       revenue: [{ currency: 'EUR', amount: 9_999_999_999.999991, amountExact: '9999999999.999991', conversions: 11 }],
       variants: [],
     });
     expect(await funnel(`&linkId=${link.id}&includeBots=false`)).toMatchObject({ scans: 2, trackedClicks: 1, conversions: 11, convertedScans: 1 });
     expect(await funnel('&includeBots=true')).toEqual({
-      object: 'funnel', from, to, linkId: null, campaignId: null,
+      object: 'funnel', from, to, linkId: null, campaignId: null, domain: null,
       scans: 4, trackedClicks: 3, conversions: 13, convertedScans: 3, clickRate: 0.75, conversionRate: 0.75,
       revenue: [
         { currency: 'EUR', amount: 10_000_000_009.999991, amountExact: '10000000009.999991', conversions: 12 },

@@ -281,6 +281,10 @@ describe('link domains', () => {
     expect(exported.body.map((r: { linkId: string }) => r.linkId)).toEqual([brand.id, brand.id, brand.id]);
     expect((await api.get('/api/v1/analytics/export?format=json&domain=127.0.0.1')).body.map((r: { linkId: string }) => r.linkId)).toEqual([base.id]);
     expect((await api.get('/api/v1/analytics?domain=%20')).status).toBe(200);
+    // The funnel too, naming the domain it was narrowed to.
+    expect((await api.get(`/api/v1/analytics/funnel?domain=${name.toUpperCase()}`)).body).toMatchObject({ scans: 3, domain: name });
+    expect((await api.get('/api/v1/analytics/funnel?domain=127.0.0.1')).body).toMatchObject({ scans: 1, domain: '127.0.0.1' });
+    expect((await api.get('/api/v1/analytics/funnel')).body).toMatchObject({ scans: 4, domain: null });
 
     // MCP: list_links and get_analytics take the domain.
     const mcp = (tool: string, args: Record<string, unknown>) => call(url, 'POST', '/api/mcp', {
@@ -291,6 +295,10 @@ describe('link domains', () => {
     expect(listed.body.result.structuredContent.links.map((l: { id: string }) => l.id)).toEqual([brand.id]);
     const analytics = await mcp('get_analytics', { domain: name });
     expect(analytics.body.result.structuredContent.scans.total).toBe(3);
+    const funnel = await mcp('get_funnel', { domain: name });
+    expect(funnel.body.result.structuredContent).toMatchObject({ scans: 3, domain: name });
+    const referrers = await mcp('get_referrers', { domain: '127.0.0.1' });
+    expect(referrers.body.result.structuredContent).toMatchObject({ totalScans: 1, domain: '127.0.0.1' });
     const created = await mcp('create_link', { destination: 'https://example.com/mcp', domain: name });
     expect(created.body.result.structuredContent.link).toMatchObject({ domain: name });
     const refused = await mcp('create_link', { destination: 'https://example.com/mcp', domain: 'nope.example.com' });

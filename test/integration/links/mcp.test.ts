@@ -400,6 +400,7 @@ describe('analytics and conversion tools', () => {
       window: funnel.window,
       linkId: null,
       campaignId: null,
+      domain: null,
       scans: rest.scans,
       trackedClicks: rest.trackedClicks,
       convertedScans: rest.convertedScans,

@@ -8,7 +8,6 @@
 // email is queued once. The sender then applies caps, the send rate and suppressions.
 import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import { ApiError } from '../../platform/http/errors.ts';
 import type { ActorMessage, MessageWorkerKind } from '../../platform/actors/worker-kind.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
@@ -109,14 +108,10 @@ export class RunSteps {
     };
     const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [run.organization_id, automation.from_domain]);
     if (domains.length === 0) return cancel(`The sending domain ${automation.from_domain} is no longer verified; verify it again.`);
-    let stored;
-    try {
-      stored = await this.messages.storeIn(db, run.organization_id, null, message);
-    } catch (err) {
-      // The step's key taken by another message: retrying cannot help.
-      if (err instanceof ApiError) return cancel(`The step's idempotency key ${key} is held by another message.`);
-      throw err;
-    }
+    const result = await this.messages.storeIn(db, run.organization_id, null, message);
+    // The step's key taken by another message: retrying cannot help.
+    if (!result.ok) return cancel(`The step's idempotency key ${key} is held by another message.`);
+    const stored = result.stored;
     const changes = [change('step_queued', run.step, stored.id)];
 
     const next = run.step + 1;

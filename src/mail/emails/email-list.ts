@@ -5,7 +5,6 @@
 // `has_more` says whether more lie beyond in that direction. The cursor is the
 // message itself, compared in SQL by (created_at, id) as Postgres keeps them
 // (to the microsecond), so messages written in one statement are each seen once.
-import { ApiError } from '../../platform/http/errors.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { STATE_COLUMNS, type MessageRow } from './messages.ts';
@@ -21,15 +20,15 @@ export interface ListRequest {
 
 export type ListedRow = Pick<MessageRow, 'id' | 'from_address' | 'to_addresses' | 'cc_addresses' | 'bcc_addresses' | 'reply_to' | 'subject' | 'topic_id' | 'status' | 'scheduled_at' | 'created_at' | 'delivery_state' | 'report'>;
 
-const invalidCursor = (param: 'after' | 'before') =>
-  new ApiError(400, 'invalid_cursor', `${param} is not the id of an email of this list; pass the id of an item of a previous page.`, [{ path: `/${param}`, message: 'unknown email id' }]);
+/** A page that cannot be listed: both cursors given, or one that names no message of this list. */
+export type ListRefusal = { reason: 'both_cursors' } | { reason: 'unknown_cursor'; param: 'after' | 'before' };
+
+export type ListResult = { ok: true; rows: ListedRow[]; more: boolean } | { ok: false; refusal: ListRefusal };
 
 /** One page of the organization's messages, newest first, and whether more lie beyond it. */
-export async function listMessages(pg: Pool, request: ListRequest): Promise<{ rows: ListedRow[]; more: boolean }> {
+export async function listMessages(pg: Pool, request: ListRequest): Promise<ListResult> {
   const { organizationId, domains, limit, after, before } = request;
-  if (after !== undefined && before !== undefined) {
-    throw new ApiError(400, 'invalid_cursor', 'Pass after or before, not both.', [{ path: '/before', message: 'after is given too' }]);
-  }
+  if (after !== undefined && before !== undefined) return { ok: false, refusal: { reason: 'both_cursors' } };
   const param = after !== undefined ? 'after' : before !== undefined ? 'before' : undefined;
   const cursor = after ?? before;
   const params: unknown[] = [organizationId, domains];
@@ -38,7 +37,7 @@ export async function listMessages(pg: Pool, request: ListRequest): Promise<{ ro
     const { rows } = isUuid(cursor)
       ? await pg.query('SELECT 1 FROM mail_messages WHERE organization_id = $1 AND id = $2 AND ($3::text[] IS NULL OR from_domain = ANY($3))', [organizationId, cursor, domains])
       : { rows: [] };
-    if (rows.length === 0) throw invalidCursor(param);
+    if (rows.length === 0) return { ok: false, refusal: { reason: 'unknown_cursor', param } };
     params.push(cursor);
     where += ` AND (m.created_at, m.id) ${param === 'after' ? '<' : '>'} (SELECT c.created_at, c.id FROM mail_messages c WHERE c.id = $3)`;
   }
@@ -54,5 +53,5 @@ export async function listMessages(pg: Pool, request: ListRequest): Promise<{ ro
   );
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
-  return { rows: param === 'before' ? shown.reverse() : shown, more };
+  return { ok: true, rows: param === 'before' ? shown.reverse() : shown, more };
 }

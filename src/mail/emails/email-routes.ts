@@ -19,7 +19,7 @@ import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-
 import { IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { BatchEmailItem, SendEmailBody } from './email-schemas.ts';
 import type { MessageOutbox } from './message-outbox.ts';
-import { listMessages, type ListedRow } from './email-list.ts';
+import { listMessages, type ListedRow, type ListRefusal } from './email-list.ts';
 import { MessageChanges, type MessageChangeResult } from './message-changes.ts';
 import { type MessageRow, type Messages, type Stored } from './messages.ts';
 import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
@@ -188,6 +188,19 @@ function orChangeRefused(result: MessageChangeResult): void {
   }
 }
 
+/** A message whose idempotency key was used with another request (`at` the item of a batch): 409. */
+const keyReusedError = (at = '') =>
+  new ApiError(409, 'invalid_idempotent_request', 'This idempotency key was used with a different request; use a new key for a new message.', [{ path: `${at}/idempotency_key`, message: 'used with another request' }]);
+
+/** A page of GET /emails that cannot be listed: 400 invalid_cursor, naming the parameter. */
+function listRefusalError(r: ListRefusal): ApiError {
+  switch (r.reason) {
+    case 'both_cursors': return new ApiError(400, 'invalid_cursor', 'Pass after or before, not both.', [{ path: '/before', message: 'after is given too' }]);
+    case 'unknown_cursor':
+      return new ApiError(400, 'invalid_cursor', `${r.param} is not the id of an email of this list; pass the id of an item of a previous page.`, [{ path: `/${r.param}`, message: 'unknown email id' }]);
+  }
+}
+
 export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void> {
   const { domains, messages, outbox } = deps;
   const changes = new MessageChanges(messages.pg);
@@ -228,7 +241,9 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     refuseServiceKey(message.idempotencyKey);
     const refusal = (await checkSenders(request.mailAuth, [{ message, at: '' }])).get('');
     if (refusal) throw refusal;
-    const stored = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message);
+    const result = await messages.store(request.mailAuth.organizationId, request.mailAuth.keyId, message);
+    if (!result.ok) throw keyReusedError();
+    const stored = result.stored;
     crashIfAsked();
     // Stored is durable: the answer need not wait for Kafka (the relay publishes what this process
     // could not). A replay waits, so that what it found unqueued is queued when it answers.
@@ -274,9 +289,14 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
       if (refusal) errors.push({ index: item.index, message: refusal.message, code: refusal.code });
       return !refusal;
     });
-    const stored = accepted.length ? await messages.storeBatch(request.mailAuth.organizationId, request.mailAuth.keyId, accepted.map((i) => i.message), strict) : [];
+    const batch = accepted.length ? await messages.storeBatch(request.mailAuth.organizationId, request.mailAuth.keyId, accepted.map((i) => i.message), strict) : { ok: true as const, results: [] };
+    if (!batch.ok) throw keyReusedError(accepted[batch.index]!.at);
     const ok: Stored[] = [];
-    stored.forEach((result, i) => (result instanceof ApiError ? errors.push({ index: accepted[i]!.index, message: result.message, code: result.code }) : ok.push(result)));
+    batch.results.forEach((result, i) => {
+      if (result.ok) return ok.push(result.stored);
+      const refusal = keyReusedError(accepted[i]!.at);
+      errors.push({ index: accepted[i]!.index, message: refusal.message, code: refusal.code });
+    });
     // One token per message of the batch, whatever became of it.
     await deps.settleBatch(request, request.body.length);
     crashIfAsked();
@@ -310,8 +330,9 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     },
   }, async (request) => {
     const { limit = 20, after, before } = request.query;
-    const { rows, more } = await listMessages(messages.pg, { organizationId: request.mailAuth.organizationId, domains: request.mailAuth.domains, limit, after, before });
-    return { object: 'list' as const, has_more: more, data: rows.map(toListed) };
+    const page = await listMessages(messages.pg, { organizationId: request.mailAuth.organizationId, domains: request.mailAuth.domains, limit, after, before });
+    if (!page.ok) throw listRefusalError(page.refusal);
+    return { object: 'list' as const, has_more: page.more, data: page.rows.map(toListed) };
   });
 
   const found = (id: string) => {

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { Coalescer } from '../../platform/coalescer.ts';
-import { ApiError } from '../../platform/http/errors.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { isRefusedValue } from '../../platform/postgres/refused-value.ts';
 import type { Attempt, SendState } from '../sending/send-queue.ts';
@@ -55,8 +54,24 @@ export interface Stored {
   unpublished: boolean;
 }
 
-export const reusedKey = (at = '') =>
-  new ApiError(409, 'invalid_idempotent_request', 'This idempotency key was used with a different request; use a new key for a new message.', [{ path: `${at}/idempotency_key`, message: 'used with another request' }]);
+/** The idempotency key was used before with another request: nothing was stored. */
+export interface KeyReused {
+  reason: 'idempotency_key_reused';
+}
+
+export type StoreResult = { ok: true; stored: Stored } | { ok: false; refusal: KeyReused };
+
+/** A strict batch with an item refused: nothing of it was stored. */
+export type BatchResult = { ok: true; results: StoreResult[] } | { ok: false; index: number; refusal: KeyReused };
+
+const keyReused: StoreResult = { ok: false, refusal: { reason: 'idempotency_key_reused' } };
+
+/** Thrown inside a strict batch's transaction to roll it back. */
+class BatchRolledBack extends Error {
+  constructor(readonly index: number) {
+    super('batch rolled back');
+  }
+}
 
 // Messages are written by one statement for many (concurrent requests are gathered by a
 // Coalescer, a batch's items go together): each row's suppressed recipients and what follows
@@ -164,7 +179,7 @@ export async function storeFanOut(db: PoolClient, sender: FanOutSender, messages
 }
 
 export class Messages {
-  private readonly together: Coalescer<ToStore, Stored>;
+  private readonly together: Coalescer<ToStore, StoreResult>;
   private readonly statements = new Map<number, string>();
 
   /** The pool is shown so that the routes' other readers and writers of messages share it (email-routes.ts). */
@@ -178,7 +193,7 @@ export class Messages {
    * Stores one message without attachments in the caller's transaction, so that it is written
    * together with what it belongs to (an automation run's step).
    */
-  async storeIn(db: PoolClient, organizationId: string, keyId: string | null, message: PreparedMessage): Promise<Stored> {
+  async storeIn(db: PoolClient, organizationId: string, keyId: string | null, message: PreparedMessage): Promise<StoreResult> {
     const [result] = await this.storeAll(db, [{ organizationId, keyId, message }]);
     if (result!.status === 'rejected') throw result!.reason;
     return result!.value;
@@ -188,34 +203,42 @@ export class Messages {
    * Stores one message, leaving out recipients on the suppression list: with those of other
    * requests of this moment, or (with attachments) in a transaction of its own.
    */
-  async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<Stored> {
+  async store(organizationId: string, keyId: string, message: PreparedMessage): Promise<StoreResult> {
     if (message.attachments.length === 0) return this.together.call({ organizationId, keyId, message });
     return withTransaction(this.pg, async (client) => {
       const [result] = await this.storeAll(client, [{ organizationId, keyId, message }]);
       if (result!.status === 'rejected') throw result!.reason;
-      const stored = result!.value;
+      if (!result!.value.ok) return result!.value;
+      const stored = result!.value.stored;
       if (!stored.replayed) {
         for (const [position, a] of message.attachments.entries()) {
           await client.query('INSERT INTO mail_message_attachments (message_id, position, filename, content_type, content_id, content) VALUES ($1, $2, $3, $4, $5, $6)', [stored.id, position, a.filename, a.content_type, a.content_id, a.content]);
         }
       }
-      return stored;
+      return result!.value;
     });
   }
 
   /**
    * Stores a batch in one transaction, in order. A key used before with another request refuses
-   * the whole batch (`strict`) or only that item (its entry is the ApiError).
+   * the whole batch, storing none of it (`strict`), or only that item.
    */
-  async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], strict: boolean): Promise<(Stored | ApiError)[]> {
-    return withTransaction(this.pg, async (client) => {
-      const results = await this.storeAll(client, messages.map((message) => ({ organizationId, keyId, message })));
-      return results.map((result, i) => {
-        if (result.status === 'fulfilled') return result.value;
-        if (strict || !(result.reason instanceof ApiError)) throw result.reason instanceof ApiError ? reusedKey(`/${i}`) : result.reason;
-        return reusedKey(`/${i}`);
+  async storeBatch(organizationId: string, keyId: string, messages: readonly PreparedMessage[], strict: boolean): Promise<BatchResult> {
+    try {
+      return await withTransaction(this.pg, async (client) => {
+        const settled = await this.storeAll(client, messages.map((message) => ({ organizationId, keyId, message })));
+        const results = settled.map((result) => {
+          if (result.status === 'rejected') throw result.reason;
+          return result.value;
+        });
+        const refused = results.findIndex((r) => !r.ok);
+        if (strict && refused >= 0) throw new BatchRolledBack(refused);
+        return { ok: true as const, results };
       });
-    });
+    } catch (err) {
+      if (err instanceof BatchRolledBack) return { ok: false, index: err.index, refusal: { reason: 'idempotency_key_reused' } };
+      throw err;
+    }
   }
 
   async get(organizationId: string, id: string, domains: string[] | null): Promise<MessageRow | undefined> {
@@ -229,7 +252,7 @@ export class Messages {
   }
 
   /** Writes these messages with one statement; an item whose key was used is its original (a replay) or refused. */
-  private async storeAll(db: Queryable, items: readonly ToStore[]): Promise<PromiseSettledResult<Stored>[]> {
+  private async storeAll(db: Queryable, items: readonly ToStore[]): Promise<PromiseSettledResult<StoreResult>[]> {
     const ids = items.map(() => randomUUID());
     const values = items.flatMap(({ organizationId, keyId, message: m }, i) => {
       const attachments = m.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content_id: a.content_id, size: a.content.length }));
@@ -243,21 +266,21 @@ export class Messages {
     const inserted = new Map(rows.map((r) => [r.id, r.status]));
     return Promise.allSettled(items.map(async (item, i) => {
       const status = inserted.get(ids[i]!);
-      if (status) return { id: ids[i]!, replayed: false, unpublished: status !== 'suppressed' };
+      if (status) return { ok: true as const, stored: { id: ids[i]!, replayed: false, unpublished: status !== 'suppressed' } };
       return this.original(db, item);
     }));
   }
 
   /** The message stored before under this item's key: this very request before (a replay), or another one (refused). */
-  private async original(db: Queryable, { organizationId, message }: ToStore): Promise<Stored> {
+  private async original(db: Queryable, { organizationId, message }: ToStore): Promise<StoreResult> {
     const { rows: found } = await db.query<{ id: string; request_hash: Buffer | null; unpublished: boolean }>(
       `SELECT m.id, m.request_hash, EXISTS (SELECT 1 FROM mail_message_outbox o WHERE o.message_id = m.id) AS unpublished
          FROM mail_messages m WHERE m.organization_id = $1 AND m.idempotency_key = $2`,
       [organizationId, message.idempotencyKey],
     );
     const original = found[0]!;
-    if (!original.request_hash || !original.request_hash.equals(message.requestHash)) throw reusedKey();
-    return { id: original.id, replayed: true, unpublished: original.unpublished };
+    if (!original.request_hash || !original.request_hash.equals(message.requestHash)) return keyReused;
+    return { ok: true, stored: { id: original.id, replayed: true, unpublished: original.unpublished } };
   }
 
   private statement(rows: number): string {

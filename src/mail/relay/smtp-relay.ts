@@ -125,13 +125,9 @@ export async function startSmtpRelay(deps: SmtpRelayDeps, tls: RelayTls, host: s
     if (refusal) throw reply(550, `5.7.1 ${refusal.message}`);
     const tooMany = overDailyLimit(message, await deps.recipientLimits.of(grant.organizationId));
     if (tooMany) throw reply(552, `5.5.3 ${tooMany.message}`);
-    let stored;
-    try {
-      stored = await deps.messages.store(grant.organizationId, grant.keyId, message);
-    } catch (err) {
-      if (err instanceof ApiError) throw reply(554, `5.6.0 This Message-ID was already submitted with other content; give a new message a new Message-ID`);
-      throw err;
-    }
+    const result = await deps.messages.store(grant.organizationId, grant.keyId, message);
+    if (!result.ok) throw reply(554, '5.6.0 This Message-ID was already submitted with other content; give a new message a new Message-ID');
+    const stored = result.stored;
     if (stored.unpublished) {
       const publishing = deps.outbox.publish([stored.id], stored.replayed);
       if (stored.replayed) await publishing;

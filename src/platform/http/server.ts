@@ -9,6 +9,7 @@ import { runChecks, type Check } from '../health.ts';
 import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts';
 import type { ErrorObject } from 'ajv';
 import { buildValidator, describeValidation, summarize } from './validation.ts';
+import { buildLazySerializer } from './lazy-serializers.ts';
 import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, type OpenApiInfo } from './openapi.ts';
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
@@ -154,7 +155,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   // Through the schema controller, so that plugins adding named schemas keep these validators.
   // (The declared type is @fastify/ajv-compiler's own; Fastify calls it as a FastifySchemaCompiler.)
-  app.setSchemaController({ compilersFactory: { buildValidator: buildValidator as never } });
+  app.setSchemaController({ compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildLazySerializer as never } });
   addComponents(app, PLATFORM_COMPONENTS);
 
   if (options.openapi) await registerOpenApi(app, options.openapi);

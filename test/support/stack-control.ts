@@ -3,6 +3,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { testConfig } from './env.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -28,7 +30,35 @@ export async function stopKafka(): Promise<void> {
   throw new Error('kafka did not stop within 60 s');
 }
 
-/** Starts whatever of the stack is down (idempotent) and waits for health. */
+/**
+ * Starts whatever of the stack is down (idempotent) and waits for health, then until a restarted
+ * broker leads every partition again: it answers as healthy while it still loads the run's thousands
+ * of partitions, and a send then refused by some of them is sent again whole by kafkajs (duplicates
+ * in the next file), and a consumer group may find no coordinator yet.
+ */
 export async function startStack(): Promise<void> {
   await run('bash', [`${ROOT}infra/local/stack.sh`, 'start'], { cwd: ROOT, timeout: 180_000 });
+  await kafkaLeadsEveryPartition(120_000);
+}
+
+async function kafkaLeadsEveryPartition(timeoutMs: number): Promise<void> {
+  const brokers = testConfig().KAFKA_BROKERS.split(',');
+  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+  const end = Date.now() + timeoutMs;
+  await admin.connect();
+  try {
+    for (;;) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: await admin.listTopics() });
+        const leaderless = topics.flatMap((t) => t.partitions.filter((p) => p.leader < 0 || p.partitionErrorCode !== 0));
+        if (topics.length > 0 && leaderless.length === 0) return;
+      } catch {
+        // Metadata not served yet: ask again.
+      }
+      if (Date.now() > end) throw new Error(`Kafka did not lead every partition within ${timeoutMs} ms of its restart`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -74,7 +74,8 @@ export class WorkerRuntime<V, S> {
       allowAutoTopicCreation: false,
       sessionTimeout: this.deps.sessionTimeoutMs,
       heartbeatInterval: this.heartbeatMs,
-      retry: { retries: 10 },
+      // Waits of at most 5 s (createKafka): 28 retries ride out a broker away for about two minutes.
+      retry: { retries: 28 },
       // An idle fetch waits at most this long for data; a stop waits for the fetch in flight, so
       // kafkajs's 5 s default made every stop, shutdown and rebalance of an idle worker 5 s long.
       maxWaitTimeInMs: IDLE_FETCH_WAIT_MS,

@@ -18,7 +18,8 @@ export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT
     connectionTimeout: 3000,
     requestTimeout: 30_000,
     // Waits grow from 200 ms to at most 5 s (kafkajs's cap is 30 s): a client retrying through a
-    // broker outage is back within about 5 s of the broker's return; 15 retries still span ~55 s.
+    // broker outage is back within about 5 s of the broker's return; 15 retries still span ~55 s, as
+    // kafkajs's 8 did (worker consumers ask for more: runtime.ts).
     retry: { initialRetryTime: 200, maxRetryTime: 5000, retries: 15 },
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {

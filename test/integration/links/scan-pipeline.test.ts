@@ -32,6 +32,15 @@ afterAll(async () => {
   await ingress?.close();
 });
 
+/** Waits for `expected` stored scans; on failure, says how far it got and what the sink printed last. */
+async function storedReaches(expected: number, timeoutMs: number, intervalMs: number): Promise<void> {
+  try {
+    await eventually(async () => (await stored()) === expected, timeoutMs, intervalMs);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}: ${await stored()} of ${expected} scans stored; the sink's last output:\n${sink?.output().slice(-6000)}`);
+  }
+}
+
 async function startSink(): Promise<Child> {
   const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info' });
   await waitForOutput(child, 'worker process ready');
@@ -134,7 +143,7 @@ describe('scan pipeline', () => {
     const heir = await startIngress({ SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000' });
     try {
       // Kafka was just restarted: the sink rejoins its group with kafkajs's growing backoff, slower after a long suite.
-      await eventually(async () => (await stored()) === expected, 150_000, 250);
+      await storedReaches(expected, 150_000, 250);
     } finally {
       await heir.close();
     }
@@ -152,7 +161,7 @@ describe('scan pipeline', () => {
       await startStack();
     }
     expected += 150;
-    await eventually(async () => (await stored()) === expected, 120_000, 500);
+    await storedReaches(expected, 120_000, 500);
     // ClickHouse fills the rollups right after the table, within the same insert: a moment later.
     await eventually(async () => (await totalFromApi()) === expected, 5000, 100);
     expect(ingress.app.redirects.journal.pendingSegments()).toBe(0);

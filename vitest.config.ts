@@ -47,12 +47,18 @@ for (const file of ALONE) if (!existsSync(new URL(file, import.meta.url))) throw
 // tail; vitest would otherwise order them by the durations cached from the last run (none in a
 // fresh checkout: then by file size, which puts the short worker-crash file last).
 const LONGEST = [
-  'test/integration/mail/broadcasts.test.ts', // ~2-4 min beside others: kill -9 during a fan-out, then a sender and relay
-  'test/integration/mail/automations.test.ts', // ~2-3 min: kill -9 during runs, a moved clock, a sender and relay
-  'test/integration/mail/mail-webhooks.test.ts', // ~2-3 min: events across kills of its worker
-  'test/integration/links/webhooks.test.ts', // ~70 s, mostly waiting out a killed worker's Kafka session
-  'test/integration/platform/worker-crash.test.ts', // ~40 s, the same
-  'test/unit/links/qr-style-scannable.test.ts', // ~45 s of one core (ZXing and zbar decode 504 images)
+  'test/integration/mail/broadcasts.test.ts', // ~85 s beside others: kill -9 during a fan-out, then a sender and relay
+  'test/integration/mail/automations.test.ts', // ~60 s: kill -9 during runs, a moved clock, a sender and relay
+  'test/integration/links/webhooks.test.ts', // ~45 s, mostly waiting out a killed worker's Kafka session
+  'test/integration/mail/mail-webhooks.test.ts', // ~40 s: events across kills of its worker
+  'test/integration/mail/emails-crash.test.ts', // ~40 s: an ingress killed after storing, and its relay
+  'test/integration/mail/mail-webhook-events.test.ts', // ~37 s: every event kind through a sender, the relay and receivers
+  'test/integration/platform/operations.test.ts', // ~33 s: scrapes of every process kind
+  'test/unit/links/qr-style-scannable.test.ts', // ~30 s of one core (ZXing and zbar decode 504 images)
+  'test/integration/mail/sender-guards.test.ts', // ~25-45 s: sender processes and their relay
+  'test/integration/links/qr-and-barcodes.test.ts', // ~25 s of rendering
+  'test/integration/platform/run-supervision.test.ts', // ~22 s: run.sh's supervisor restarting killed processes
+  'test/integration/platform/worker-crash.test.ts', // ~17 s, waiting out a killed worker's Kafka session
 ];
 
 class LongestFirst extends BaseSequencer {

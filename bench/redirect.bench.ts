@@ -18,6 +18,7 @@
 // ClickHouse are counted (every redirect, once). The run also measures p99 at half
 // of ours' maximum rate, and two ingresses (one per core) against one.
 // Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
+// (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json)
 import { spawn } from 'node:child_process';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { loadConfig } from '../src/platform/config.ts';
@@ -30,6 +31,17 @@ import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, star
 import { wrk, type WrkResult } from './wrk.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+// BENCH_LINK=routed loads a link with country rules (none matching the load's GB address, so each
+// redirect looks its country up and goes on) and a 50/50 A/B test, instead of a plain link; its
+// figures go to bench/results/redirect-routed.json.
+const ROUTED = process.env.BENCH_LINK === 'routed';
+const LINK = ROUTED
+  ? {
+    destination: 'https://example.com/landing?ref=bench',
+    geo: { DE: 'https://example.com/de', FR: 'https://example.com/fr', US: 'https://example.com/us' },
+    testVariants: [{ url: 'https://example.com/a?ref=bench', percent: 50 }, { url: 'https://example.com/b?ref=bench', percent: 50 }],
+  }
+  : { destination: 'https://example.com/landing?ref=bench' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MAX_REQUESTS = 3_000_000;
 const CONNECTIONS = 50;
@@ -149,7 +161,7 @@ try {
   const link = (await (await fetch(`${base(0)}/api/v1/links`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ destination: 'https://example.com/landing?ref=bench' }),
+    body: JSON.stringify(LINK),
   })).json()) as { shortId: string };
   const path = `/${link.shortId}`;
   await new Promise((r) => setTimeout(r, 1000));
@@ -246,6 +258,7 @@ try {
   const counted = await stored();
   const result = {
     benchmark: 'redirect',
+    link: ROUTED ? 'routed (geo rules that miss, then a 50/50 A/B test)' : 'plain',
     workerKinds: kinds,
     seconds: SECONDS,
     connections: CONNECTIONS,
@@ -266,7 +279,7 @@ try {
     met: { ratio: ratio <= 3, p99AtHalfMax: half.load.latencyMs.p99 < 10, everyScanRecorded: counted.distinct >= expected && counted.rows === counted.distinct },
   };
   console.log(JSON.stringify(result, null, 2));
-  writeResult('redirect', result);
+  writeResult(ROUTED ? 'redirect-routed' : 'redirect', result);
 } finally {
   await admin?.disconnect();
   for (const proc of running.reverse()) await proc.stop();

@@ -7,33 +7,22 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { linkScansStored, scan, scanSink } from '../../support/links/scans.ts';
+import { client, freshIp, type TestIngress } from '../../support/ingress.ts';
+import { ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
+import { hostSinks, linkScansStored, scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 
 const A = 'https://example.com/a';
 const B = 'https://example.com/b';
 
-let ingress: TestIngress;
-let api: ReturnType<typeof client>;
-let key: string;
+let ingress: TestIngress, api: ApiClient, key: string;
 let stopWorkers: () => Promise<void>;
-
 beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  const ws = await workspaceWithKey(ingress.url);
-  key = ws.key;
-  api = client(ingress.url, ws.key);
-  const runtimes = await hostWorkers(ingress.platform, [scanSink(ingress.platform), conversionSinkKind(ingress.platform.clickhouse, ingress.platform.pg)]);
-  stopWorkers = async () => {
-    for (const r of runtimes) await r.stop();
-  };
+  ({ ingress, api, key } = await ingressWithWorkspace());
+  stopWorkers = await hostSinks(ingress.platform, { conversions: true });
 }, 60_000);
 afterAll(async () => {
   await stopWorkers?.();

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { freshIp, type TestIngress } from '../../support/ingress.ts';
+import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
@@ -26,25 +26,10 @@ const from = {
   nowhere: freshIp,
 };
 
-let ingress: TestIngress;
-let api: ReturnType<typeof client>;
-let key: string;
-
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  const ws = await workspaceWithKey(ingress.url);
-  key = ws.key;
-  api = client(ingress.url, ws.key);
-});
-afterAll(async () => {
-  await ingress?.close();
-});
-
-async function createLink(body: Record<string, unknown>) {
-  const res = await api.post('/api/v1/links', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
+let ingress: TestIngress, api: ApiClient, key: string;
+beforeAll(async () => ({ ingress, api, key } = await ingressWithWorkspace()));
+afterAll(() => ingress?.close());
+const createLink = (body: Record<string, unknown>) => createdLink(api, body);
 
 const visit = (shortId: string, ip: string, ua?: string) => scan(ingress.url, shortId, { 'x-forwarded-for': ip, ...(ua ? { 'user-agent': ua } : {}) });
 

@@ -5,29 +5,17 @@
 // leave bots out by default and take them in with includeBots, so their
 // totals agree either way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostWorkers } from '../../../src/platform/actors/host.ts';
-import { call, client, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { linkScansStored, scan, scanSink } from '../../support/links/scans.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { call, client, type TestIngress } from '../../support/ingress.ts';
+import { ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
+import { hostSinks, linkScansStored, scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 
-let ingress: TestIngress;
-let api: ReturnType<typeof client>;
-let key: string;
+let ingress: TestIngress, api: ApiClient, key: string;
 let stopWorkers: () => Promise<void>;
-
 beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  key = (await workspaceWithKey(ingress.url)).key;
-  api = client(ingress.url, key);
-  const { platform } = ingress;
-  const runtimes = await hostWorkers(platform, [
-    scanSink(platform),
-  ]);
-  stopWorkers = async () => {
-    for (const r of runtimes) await r.stop();
-  };
-});
+  ({ ingress, api, key } = await ingressWithWorkspace());
+  stopWorkers = await hostSinks(ingress.platform);
+}, 60_000);
 afterAll(async () => {
   await stopWorkers?.();
   await ingress?.close();

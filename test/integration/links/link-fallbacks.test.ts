@@ -6,31 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { freshIp, type TestIngress } from '../../support/ingress.ts';
+import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 
-let ingress: TestIngress;
-let api: ReturnType<typeof client>;
-let key: string;
-
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  const ws = await workspaceWithKey(ingress.url);
-  key = ws.key;
-  api = client(ingress.url, ws.key);
-});
-afterAll(async () => {
-  await ingress?.close();
-});
-
-async function createLink(body: Record<string, unknown>) {
-  const res = await api.post('/api/v1/links', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
+let ingress: TestIngress, api: ApiClient, key: string;
+beforeAll(async () => ({ ingress, api, key } = await ingressWithWorkspace()));
+afterAll(() => ingress?.close());
+const createLink = (body: Record<string, unknown>) => createdLink(api, body);
 
 /** Waits until this ingress's cache has the link at `version` or later (after a change through the API it already has). */
 const cached = (shortId: string, check: (l: any) => boolean) => eventually(async () => { const l = ingress.app.redirects.cache.get(shortId); return l !== undefined && check(l); }, 5000, 20);

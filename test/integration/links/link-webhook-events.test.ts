@@ -7,15 +7,15 @@ import { verifyWebhook } from '../../../examples/verify-webhook-signature.mjs';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { scan } from '../../support/links/scans.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
-import { startReceiver, type Receiver } from '../../support/links/webhook-receiver.ts';
+import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
 
 let ca: TestCa;
 let ingress: TestIngress;
 let worker: Child;
-const receivers: Receiver[] = [];
+const receivers = new Receivers(() => ca);
 
 beforeAll(async () => {
   ca = makeTestCa();
@@ -30,17 +30,12 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  worker?.process.kill('SIGTERM');
-  await worker?.exited;
-  for (const r of receivers) await r.close();
+  await stopChild(worker);
+  await receivers.closeAll();
   await ingress?.close();
 }, 30_000);
 
-async function receiver() {
-  const r = await startReceiver(ca, () => 200);
-  receivers.push(r);
-  return r;
-}
+const receiver = () => receivers.start(() => 200);
 
 const bodies = (r: Receiver) => r.received.map((q) => JSON.parse(q.body));
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

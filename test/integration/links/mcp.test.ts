@@ -10,13 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
 import { ADMIN_TOKEN, call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { scan, scansStored, scanSink } from '../../support/links/scans.ts';
+import { hostSinks, scan, scansStored } from '../../support/links/scans.ts';
 
 const TOOLS = ['list_links', 'create_link', 'list_campaigns', 'create_campaign', 'get_analytics', 'get_report', 'get_referrers', 'get_funnel', 'track_conversion'];
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
@@ -27,13 +25,7 @@ let stopWorkers: () => Promise<void>;
 
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  const runtimes = await hostWorkers(ingress.platform, [
-    scanSink(ingress.platform),
-    conversionSinkKind(ingress.platform.clickhouse, ingress.platform.pg),
-  ]);
-  stopWorkers = async () => {
-    for (const r of runtimes) await r.stop();
-  };
+  stopWorkers = await hostSinks(ingress.platform, { conversions: true });
 }, 60_000);
 
 afterAll(async () => {

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickIds } from '../../../src/links/scans/click-id.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { freshIp, type TestIngress } from '../../support/ingress.ts';
+import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { DESKTOP_UA, scan } from '../../support/links/scans.ts';
 import { eventually } from '../../support/env.ts';
 import { readTopic } from '../../support/topic-reader.ts';
@@ -27,24 +27,19 @@ const ALL_PIXELS = [
 const HOSTS = ['connect.facebook.net', 'www.googletagmanager.com', 'analytics.tiktok.com', 'snap.licdn.com', 'static.ads-twitter.com', 's.pinimg.com', 'sc-static.net', 'www.redditstatic.com'];
 
 let ingress: TestIngress;
-let api: ReturnType<typeof client>;
+let api: ApiClient;
 let workspaceId: string;
 
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  const ws = await workspaceWithKey(ingress.url);
-  workspaceId = ws.workspaceId;
-  api = client(ingress.url, ws.key);
-});
+beforeAll(async () => ({ ingress, api, workspaceId } = await ingressWithWorkspace()));
 afterAll(async () => {
   await ingress?.close();
 });
 
+/** A new link, once this ingress's cache has it. */
 async function createLink(body: Record<string, unknown>) {
-  const res = await api.post('/api/v1/links', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await eventually(async () => ingress.app.redirects.cache.get(res.body.shortId) !== undefined, 5000, 20);
-  return res.body;
+  const link = await createdLink(api, body);
+  await eventually(async () => ingress.app.redirects.cache.get(link.shortId) !== undefined, 5000, 20);
+  return link;
 }
 
 describe('links with pixels', () => {

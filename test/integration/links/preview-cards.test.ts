@@ -4,8 +4,8 @@
 // Through the real ingress, the links API and the scans topic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import type { TestIngress } from '../../support/ingress.ts';
+import { ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import { scan } from '../../support/links/scans.ts';
 
@@ -20,12 +20,9 @@ const FETCHERS = {
 };
 
 let ingress: TestIngress;
-let api: ReturnType<typeof client>;
+let api: ApiClient;
 
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  api = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
-}, 180_000);
+beforeAll(async () => ({ ingress, api } = await ingressWithWorkspace()), 180_000);
 
 afterAll(async () => {
   await ingress?.close();

@@ -2,19 +2,16 @@
 // host, without a key, through the real ingress and render pool; the images are
 // read back by a real decoder.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { client, type TestIngress } from '../../support/ingress.ts';
+import { ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { decodeQr, pngSize, svgToPng } from '../../support/links/decode.ts';
 import { scan } from '../../support/links/scans.ts';
 
 let ingress: TestIngress;
-let api: ReturnType<typeof client>;
+let api: ApiClient;
 let ipSeq = 0;
 
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
-  api = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
-}, 180_000);
+beforeAll(async () => ({ ingress, api } = await ingressWithWorkspace()), 180_000);
 
 afterAll(async () => {
   await ingress?.close();

@@ -12,17 +12,17 @@ import { signatureHeader } from '../../../src/links/webhooks/webhook-signature.t
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { scan } from '../../support/links/scans.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
-import { startReceiver, type Receiver } from '../../support/links/webhook-receiver.ts';
+import { Receivers, type Answer } from '../../support/links/webhook-receiver.ts';
 
 const BASE_MS = 400;
 const FACTOR = 2;
 let ca: TestCa;
 let ingress: TestIngress;
 let worker: Child;
-const receivers: Receiver[] = [];
+const receivers = new Receivers(() => ca);
 
 function startWorker(env: Record<string, string> = {}): Child {
   return startTs('workers/run.ts', ['links-webhooks'], {
@@ -46,17 +46,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  worker?.process.kill('SIGTERM');
-  await worker?.exited;
-  for (const r of receivers) await r.close();
+  await stopChild(worker);
+  await receivers.closeAll();
   await ingress?.close();
 }, 30_000);
 
-async function receiver(answer?: Parameters<typeof startReceiver>[1]) {
-  const r = await startReceiver(ca, answer);
-  receivers.push(r);
-  return r;
-}
+const receiver = (answer?: Answer) => receivers.start(answer);
 
 /** A workspace with one endpoint at `url` and one link. */
 async function setup(url: string) {

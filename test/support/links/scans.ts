@@ -3,6 +3,8 @@ import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { ident, join, sql, type SqlFragment } from '../../../src/platform/clickhouse/literal.ts';
 import type { Platform } from '../../../src/platform/platform.ts';
 import { scanSinkKind } from '../../../src/links/scans/scan-sink.ts';
+import { conversionSinkKind } from '../../../src/links/conversions/conversion-sink.ts';
+import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import type { ServiceConfig } from '../../../src/service.ts';
 import { freshIp } from '../ingress.ts';
@@ -11,6 +13,14 @@ export const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit
 
 /** The scan sink kind as the worker process builds it (closing links at their scan limit). */
 export const scanSink = (platform: Platform<ServiceConfig>) => scanSinkKind(platform.clickhouse, platform.pg, wireLinks(platform, platform.config).scanLimits);
+
+/** Hosts the scan sink (and, if asked, the conversion sink) in this process; resolves to what stops them. */
+export async function hostSinks(platform: Platform<ServiceConfig>, options: { conversions?: boolean } = {}): Promise<() => Promise<void>> {
+  const runtimes = await hostWorkers(platform, [scanSink(platform), ...(options.conversions ? [conversionSinkKind(platform.clickhouse, platform.pg)] : [])]);
+  return async () => {
+    for (const r of runtimes) await r.stop();
+  };
+}
 
 /** Follows nothing: the status, Location, click ID (svc_cid) and body of GET /:shortId from a fresh client IP. */
 export async function scan(base: string, path: string, headers: Record<string, string> = {}) {

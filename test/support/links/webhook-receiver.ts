@@ -60,3 +60,20 @@ export async function startReceiver(ca: TestCa, answer: Answer = () => 200): Pro
   });
   return receiver;
 }
+
+/** The receivers a test file starts, each on demand, all closed together when the file is done. */
+export class Receivers {
+  private readonly started: Receiver[] = [];
+
+  constructor(private readonly ca: () => TestCa) {}
+
+  async start(answer?: Answer): Promise<Receiver> {
+    const r = await startReceiver(this.ca(), answer);
+    this.started.push(r);
+    return r;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const r of this.started.splice(0)) await r.close();
+  }
+}

@@ -21,7 +21,7 @@ import { BatchEmailItem, SendEmailBody } from './email-schemas.ts';
 import type { MessageOutbox } from './message-outbox.ts';
 import { listMessages, type ListedRow, type ListRefusal } from './email-list.ts';
 import { MessageChanges, type MessageChangeResult } from './message-changes.ts';
-import { type MessageRow, type Messages, type Stored } from './messages.ts';
+import { addressing, type MessageRow, type Messages, type Stored } from './messages.ts';
 import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
 
 export const MAX_BATCH = 100;
@@ -127,12 +127,7 @@ const REPLAY_HEADER = { 'idempotent-replayed': Type.Literal('true', { descriptio
 /** The summary fields (EmailSummary) of a stored message, as the API answers them. */
 const toSummary = (r: ListedRow) => ({
   id: r.id,
-  from: r.from_address,
-  to: r.to_addresses,
-  cc: r.cc_addresses,
-  bcc: r.bcc_addresses,
-  reply_to: r.reply_to,
-  subject: r.subject,
+  ...addressing(r),
   topic_id: r.topic_id,
   scheduled_at: r.scheduled_at?.toISOString() ?? null,
   created_at: r.created_at.toISOString(),

@@ -12,7 +12,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts';
 import { RowOutbox } from '../../platform/outbox/row-outbox.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mailMessagesTopic } from '../../../topics/mail-messages.ts';
-import type { MessageRow } from './messages.ts';
+import { addressing, type MessageRow } from './messages.ts';
 
 /** The Avro value of mail.messages (schemas/mail-message.avsc). */
 export interface MailMessageEvent {
@@ -43,12 +43,7 @@ export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
   organization_id: r.organization_id,
   kind: r.kind,
   idempotency_key: r.idempotency_key,
-  from: r.from_address,
-  to: r.to_addresses,
-  cc: r.cc_addresses,
-  bcc: r.bcc_addresses,
-  reply_to: r.reply_to,
-  subject: r.subject,
+  ...addressing(r),
   html: r.html,
   text: r.text_body,
   headers: r.headers,

@@ -54,6 +54,16 @@ export interface Stored {
   unpublished: boolean;
 }
 
+/** A stored message's sender, recipients and subject, named as both the API and the message events name them. */
+export const addressing = (r: Pick<MessageRow, 'from_address' | 'to_addresses' | 'cc_addresses' | 'bcc_addresses' | 'reply_to' | 'subject'>) => ({
+  from: r.from_address,
+  to: r.to_addresses,
+  cc: r.cc_addresses,
+  bcc: r.bcc_addresses,
+  reply_to: r.reply_to,
+  subject: r.subject,
+});
+
 /** The idempotency key was used before with another request: nothing was stored. */
 export interface KeyReused {
   reason: 'idempotency_key_reused';

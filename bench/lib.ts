@@ -27,6 +27,8 @@ export const BENCH_ENV: Record<string, string> = {
   MAIL_INBOUND_SMTP_PORT: '0',
   // No SMTP relay (production would need its certificate).
   MAIL_RELAY_SMTP_PORT: '-1',
+  // Any free operations port (/metrics): a bench runs several ingresses or worker processes at once.
+  METRICS_PORT: '0',
   // As `npm start` runs the ingress (package.json): large image buffers stay in malloc's heap.
   MALLOC_MMAP_THRESHOLD_: '33554432',
   MALLOC_TRIM_THRESHOLD_: '268435456',

@@ -147,19 +147,22 @@ export class FunnelQueries {
    * with the revenue of those conversions per currency.
    */
   private async variantSteps(workspaceId: string, filter: SqlFragment, converted: SqlFragment, includeBots: boolean): Promise<FunnelType['variants']> {
-    const variantOfConverted = sql`(SELECT scan_id, variant FROM scans
-                           WHERE workspace_id = ${workspaceId} AND variant != '' AND scan_id IN (SELECT scan_id FROM conversions WHERE ${converted}))`;
+    // One row per converted scan on the right, joined with ALL: every conversion of a scan counts (an
+    // ANY join keeps one row per key on both sides in newer ClickHouse versions).
+    const variantOfConverted = sql`(SELECT scan_id, any(variant) AS scan_variant FROM scans
+                           WHERE workspace_id = ${workspaceId} AND variant != '' AND scan_id IN (SELECT scan_id FROM conversions WHERE ${converted})
+                           GROUP BY scan_id)`;
     const [scans, steps, revenue] = await Promise.all([
       this.ch.rows<{ variant: string; scans: string }>(sql`
         SELECT variant, count() AS scans FROM scans WHERE ${filter} AND variant != ''${includeBots ? sql`` : sql` AND is_bot = 0`} GROUP BY variant`),
       this.ch.rows<{ variant: string; clicks: string; conversions: string; converted: string }>(sql`
-        SELECT variant, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
+        SELECT scan_variant AS variant, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
                uniqExactIf(scan_id, type = 'conversion') AS converted
-          FROM conversions ANY INNER JOIN ${variantOfConverted} USING scan_id
-         WHERE ${converted} GROUP BY variant`),
+          FROM conversions ALL INNER JOIN ${variantOfConverted} USING scan_id
+         WHERE ${converted} GROUP BY scan_variant`),
       this.ch.rows<RevenueRow & { variant: string }>(sql`
-        SELECT variant, ${revenueSums} FROM conversions ANY INNER JOIN ${variantOfConverted} USING scan_id
-         WHERE ${converted} AND type = 'conversion' AND currency != '' GROUP BY variant, currency`),
+        SELECT scan_variant AS variant, ${revenueSums} FROM conversions ALL INNER JOIN ${variantOfConverted} USING scan_id
+         WHERE ${converted} AND type = 'conversion' AND currency != '' GROUP BY scan_variant, currency`),
     ]);
     const revenueRowsOf = new Map<string, RevenueRow[]>();
     for (const r of revenue) revenueRowsOf.set(r.variant, [...(revenueRowsOf.get(r.variant) ?? []), r]);

@@ -83,8 +83,9 @@ describe('A/B destinations', () => {
     expect(rows.length).toBe(30);
     expect(rows.every((r) => r.variant === (clickIds[A]!.includes(r.clickId) ? A : B))).toBe(true);
 
-    // Two conversions of A's scans, one click of B's.
+    // Three conversions of A's scans (two priced purchases of one scan), one click of B's.
     expect((await api.post('/api/v1/track', { clickId: clickIds[A]![0], event: 'purchase', amount: 10, currency: 'EUR' })).status).toBe(201);
+    expect((await api.post('/api/v1/track', { clickId: clickIds[A]![0], event: 'purchase', amount: 5.5, currency: 'EUR' })).status).toBe(201);
     expect((await api.post('/api/v1/track', { clickId: clickIds[A]![1] ?? clickIds[A]![0], event: 'signup' })).status).toBe(201);
     expect((await api.post('/api/v1/track', { clickId: clickIds[B]![0], type: 'click' })).status).toBe(201);
 
@@ -109,15 +110,15 @@ describe('A/B destinations', () => {
       const res = await api.get(`/api/v1/analytics/funnel?linkId=${link.id}`);
       const a = res.body.variants?.find((v: { variant: string }) => v.variant === A);
       const b = res.body.variants?.find((v: { variant: string }) => v.variant === B);
-      return a?.conversions === 2 && b?.trackedClicks === 1 ? res.body : undefined;
+      return a?.conversions === 3 && b?.trackedClicks === 1 ? res.body : undefined;
     }, 30_000);
     const a = funnel.variants.find((v: { variant: string }) => v.variant === A);
-    expect(a).toMatchObject({ scans: clickIds[A]!.length, conversions: 2, trackedClicks: 0 });
+    expect(a).toMatchObject({ scans: clickIds[A]!.length, conversions: 3, trackedClicks: 0 });
     expect(a.convertedScans).toBe(clickIds[A]!.length > 1 ? 2 : 1);
     expect(a.conversionRate).toBeCloseTo(a.convertedScans / a.scans, 3);
     expect(funnel.variants.find((v: { variant: string }) => v.variant === B)).toMatchObject({ scans: clickIds[B]!.length, trackedClicks: 1, conversions: 0, revenue: [] });
-    // Revenue per variant: A's purchase, in its currency; the signup carried none.
-    expect(a.revenue).toEqual([{ currency: 'EUR', amount: 10, amountExact: '10', conversions: 1 }]);
+    // Revenue per variant: both of A's purchases, in their currency; the signup carried none.
+    expect(a.revenue).toEqual([{ currency: 'EUR', amount: 15.5, amountExact: '15.5', conversions: 2 }]);
     expect(funnel.revenue).toEqual(a.revenue);
 
     // The MCP analytics tools give the same split.

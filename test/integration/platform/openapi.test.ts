@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startIngress, type TestIngress } from '../../support/ingress.ts';
+import { compileAllSerializers } from '../../../src/platform/http/lazy-serializers.ts';
 
 let ingress: TestIngress;
 
@@ -20,6 +21,10 @@ afterAll(async () => {
 });
 
 describe('GET /api/v1/openapi', () => {
+  it('names response schemas every route can serialize with (compiled lazily, so all of them once here)', () => {
+    expect(compileAllSerializers()).toBeGreaterThan(100);
+  });
+
   it('is public, valid OpenAPI 3.1, and documents auth, errors and rate-limit headers', async () => {
     const res = await fetch(`${ingress.url}/api/v1/openapi`);
     expect(res.status).toBe(200);

@@ -31,7 +31,7 @@ export const ConfigSchema = Type.Object({
   IPV6_LIMIT_PREFIX_LENGTH: Type.Integer({ minimum: 16, maximum: 128, default: 64 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  /** How long opening one Postgres connection may take before the query that wanted it fails. */
+  /** How long a query may wait for a Postgres connection (one being opened, or a free one when all are busy) before it fails. */
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
   KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'linkmail' }),

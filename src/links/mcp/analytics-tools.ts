@@ -231,7 +231,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       const scope = { linkId: args.linkId, ...(args.domain === undefined ? {} : { domain: domainFilter(args.domain, deps.links.baseHost) }) };
       const scans = await scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top);
       const referrers = scans.referrers.map((r) => ({ referrer: r.referrer, scans: r.count, share: share(r.count, scans.totalScans) }));
-      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, domain: args.domain?.toLowerCase() ?? null, totalScans: scans.totalScans, referrers };
+      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, domain: args.domain?.toLowerCase().replace(/\.$/, '') ?? null, totalScans: scans.totalScans, referrers };
       const summary = referrers.length === 0
         ? `No scans in the last ${args.daysBack} days.`
         : [`Top referrers of ${count(scans.totalScans)} scans in the last ${args.daysBack} days:`, ...referrers.map((r) => `- ${r.referrer}: ${count(r.scans)} (${percent(r.scans, scans.totalScans)})`)].join('\n');

@@ -9,7 +9,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { inList, join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { linksMatching } from '../analytics/scan-analytics.ts';
-import { domainFilter } from '../short-links/link-domain.ts';
+import { domainFilter, domainName } from '../short-links/link-domain.ts';
 import { bucketSql, bucketStarts, type TimeRange } from '../analytics/time-range.ts';
 import type { FunnelType } from './conversion-schemas.ts';
 
@@ -104,7 +104,7 @@ export class FunnelQueries {
       if (scope.campaignId && (await this.pg.query('SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2', [scope.campaignId, workspaceId])).rowCount === 0) return { ok: false, refusal: { reason: 'not_found', resource: 'campaign' } };
     }
     // Ids as Postgres writes them: lower case, as ClickHouse holds them.
-    return { ok: true, scope: { linkId: scope.linkId?.toLowerCase() ?? null, campaignId: scope.campaignId?.toLowerCase() ?? null, domain: scope.domain?.toLowerCase().replace(/\.$/, '') ?? null, linkIds } };
+    return { ok: true, scope: { linkId: scope.linkId?.toLowerCase() ?? null, campaignId: scope.campaignId?.toLowerCase() ?? null, domain: scope.domain === undefined ? null : domainName(scope.domain), linkIds } };
   }
 
   async funnel(workspaceId: string, range: { from: number; to: number }, scope: ResolvedScope, includeBots = false): Promise<FunnelType> {

@@ -16,7 +16,7 @@ import type { FunnelQueries } from '../conversions/funnel-query.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { checkScope, trailingRange, windowOf } from './analytics-window.ts';
 import { count, daysBack, describedFor, domainArg, includeBots, percent, scopeArgs, top, Window } from './tool-schemas.ts';
-import { domainFilter } from '../short-links/link-domain.ts';
+import { domainFilter, domainName } from '../short-links/link-domain.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -231,7 +231,7 @@ export function analyticsTools(deps: AnalyticsToolDeps) {
       const scope = { linkId: args.linkId, ...(args.domain === undefined ? {} : { domain: domainFilter(args.domain, deps.links.baseHost) }) };
       const scans = await scanAnalytics(deps, ctx.tenantId, range, scope, args.includeBots, args.top);
       const referrers = scans.referrers.map((r) => ({ referrer: r.referrer, scans: r.count, share: share(r.count, scans.totalScans) }));
-      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, domain: args.domain?.toLowerCase().replace(/\.$/, '') ?? null, totalScans: scans.totalScans, referrers };
+      const result = { window: windowOf(range, args.daysBack), linkId: args.linkId ?? null, domain: args.domain === undefined ? null : domainName(args.domain), totalScans: scans.totalScans, referrers };
       const summary = referrers.length === 0
         ? `No scans in the last ${args.daysBack} days.`
         : [`Top referrers of ${count(scans.totalScans)} scans in the last ${args.daysBack} days:`, ...referrers.map((r) => `- ${r.referrer}: ${count(r.scans)} (${percent(r.scans, scans.totalScans)})`)].join('\n');

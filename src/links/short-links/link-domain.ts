@@ -37,9 +37,12 @@ export async function domainOfLink(client: Pick<pg.PoolClient, 'query'>, workspa
  */
 export function domainFilter(raw: string | undefined, baseHost: string | undefined): string | null | undefined {
   if (raw === undefined) return undefined;
-  const name = raw.toLowerCase().replace(/\.$/, '');
+  const name = domainName(raw);
   return name === baseHost ? null : name;
 }
+
+/** A domain as given in a filter, as answers name it back: lower case, without a trailing dot. */
+export const domainName = (raw: string): string => raw.toLowerCase().replace(/\.$/, '');
 
 /** The `domain` query parameter of analytics and exports. */
 export const DomainFilterParam = Type.String({

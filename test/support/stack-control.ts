@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { testConfig } from './env.ts';
+import { eventually, testConfig } from './env.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -42,22 +42,18 @@ export async function startStack(): Promise<void> {
 }
 
 async function kafkaLeadsEveryPartition(timeoutMs: number): Promise<void> {
-  const brokers = testConfig().KAFKA_BROKERS.split(',');
-  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
-  const end = Date.now() + timeoutMs;
+  const admin = new Kafka({ brokers: testConfig().KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    for (;;) {
+    await eventually(async () => {
       try {
         const { topics } = await admin.fetchTopicMetadata({ topics: await admin.listTopics() });
-        const leaderless = topics.flatMap((t) => t.partitions.filter((p) => p.leader < 0 || p.partitionErrorCode !== 0));
-        if (topics.length > 0 && leaderless.length === 0) return;
+        return topics.length > 0 && topics.every((t) => t.partitions.every((p) => p.leader >= 0 && p.partitionErrorCode === 0));
       } catch {
         // Metadata not served yet: ask again.
+        return false;
       }
-      if (Date.now() > end) throw new Error(`Kafka did not lead every partition within ${timeoutMs} ms of its restart`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    }, timeoutMs, 250);
   } finally {
     await admin.disconnect();
   }

@@ -1,4 +1,4 @@
-// The scan sink under a backlog: a fetch of a partition brings up to 4 MiB (about 10,000 scans),
+// The scan sink under a backlog: a fetch of a partition brings up to 8 MiB (about 20,000 scans),
 // stored in one insert. Such a batch's duplicate check is longer than ClickHouse's default
 // max_query_size (256 KiB); it must still be stored once, and a replay of it add nothing.
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ import { startIngress, type TestIngress } from '../../support/ingress.ts';
 import { scanSink, scansStored } from '../../support/links/scans.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
-const SCANS = 10_000;
+const SCANS = 20_000;
 let ingress: TestIngress;
 let workspaceId: string;
 let events: ScanEvent[];
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const start = Date.now() - 3600_000;
   events = Array.from({ length: SCANS }, (_, i) => ({
     scanId: randomUUID(), clickId: 'c', workspaceId, linkId, shortId: 'batch', campaignId: null,
-    timestamp: start + i * 100, destination: 'https://example.com/batch',
+    timestamp: start + i * 50, destination: 'https://example.com/batch',
     country: i % 2 ? 'US' : 'DE', region: null, city: null, device: 'mobile', os: 'iOS', browser: 'Safari', isBot: false,
     referrer: null, referrerHost: null, utmSource: null, utmMedium: null, utmCampaign: null, utmTerm: null, utmContent: null,
     userAgent: null, visitorId: `v${i % 700}`,
@@ -36,8 +36,8 @@ afterAll(async () => {
 });
 
 describe('scan sink batches', () => {
-  it('stores a backlog of 10,000 scans of one workspace once, in batches of thousands', async () => {
-    // All keyed by one workspace: one partition, a backlog fetched in batches of up to 4 MiB.
+  it('stores a backlog of 20,000 scans of one workspace once, in batches of thousands', async () => {
+    // All keyed by one workspace: one partition, a backlog fetched in batches of up to 8 MiB.
     const messages = events.map((e) => ({ key: workspaceId, value: e }));
     for (let i = 0; i < messages.length; i += 1000) await ingress.platform.publisher.publish(scansTopic, messages.slice(i, i + 1000));
     const kind = scanSink(ingress.platform);
@@ -54,12 +54,12 @@ describe('scan sink batches', () => {
     } finally {
       await runtime!.stop();
     }
-    // Fetches of up to 4 MiB a partition (the 10,000 scans are about 3.5 MB): not kafkajs's 1 MiB.
+    // Fetches of up to 8 MiB a partition (the 20,000 scans are about 7 MB): not kafkajs's 1 MiB, nor 4.
     console.log(`scan sink batches: ${sizes.join(', ')}`);
-    expect(Math.max(...sizes)).toBeGreaterThan(6000);
+    expect(Math.max(...sizes)).toBeGreaterThan(12_000);
   }, 90_000);
 
-  it('adds nothing when the whole 10,000-scan batch is handled again, as after a crash before its commit', async () => {
+  it('adds nothing when the whole 20,000-scan batch is handled again, as after a crash before its commit', async () => {
     const replay: ActorMessage<ScanEvent>[] = events.map((value, i) => ({
       topic: scansTopic.name, partition: 0, offset: String(i), key: workspaceId, value, timestamp: value.timestamp, headers: {},
     }));

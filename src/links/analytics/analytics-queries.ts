@@ -8,6 +8,11 @@
 //   scans_link_*_daily (sorted by link, so only those links' rows are read),
 //   the hours before the first and after the last whole day from scans_link_*
 //   (by hour, sorted by time), and hourly series from scans_link_* alone.
+// The rollups store some groups combined (migrations/clickhouse 006): device, OS
+// and browser as one `agent` value, the five UTM parameters as one `utm` value;
+// a scan has exactly one `agent` row, so those rows also give the totals, and,
+// where the rollup's key holds the link or the country, the scans per link or
+// country. The ranked query splits them back.
 // Counts are exact (each scan is stored once, so the rollups equal counting
 // the scans table); unique visitors use HyperLogLog (uniqHLL12: an estimate with
 // about 1.6% standard error), merging sketches, which gives the same estimate
@@ -16,6 +21,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, inList, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
+import { COMBINED, ONE_ROW_A_SCAN } from './rollup-rows.ts';
 import { variantScans } from './variant-queries.ts';
 
 export interface AnalyticsFilter {
@@ -24,7 +30,7 @@ export interface AnalyticsFilter {
   country?: string;
 }
 
-/** Ranked groups: their rollup dimension, and whether the empty value is ranked (the referrer's: direct). */
+/** Ranked groups, and whether the empty value is ranked (the referrer's: direct). */
 const DIMENSIONS = {
   link: { keepEmpty: false },
   country: { keepEmpty: false },
@@ -49,6 +55,7 @@ const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inLi
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
+
 /** One rollup pair and the condition on its rows; an answer sums over one or more of them (a union of disjoint time spans). */
 interface Piece {
   dims: SqlFragment;
@@ -56,7 +63,21 @@ interface Piece {
   /** Its time column, for buckets. */
   time: 'hour' | 'day';
   where: SqlFragment;
+  /** The link and country its agent rows also count in, where its key holds them ('' where not: it stores those groups as rows). */
+  keys: { link: 'link_id' | "''"; country: 'country' | "''" };
 }
+
+/**
+ * The ranked groups of a stored rollup row (stored_dim, stored_value, scans, link_key,
+ * country_key) as (group, value) pairs: a combined row counts in each of its parts, an agent row
+ * also in its link and country where the rollup's key holds them ('' otherwise, never ranked).
+ */
+const SPLIT_GROUPS = new SqlFragment(`multiIf(
+  stored_dim = 'agent', arrayConcat(
+    arrayMap((g, v) -> tuple(g, v), ['${COMBINED.agent.join("', '")}'], arrayResize(splitByChar('\\t', stored_value), ${COMBINED.agent.length})),
+    [tuple('link', link_key), tuple('country', country_key)]),
+  stored_dim = 'utm', arrayMap((g, v) -> tuple(g, v), ['${COMBINED.utm.join("', '")}'], arrayResize(splitByChar('\\t', stored_value), ${COMBINED.utm.length})),
+  [tuple(stored_dim, stored_value)])`);
 
 const DAY = 86_400_000;
 
@@ -72,20 +93,21 @@ function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilte
   if (!filter.linkIds) {
     const where = sql`workspace_id = ${workspaceId} AND ${span('hour', range.from, range.to)} AND ${bots}${country}`;
     return filter.country
-      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where }]
-      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where }];
+      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where, keys: { link: "''", country: 'country' } }]
+      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where, keys: { link: "''", country: "''" } }];
   }
   const links = sql`link_id IN ${inList(filter.linkIds)}`;
+  const linkKeys = { link: 'link_id', country: 'country' } as const;
   const hours = (from: Date, to: Date): Piece => ({
     dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), time: 'hour',
-    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`,
+    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`, keys: linkKeys,
   });
   const firstDay = Math.ceil(range.from.getTime() / DAY) * DAY;
   const lastDay = Math.floor(range.to.getTime() / DAY) * DAY;
   if (hourly || firstDay >= lastDay) return [hours(range.from, range.to)];
   const pieces: Piece[] = [{
     dims: ident('scans_link_dims_daily'), visitors: ident('scans_link_visitors_daily'), time: 'day',
-    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`,
+    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`, keys: linkKeys,
   }];
   if (range.from.getTime() < firstDay) pieces.push(hours(range.from, new Date(firstDay)));
   if (lastDay < range.to.getTime()) pieces.push(hours(new Date(lastDay), range.to));
@@ -95,7 +117,9 @@ function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilte
 /** The rows `select` picks from each piece, as one table to aggregate over. */
 const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => new SqlFragment(`(${pieces.map((p) => select(p).text).join(' UNION ALL ')})`);
 
-export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: { shortId: string; scans: number }[] };
+/** Top links name their link by short ID (the workspace's rollups) or by id (the link rollups, under a link filter). */
+export type TopLink = ({ shortId: string; linkId?: undefined } | { linkId: string; shortId?: undefined }) & { scans: number };
+export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: TopLink[] };
 
 export class AnalyticsQueries {
   constructor(private readonly ch: ClickHouse) {}
@@ -108,11 +132,15 @@ export class AnalyticsQueries {
     // Every ranked group in one query (its rows read once, the link list parsed once), the top of each dimension by LIMIT … BY.
     const dimensions = Object.keys(DIMENSIONS) as Dimension[];
     const keptEmpty = dimensions.filter((d) => DIMENSIONS[d].keepEmpty);
-    const rankedRows = unionOf(pieces, (p) => sql`SELECT dim, value, scans FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(dimensions)} AND (value != '' OR dim IN ${inList(keptEmpty)})`);
-    const rankedQuery = sql`SELECT dim, value, sum(scans) AS count FROM ${rankedRows} GROUP BY dim, value ORDER BY dim, count DESC, value LIMIT ${top} BY dim`;
+    const stored = [...dimensions, ...Object.keys(COMBINED)];
+    const rankedRows = unionOf(pieces, (p) => sql`SELECT dim AS stored_dim, value AS stored_value, scans, ${new SqlFragment(p.keys.link)} AS link_key, ${new SqlFragment(p.keys.country)} AS country_key
+      FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(stored)}`);
+    const rankedQuery = sql`SELECT pair.1 AS dim, pair.2 AS value, sum(scans) AS count FROM ${rankedRows} ARRAY JOIN ${SPLIT_GROUPS} AS pair
+      WHERE dim IN ${inList(dimensions)} AND (value != '' OR dim IN ${inList(keptEmpty)})
+      GROUP BY dim, value ORDER BY dim, count DESC, value LIMIT ${top} BY dim`;
 
     const bucket = (p: Piece) => sql`toUnixTimestamp(${bucketSql(p.time, range.interval)}) AS t`;
-    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = 'total'`)} GROUP BY t`;
+    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = ${ONE_ROW_A_SCAN}`)} GROUP BY t`;
     // Visitors per bucket and in all (bucket -1) in one pass: the sketches are merged into one per bucket once, and those few again for the total.
     const visitorSketches = unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`);
     const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
@@ -141,7 +169,7 @@ export class AnalyticsQueries {
       totalScans: series.reduce((n, r) => n + Number(r.scans), 0),
       uniqueVisitors: Number(allVisitors?.visitors ?? 0),
       timeseries,
-      topLinks: links.map((r) => ({ shortId: r.value, scans: r.count })),
+      topLinks: links.map((r): TopLink => (filter.linkIds ? { linkId: r.value, scans: r.count } : { shortId: r.value, scans: r.count })),
       countries: countries.map((r) => ({ country: r.value, count: r.count })),
       cities: cities.map((r) => {
         const [country = '', city = ''] = r.value.split('\t');
@@ -168,7 +196,7 @@ export class AnalyticsQueries {
   async weekdayHourScans(workspaceId: string, range: TimeRange, includeBots: boolean): Promise<{ weekday: number; hour: number; scans: number }[]> {
     const rows = await this.ch.rows<{ weekday: string; hour_of_day: string; count: string }>(
       sql`SELECT toDayOfWeek(hour, 'UTC') AS weekday, toHour(hour, 'UTC') AS hour_of_day, sum(scans) AS count
-            FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = 'total' GROUP BY weekday, hour_of_day`,
+            FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = ${ONE_ROW_A_SCAN} GROUP BY weekday, hour_of_day`,
     );
     return rows.map((r) => ({ weekday: Number(r.weekday), hour: Number(r.hour_of_day), scans: Number(r.count) }));
   }

@@ -43,10 +43,27 @@ export async function linksByShortId(pg: Pool, workspaceId: string, shortIds: re
   return new Map(rows.map((r) => [r.short_id, { id: r.id, destination: r.destination, campaignId: r.campaign_id }]));
 }
 
-/** Adds link ids to the top links (short IDs are unique, so one lookup resolves them). */
+/** The workspace's links with these ids: their short IDs, by id. */
+async function shortIdsById(pg: Pool, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await pg.query<{ id: string; short_id: string }>('SELECT id, short_id FROM links WHERE workspace_id = $1 AND id = ANY($2::uuid[])', [workspaceId, ids]);
+  return new Map(rows.map((r) => [r.id, r.short_id]));
+}
+
+/**
+ * Names each top link by both short ID and id: the workspace's rollups rank short IDs, the link
+ * rollups link ids (a link deleted since keeps its short ID with a null id, or is left out when only
+ * its id is known).
+ */
 export async function withLinkIds(pg: Pool, workspaceId: string, result: AnalyticsResult) {
-  const links = await linksByShortId(pg, workspaceId, result.topLinks.map((l) => l.shortId));
-  return { object: 'analytics' as const, ...result, topLinks: result.topLinks.map((l) => ({ shortId: l.shortId, linkId: links.get(l.shortId)?.id ?? null, scans: l.scans })) };
+  const byShortId = await linksByShortId(pg, workspaceId, result.topLinks.flatMap((l) => (l.shortId === undefined ? [] : [l.shortId])));
+  const byId = await shortIdsById(pg, workspaceId, result.topLinks.flatMap((l) => (l.linkId === undefined ? [] : [l.linkId])));
+  const topLinks = result.topLinks.flatMap((l) => {
+    if (l.shortId !== undefined) return [{ shortId: l.shortId, linkId: byShortId.get(l.shortId)?.id ?? null, scans: l.scans }];
+    const shortId = byId.get(l.linkId);
+    return shortId === undefined ? [] : [{ shortId, linkId: l.linkId, scans: l.scans }];
+  });
+  return { object: 'analytics' as const, ...result, topLinks };
 }
 
 /** The analytics of the workspace, or of the links a scope selects, over a range. */

@@ -1,6 +1,7 @@
-// Migration 004 on a database that already holds scans: its INSERT … SELECT
-// fills the filtered rollups with them, a run cut short and run again whole
-// counts nothing twice, and its views keep the rollups up with later inserts.
+// Migrations 004 and 006 on a database that already holds scans: their
+// INSERT … SELECT fills the rollups with them, a run cut short and run again
+// whole counts nothing twice, and their views keep the rollups up with later
+// inserts.
 // Checked against counts and estimates over the scans table, in a database of
 // this test's own.
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ const config = { ...base, CLICKHOUSE_DATABASE: `${base.CLICKHOUSE_DATABASE}_back
 const log = createLogger({ LOG_LEVEL: 'warn' }, 'backfill-test');
 const dir = mkdtempSync(join(tmpdir(), 'ch-migrations-'));
 const FILTERED = '004_scan_filtered_rollups.sql';
+const COMBINED = '006_scan_rollup_combinations.sql';
 let ch: ClickHouse;
 
 function scans(n: number) {
@@ -66,6 +68,40 @@ async function expectRollupsMatchScans() {
   );
 }
 
+/** The dimension rollups of 006 against the scans table: agent rows (one a scan), combined UTM rows, cities, and no total or row of a group stored combined or in the key. */
+async function expectCombinedRollupsMatchScans() {
+  // Our own fixed queries, no input in them.
+  const same = async (rollup: string, raw: string) => expect(await ch.rows(new SqlFragment(rollup))).toEqual(await ch.rows(new SqlFragment(raw)));
+  const AGENT = `concat(device, '\\t', os, '\\t', browser)`;
+  const UTM = `concat(utm_source, '\\t', utm_medium, '\\t', utm_campaign, '\\t', utm_term, '\\t', utm_content)`;
+  await same(
+    `SELECT workspace_id, link_id, country, hour, is_bot, toString(sum(scans)) AS n FROM scans_link_dims WHERE dim = 'agent' GROUP BY workspace_id, link_id, country, hour, is_bot ORDER BY workspace_id, link_id, country, hour, is_bot`,
+    `SELECT workspace_id, link_id, country, toStartOfHour(ts) AS hour, is_bot, toString(count()) AS n FROM scans GROUP BY workspace_id, link_id, country, hour, is_bot ORDER BY workspace_id, link_id, country, hour, is_bot`,
+  );
+  await same(
+    `SELECT workspace_id, link_id, country, day, is_bot, value, toString(sum(scans)) AS n FROM scans_link_dims_daily WHERE dim = 'agent' GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+    `SELECT workspace_id, link_id, country, toStartOfDay(ts, 'UTC') AS day, is_bot, ${AGENT} AS value, toString(count()) AS n FROM scans GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+  );
+  await same(
+    `SELECT workspace_id, country, is_bot, value, toString(sum(scans)) AS n FROM scans_country_dims WHERE dim = 'utm' GROUP BY workspace_id, country, is_bot, value ORDER BY workspace_id, country, is_bot, value`,
+    `SELECT workspace_id, country, is_bot, ${UTM} AS value, toString(count()) AS n FROM scans WHERE utm_source != '' GROUP BY workspace_id, country, is_bot, value ORDER BY workspace_id, country, is_bot, value`,
+  );
+  await same(
+    `SELECT workspace_id, link_id, value, toString(sum(scans)) AS n FROM scans_link_dims WHERE dim = 'city' GROUP BY workspace_id, link_id, value ORDER BY workspace_id, link_id, value`,
+    `SELECT workspace_id, link_id, concat(country, '\\t', city) AS value, toString(count()) AS n FROM scans WHERE city != '' GROUP BY workspace_id, link_id, value ORDER BY workspace_id, link_id, value`,
+  );
+  await same(
+    `SELECT workspace_id, dim, value, toString(sum(scans)) AS n FROM scans_dims WHERE dim IN ('link', 'country') GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
+    `SELECT workspace_id, dim, value, toString(count()) AS n FROM scans ARRAY JOIN ['link', 'country'] AS dim, [short_id, country] AS value WHERE value != '' GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
+  );
+  const [left] = await ch.rows<{ n: string }>(new SqlFragment(`SELECT toString(
+    (SELECT count() FROM scans_link_dims WHERE dim IN ('total', 'link', 'country', 'device', 'os', 'browser', 'utm_source')) +
+    (SELECT count() FROM scans_link_dims_daily WHERE dim IN ('total', 'link', 'country', 'device', 'utm_medium')) +
+    (SELECT count() FROM scans_country_dims WHERE dim IN ('total', 'country', 'device', 'utm_source')) +
+    (SELECT count() FROM scans_dims WHERE dim IN ('total', 'device', 'browser', 'utm_source'))) AS n`));
+  expect(left!.n).toBe('0');
+}
+
 beforeAll(async () => {
   const server = createClickHouse(config, '');
   await server.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
@@ -94,4 +130,18 @@ it('fills the filtered rollups from the scans already stored, once, then keeps t
 
   await ch.insert('scans', scans(300));
   await expectRollupsMatchScans();
+}, 120_000);
+
+it('rebuilds the dimension rollups with combined rows from the scans already stored, once, then keeps them up (006)', async () => {
+  for (const file of readdirSync(CLICKHOUSE_MIGRATIONS_DIR)) if (file > FILTERED && file <= COMBINED) copyFileSync(join(CLICKHOUSE_MIGRATIONS_DIR, file), join(dir, file));
+  await migrateClickHouse(config, log, dir);
+  await expectCombinedRollupsMatchScans();
+
+  await ch.exec(sql`ALTER TABLE schema_migrations DELETE WHERE name = ${COMBINED}`);
+  await new Promise((r) => setTimeout(r, 500)); // mutations are asynchronous
+  await migrateClickHouse(config, log, dir);
+  await expectCombinedRollupsMatchScans();
+
+  await ch.insert('scans', scans(300));
+  await expectCombinedRollupsMatchScans();
 }, 120_000);

@@ -8,6 +8,7 @@ import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import type { ServiceConfig } from '../../../src/service.ts';
 import { freshIp } from '../ingress.ts';
+import { ONE_ROW_A_SCAN } from '../../../src/links/analytics/rollup-rows.ts';
 
 export const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 
@@ -45,7 +46,7 @@ const WORKSPACE_ROLLUPS = {
  * table (merged sketches equal the sketch of the union).
  */
 async function storedEverywhere(clickhouse: ClickHouse, where: SqlFragment, rollups: typeof LINK_ROLLUPS, n: number): Promise<boolean> {
-  const totals = rollups.dims.map((t) => sql`(SELECT sum(scans) FROM ${ident(t)} WHERE ${where} AND dim = 'total')`);
+  const totals = rollups.dims.map((t) => sql`(SELECT sum(scans) FROM ${ident(t)} WHERE ${where} AND dim = ${ONE_ROW_A_SCAN})`);
   const sketches = rollups.visitors.map((t) => sql`(SELECT uniqHLL12Merge(visitors) FROM ${ident(t)} WHERE ${where})`);
   const [row] = await clickhouse.rows<{ scans: string; visitors: string; totals: string[]; sketches: string[] }>(sql`
     SELECT (SELECT count() FROM scans WHERE ${where}) AS scans,

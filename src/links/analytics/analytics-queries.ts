@@ -18,7 +18,7 @@
 // about 1.6% standard error), merging sketches, which gives the same estimate
 // as over the scans themselves.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { ident, inList, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { ident, inList, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
 import { COMBINED, ONE_ROW_A_SCAN } from './rollup-rows.ts';
@@ -67,17 +67,34 @@ interface Piece {
   keys: { link: 'link_id' | "''"; country: 'country' | "''" };
 }
 
+/** A combined value's parts as (group, value) pairs (the groups named in COMBINED, in order). */
+const splitInto = (groups: readonly string[]) =>
+  `arrayMap((part_group, part) -> tuple(part_group, part), ['${groups.join("', '")}'], arrayResize(splitByChar('\\t', value), ${groups.length}))`;
+
 /**
- * The ranked groups of a stored rollup row (stored_dim, stored_value, scans, link_key,
- * country_key) as (group, value) pairs: a combined row counts in each of its parts, an agent row
- * also in its link and country where the rollup's key holds them ('' otherwise, never ranked).
+ * The rows of a piece as ranked (group d, value v, scans): plain rows as they are; combined rows
+ * split into their parts, an agent row also counting in its link and country where the piece's
+ * key holds them. ClickHouse evaluates every branch of an if for every row, so the workspace's
+ * and country's rollups, mostly plain `link` rows, are read in three selects and only their
+ * combined rows split; the link rollups, mostly agent rows, in one (reading them, and matching
+ * the link list, once).
  */
-const SPLIT_GROUPS = new SqlFragment(`multiIf(
-  stored_dim = 'agent', arrayConcat(
-    arrayMap((g, v) -> tuple(g, v), ['${COMBINED.agent.join("', '")}'], arrayResize(splitByChar('\\t', stored_value), ${COMBINED.agent.length})),
-    [tuple('link', link_key), tuple('country', country_key)]),
-  stored_dim = 'utm', arrayMap((g, v) -> tuple(g, v), ['${COMBINED.utm.join("', '")}'], arrayResize(splitByChar('\\t', stored_value), ${COMBINED.utm.length})),
-  [tuple(stored_dim, stored_value)])`);
+function rankedRowsOf(p: Piece, plain: readonly string[]): SqlFragment {
+  const keyed = [p.keys.link === 'link_id' ? "tuple('link', link_id)" : '', p.keys.country === 'country' ? "tuple('country', country)" : ''].filter(Boolean);
+  const agentPairs = keyed.length ? `arrayConcat(${splitInto(COMBINED.agent)}, [${keyed.join(', ')}])` : splitInto(COMBINED.agent);
+  // Filtered first: a WHERE beside an ARRAY JOIN would split every row of the granules read.
+  const split = (pairs: string, where: SqlFragment) =>
+    sql`SELECT pair.1 AS d, pair.2 AS v, scans FROM (SELECT * FROM ${p.dims} WHERE ${where}) ARRAY JOIN ${new SqlFragment(pairs)} AS pair`;
+  if (p.keys.link === 'link_id') {
+    const pairs = `multiIf(dim = 'agent', ${agentPairs}, dim = 'utm', ${splitInto(COMBINED.utm)}, [tuple(dim, value)])`;
+    return split(pairs, sql`${p.where} AND dim IN ${inList([...plain, ...Object.keys(COMBINED)])}`);
+  }
+  return join([
+    sql`SELECT dim AS d, value AS v, scans FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(plain)}`,
+    split(agentPairs, sql`${p.where} AND dim = 'agent'`),
+    split(splitInto(COMBINED.utm), sql`${p.where} AND dim = 'utm'`),
+  ], ' UNION ALL ');
+}
 
 const DAY = 86_400_000;
 
@@ -132,10 +149,9 @@ export class AnalyticsQueries {
     // Every ranked group in one query (its rows read once, the link list parsed once), the top of each dimension by LIMIT … BY.
     const dimensions = Object.keys(DIMENSIONS) as Dimension[];
     const keptEmpty = dimensions.filter((d) => DIMENSIONS[d].keepEmpty);
-    const stored = [...dimensions, ...Object.keys(COMBINED)];
-    const rankedRows = unionOf(pieces, (p) => sql`SELECT dim AS stored_dim, value AS stored_value, scans, ${new SqlFragment(p.keys.link)} AS link_key, ${new SqlFragment(p.keys.country)} AS country_key
-      FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(stored)}`);
-    const rankedQuery = sql`SELECT pair.1 AS dim, pair.2 AS value, sum(scans) AS count FROM ${rankedRows} ARRAY JOIN ${SPLIT_GROUPS} AS pair
+    const plain = dimensions.filter((d) => !Object.values(COMBINED).some((parts) => (parts as readonly string[]).includes(d)));
+    const rankedRows = unionOf(pieces, (p) => rankedRowsOf(p, plain));
+    const rankedQuery = sql`SELECT d AS dim, v AS value, sum(scans) AS count FROM ${rankedRows}
       WHERE dim IN ${inList(dimensions)} AND (value != '' OR dim IN ${inList(keptEmpty)})
       GROUP BY dim, value ORDER BY dim, count DESC, value LIMIT ${top} BY dim`;
 

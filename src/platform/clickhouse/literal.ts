@@ -114,7 +114,7 @@ export function inStrings(values: readonly string[]): SqlFragment {
   return new SqlFragment(`(SELECT arrayJoin(splitByChar(',', ${stringLiteral(values.join(','))})))`);
 }
 
-/** Joins fragments with a separator (e.g. AND-ed conditions). */
-export function join(parts: readonly SqlFragment[], separator: ' AND ' | ' OR ' | ', '): SqlFragment {
+/** Joins fragments with a separator (e.g. AND-ed conditions, or the SELECTs of a union). */
+export function join(parts: readonly SqlFragment[], separator: ' AND ' | ' OR ' | ', ' | ' UNION ALL '): SqlFragment {
   return new SqlFragment(parts.map((p) => p.text).join(separator));
 }

@@ -8,11 +8,11 @@
 //   scans_link_*_daily (sorted by link, so only those links' rows are read),
 //   the hours before the first and after the last whole day from scans_link_*
 //   (by hour, sorted by time), and hourly series from scans_link_* alone.
-// The rollups store some groups combined (migrations/clickhouse 006): device, OS
-// and browser as one `agent` value, the five UTM parameters as one `utm` value;
-// a scan has exactly one `agent` row, so those rows also give the totals, and,
-// where the rollup's key holds the link or the country, the scans per link or
-// country. The ranked query splits them back.
+// The rollups store some groups combined (migrations/clickhouse 006, rollup-rows.ts):
+// device, OS and browser (and, in the link rollups, the referrer) as one value,
+// the five UTM parameters as one; a scan has exactly one of the first, so those
+// rows also give the totals, and, where the rollup's key holds the link or the
+// country, the scans per link or country. The ranked query splits them back.
 // Counts are exact (each scan is stored once, so the rollups equal counting
 // the scans table); unique visitors use HyperLogLog (uniqHLL12: an estimate with
 // about 1.6% standard error), merging sketches, which gives the same estimate
@@ -21,7 +21,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, inList, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
-import { COMBINED, ONE_ROW_A_SCAN } from './rollup-rows.ts';
+import { LINK_LAYOUT, WORKSPACE_LAYOUT, type RollupLayout } from './rollup-rows.ts';
 import { variantScans } from './variant-queries.ts';
 
 export interface AnalyticsFilter {
@@ -63,36 +63,39 @@ interface Piece {
   /** Its time column, for buckets. */
   time: 'hour' | 'day';
   where: SqlFragment;
-  /** The link and country its agent rows also count in, where its key holds them ('' where not: it stores those groups as rows). */
-  keys: { link: 'link_id' | "''"; country: 'country' | "''" };
+  /** How its dims rollup stores a scan's groups. */
+  layout: RollupLayout;
+  /** The link and country its one-row-a-scan rows also count in, where its key holds them (where not, it stores those groups as rows). */
+  keys: { link: boolean; country: boolean };
 }
 
-/** A combined value's parts as (group, value) pairs (the groups named in COMBINED, in order). */
+/** A combined value's parts as (group, value) pairs (the groups of its layout, in order). */
 const splitInto = (groups: readonly string[]) =>
   `arrayMap((part_group, part) -> tuple(part_group, part), ['${groups.join("', '")}'], arrayResize(splitByChar('\\t', value), ${groups.length}))`;
 
 /**
  * The rows of a piece as ranked (group d, value v, scans): plain rows as they are; combined rows
- * split into their parts, an agent row also counting in its link and country where the piece's
- * key holds them. ClickHouse evaluates every branch of an if for every row, so the workspace's
- * and country's rollups, mostly plain `link` rows, are read in three selects and only their
- * combined rows split; the link rollups, mostly agent rows, in one (reading them, and matching
- * the link list, once).
+ * split into their parts, a one-row-a-scan row also counting in its link and country where the
+ * piece's key holds them. ClickHouse evaluates every branch of an if for every row, so the
+ * workspace's and country's rollups, mostly plain `link` rows, are read in a select per kind of
+ * row and only their combined rows split; the link rollups, mostly combined rows, in one (reading
+ * them, and matching the link list, once).
  */
-function rankedRowsOf(p: Piece, plain: readonly string[]): SqlFragment {
-  const keyed = [p.keys.link === 'link_id' ? "tuple('link', link_id)" : '', p.keys.country === 'country' ? "tuple('country', country)" : ''].filter(Boolean);
-  const agentPairs = keyed.length ? `arrayConcat(${splitInto(COMBINED.agent)}, [${keyed.join(', ')}])` : splitInto(COMBINED.agent);
+function rankedRowsOf(p: Piece, ranked: readonly string[]): SqlFragment {
+  const { oneRowAScan, combined } = p.layout;
+  const plain = ranked.filter((d) => !Object.values(combined).some((parts) => parts.includes(d)));
+  const keyed = [...(p.keys.link ? ["tuple('link', link_id)"] : []), ...(p.keys.country ? ["tuple('country', country)"] : [])];
+  const pairsOf = (dim: string) => (dim === oneRowAScan && keyed.length ? `arrayConcat(${splitInto(combined[dim]!)}, [${keyed.join(', ')}])` : splitInto(combined[dim]!));
   // Filtered first: a WHERE beside an ARRAY JOIN would split every row of the granules read.
   const split = (pairs: string, where: SqlFragment) =>
     sql`SELECT pair.1 AS d, pair.2 AS v, scans FROM (SELECT * FROM ${p.dims} WHERE ${where}) ARRAY JOIN ${new SqlFragment(pairs)} AS pair`;
-  if (p.keys.link === 'link_id') {
-    const pairs = `multiIf(dim = 'agent', ${agentPairs}, dim = 'utm', ${splitInto(COMBINED.utm)}, [tuple(dim, value)])`;
-    return split(pairs, sql`${p.where} AND dim IN ${inList([...plain, ...Object.keys(COMBINED)])}`);
+  if (p.keys.link) {
+    const branches = Object.keys(combined).map((dim) => `dim = '${dim}', ${pairsOf(dim)}`).join(', ');
+    return split(`multiIf(${branches}, [tuple(dim, value)])`, sql`${p.where} AND dim IN ${inList([...plain, ...Object.keys(combined)])}`);
   }
   return join([
     sql`SELECT dim AS d, value AS v, scans FROM ${p.dims} WHERE ${p.where} AND dim IN ${inList(plain)}`,
-    split(agentPairs, sql`${p.where} AND dim = 'agent'`),
-    split(splitInto(COMBINED.utm), sql`${p.where} AND dim = 'utm'`),
+    ...Object.keys(combined).map((dim) => split(pairsOf(dim), sql`${p.where} AND dim = ${dim}`)),
   ], ' UNION ALL ');
 }
 
@@ -110,21 +113,21 @@ function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilte
   if (!filter.linkIds) {
     const where = sql`workspace_id = ${workspaceId} AND ${span('hour', range.from, range.to)} AND ${bots}${country}`;
     return filter.country
-      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where, keys: { link: "''", country: 'country' } }]
-      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where, keys: { link: "''", country: "''" } }];
+      ? [{ dims: ident('scans_country_dims'), visitors: ident('scans_country_visitors'), time: 'hour', where, layout: WORKSPACE_LAYOUT, keys: { link: false, country: true } }]
+      : [{ dims: ident('scans_dims'), visitors: ident('scans_visitors'), time: 'hour', where, layout: WORKSPACE_LAYOUT, keys: { link: false, country: false } }];
   }
   const links = sql`link_id IN ${inList(filter.linkIds)}`;
-  const linkKeys = { link: 'link_id', country: 'country' } as const;
+  const linkKeys = { link: true, country: true };
   const hours = (from: Date, to: Date): Piece => ({
     dims: ident('scans_link_dims'), visitors: ident('scans_link_visitors'), time: 'hour',
-    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`, keys: linkKeys,
+    where: sql`workspace_id = ${workspaceId} AND ${span('hour', from, to)} AND ${bots} AND ${links}${country}`, layout: LINK_LAYOUT, keys: linkKeys,
   });
   const firstDay = Math.ceil(range.from.getTime() / DAY) * DAY;
   const lastDay = Math.floor(range.to.getTime() / DAY) * DAY;
   if (hourly || firstDay >= lastDay) return [hours(range.from, range.to)];
   const pieces: Piece[] = [{
     dims: ident('scans_link_dims_daily'), visitors: ident('scans_link_visitors_daily'), time: 'day',
-    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`, keys: linkKeys,
+    where: sql`workspace_id = ${workspaceId} AND ${links} AND ${span('day', new Date(firstDay), new Date(lastDay))} AND ${bots}${country}`, layout: LINK_LAYOUT, keys: linkKeys,
   }];
   if (range.from.getTime() < firstDay) pieces.push(hours(range.from, new Date(firstDay)));
   if (lastDay < range.to.getTime()) pieces.push(hours(new Date(lastDay), range.to));
@@ -149,14 +152,13 @@ export class AnalyticsQueries {
     // Every ranked group in one query (its rows read once, the link list parsed once), the top of each dimension by LIMIT … BY.
     const dimensions = Object.keys(DIMENSIONS) as Dimension[];
     const keptEmpty = dimensions.filter((d) => DIMENSIONS[d].keepEmpty);
-    const plain = dimensions.filter((d) => !Object.values(COMBINED).some((parts) => (parts as readonly string[]).includes(d)));
-    const rankedRows = unionOf(pieces, (p) => rankedRowsOf(p, plain));
+    const rankedRows = unionOf(pieces, (p) => rankedRowsOf(p, dimensions));
     const rankedQuery = sql`SELECT d AS dim, v AS value, sum(scans) AS count FROM ${rankedRows}
       WHERE dim IN ${inList(dimensions)} AND (value != '' OR dim IN ${inList(keptEmpty)})
       GROUP BY dim, value ORDER BY dim, count DESC, value LIMIT ${top} BY dim`;
 
     const bucket = (p: Piece) => sql`toUnixTimestamp(${bucketSql(p.time, range.interval)}) AS t`;
-    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = ${ONE_ROW_A_SCAN}`)} GROUP BY t`;
+    const seriesQuery = sql`SELECT t, sum(scans) AS scans FROM ${unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, scans FROM ${p.dims} WHERE ${p.where} AND dim = ${p.layout.oneRowAScan}`)} GROUP BY t`;
     // Visitors per bucket and in all (bucket -1) in one pass: the sketches are merged into one per bucket once, and those few again for the total.
     const visitorSketches = unionOf(seriesPieces, (p) => sql`SELECT ${bucket(p)}, visitors FROM ${p.visitors} WHERE ${p.where}`);
     const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
@@ -212,7 +214,7 @@ export class AnalyticsQueries {
   async weekdayHourScans(workspaceId: string, range: TimeRange, includeBots: boolean): Promise<{ weekday: number; hour: number; scans: number }[]> {
     const rows = await this.ch.rows<{ weekday: string; hour_of_day: string; count: string }>(
       sql`SELECT toDayOfWeek(hour, 'UTC') AS weekday, toHour(hour, 'UTC') AS hour_of_day, sum(scans) AS count
-            FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = ${ONE_ROW_A_SCAN} GROUP BY weekday, hour_of_day`,
+            FROM scans_dims WHERE ${rollupWhere(workspaceId, range, includeBots)} AND dim = ${WORKSPACE_LAYOUT.oneRowAScan} GROUP BY weekday, hour_of_day`,
     );
     return rows.map((r) => ({ weekday: Number(r.weekday), hour: Number(r.hour_of_day), scans: Number(r.count) }));
   }

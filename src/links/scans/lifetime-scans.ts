@@ -1,11 +1,11 @@
 // A link's scans over its whole life, the count a scan limit is held to. It is
 // read from what the scan sink stores exactly once: the daily link rollup fed
-// by every insert into `scans` (its agent rows, one a scan, bots included: every redirect sent
+// by every insert into `scans` (its `visit` rows, one a scan, bots included: every redirect sent
 // someone to the destination). It includes a scan once the sink has stored it,
 // so it trails the redirects by the scans still on their way (about a second).
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { inList, sql } from '../../platform/clickhouse/literal.ts';
-import { ONE_ROW_A_SCAN } from '../analytics/rollup-rows.ts';
+import { LINK_LAYOUT } from '../analytics/rollup-rows.ts';
 
 export interface CountedLink {
   id: string;
@@ -32,7 +32,7 @@ export class LifetimeScans {
       const rows = await this.clickhouse.rows<{ workspace_id: string; link_id: string; scans: string }>(sql`
         SELECT workspace_id, link_id, sum(scans) AS scans FROM scans_link_dims_daily
          WHERE workspace_id IN ${inList([...new Set(some.map((l) => l.workspaceId))])}
-           AND dim = ${ONE_ROW_A_SCAN} AND link_id IN ${inList(some.map((l) => l.id))}
+           AND dim = ${LINK_LAYOUT.oneRowAScan} AND link_id IN ${inList(some.map((l) => l.id))}
          GROUP BY workspace_id, link_id`, { signal, maxExecutionSeconds: timeoutMs === undefined ? undefined : Math.ceil(timeoutMs / 1000) });
       for (const row of rows) if (workspaceOf.get(row.link_id) === row.workspace_id) counts.set(row.link_id, Number(row.scans));
     }

@@ -68,19 +68,19 @@ async function expectRollupsMatchScans() {
   );
 }
 
-/** The dimension rollups of 006 against the scans table: agent rows (one a scan), combined UTM rows, cities, and no total or row of a group stored combined or in the key. */
+/** The dimension rollups of 006 against the scans table: visit and agent rows (one a scan), combined UTM rows, cities, and no total or row of a group stored combined or in the key. */
 async function expectCombinedRollupsMatchScans() {
   // Our own fixed queries, no input in them.
   const same = async (rollup: string, raw: string) => expect(await ch.rows(new SqlFragment(rollup))).toEqual(await ch.rows(new SqlFragment(raw)));
-  const AGENT = `concat(device, '\\t', os, '\\t', browser)`;
+  const VISIT = `concat(device, '\\t', os, '\\t', browser, '\\t', referrer_host)`;
   const UTM = `concat(utm_source, '\\t', utm_medium, '\\t', utm_campaign, '\\t', utm_term, '\\t', utm_content)`;
   await same(
-    `SELECT workspace_id, link_id, country, hour, is_bot, toString(sum(scans)) AS n FROM scans_link_dims WHERE dim = 'agent' GROUP BY workspace_id, link_id, country, hour, is_bot ORDER BY workspace_id, link_id, country, hour, is_bot`,
+    `SELECT workspace_id, link_id, country, hour, is_bot, toString(sum(scans)) AS n FROM scans_link_dims WHERE dim = 'visit' GROUP BY workspace_id, link_id, country, hour, is_bot ORDER BY workspace_id, link_id, country, hour, is_bot`,
     `SELECT workspace_id, link_id, country, toStartOfHour(ts) AS hour, is_bot, toString(count()) AS n FROM scans GROUP BY workspace_id, link_id, country, hour, is_bot ORDER BY workspace_id, link_id, country, hour, is_bot`,
   );
   await same(
-    `SELECT workspace_id, link_id, country, day, is_bot, value, toString(sum(scans)) AS n FROM scans_link_dims_daily WHERE dim = 'agent' GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
-    `SELECT workspace_id, link_id, country, toStartOfDay(ts, 'UTC') AS day, is_bot, ${AGENT} AS value, toString(count()) AS n FROM scans GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+    `SELECT workspace_id, link_id, country, day, is_bot, value, toString(sum(scans)) AS n FROM scans_link_dims_daily WHERE dim = 'visit' GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
+    `SELECT workspace_id, link_id, country, toStartOfDay(ts, 'UTC') AS day, is_bot, ${VISIT} AS value, toString(count()) AS n FROM scans GROUP BY workspace_id, link_id, country, day, is_bot, value ORDER BY workspace_id, link_id, country, day, is_bot, value`,
   );
   await same(
     `SELECT workspace_id, country, is_bot, value, toString(sum(scans)) AS n FROM scans_country_dims WHERE dim = 'utm' GROUP BY workspace_id, country, is_bot, value ORDER BY workspace_id, country, is_bot, value`,
@@ -91,12 +91,16 @@ async function expectCombinedRollupsMatchScans() {
     `SELECT workspace_id, link_id, concat(country, '\\t', city) AS value, toString(count()) AS n FROM scans WHERE city != '' GROUP BY workspace_id, link_id, value ORDER BY workspace_id, link_id, value`,
   );
   await same(
-    `SELECT workspace_id, dim, value, toString(sum(scans)) AS n FROM scans_dims WHERE dim IN ('link', 'country') GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
-    `SELECT workspace_id, dim, value, toString(count()) AS n FROM scans ARRAY JOIN ['link', 'country'] AS dim, [short_id, country] AS value WHERE value != '' GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
+    `SELECT workspace_id, hour, toString(sum(scans)) AS n FROM scans_dims WHERE dim = 'agent' GROUP BY workspace_id, hour ORDER BY workspace_id, hour`,
+    `SELECT workspace_id, toStartOfHour(ts) AS hour, toString(count()) AS n FROM scans GROUP BY workspace_id, hour ORDER BY workspace_id, hour`,
+  );
+  await same(
+    `SELECT workspace_id, dim, value, toString(sum(scans)) AS n FROM scans_dims WHERE dim IN ('link', 'country', 'referrer') GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
+    `SELECT workspace_id, dim, value, toString(count()) AS n FROM scans ARRAY JOIN ['link', 'country', 'referrer'] AS dim, [short_id, country, referrer_host] AS value WHERE value != '' OR dim = 'referrer' GROUP BY workspace_id, dim, value ORDER BY workspace_id, dim, value`,
   );
   const [left] = await ch.rows<{ n: string }>(new SqlFragment(`SELECT toString(
-    (SELECT count() FROM scans_link_dims WHERE dim IN ('total', 'link', 'country', 'device', 'os', 'browser', 'utm_source')) +
-    (SELECT count() FROM scans_link_dims_daily WHERE dim IN ('total', 'link', 'country', 'device', 'utm_medium')) +
+    (SELECT count() FROM scans_link_dims WHERE dim IN ('total', 'link', 'country', 'agent', 'referrer', 'device', 'os', 'browser', 'utm_source')) +
+    (SELECT count() FROM scans_link_dims_daily WHERE dim IN ('total', 'link', 'country', 'agent', 'referrer', 'device', 'utm_medium')) +
     (SELECT count() FROM scans_country_dims WHERE dim IN ('total', 'country', 'device', 'utm_source')) +
     (SELECT count() FROM scans_dims WHERE dim IN ('total', 'device', 'browser', 'utm_source'))) AS n`));
   expect(left!.n).toBe('0');

@@ -8,7 +8,7 @@ import { hostWorkers } from '../../../src/platform/actors/host.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import type { ServiceConfig } from '../../../src/service.ts';
 import { freshIp } from '../ingress.ts';
-import { ONE_ROW_A_SCAN } from '../../../src/links/analytics/rollup-rows.ts';
+import { LINK_LAYOUT, WORKSPACE_LAYOUT } from '../../../src/links/analytics/rollup-rows.ts';
 
 export const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 
@@ -32,9 +32,13 @@ export async function scan(base: string, path: string, headers: Record<string, s
 }
 
 // The rollups that carry a link's id, and those of the whole workspace.
-const LINK_ROLLUPS = { dims: ['scans_link_dims', 'scans_link_dims_daily'], visitors: ['scans_link_visitors', 'scans_link_visitors_daily'] };
+// Each dims rollup with the rows that count every scan once (rollup-rows.ts).
+const LINK_ROLLUPS = {
+  dims: [['scans_link_dims', LINK_LAYOUT.oneRowAScan], ['scans_link_dims_daily', LINK_LAYOUT.oneRowAScan]] as [string, string][],
+  visitors: ['scans_link_visitors', 'scans_link_visitors_daily'],
+};
 const WORKSPACE_ROLLUPS = {
-  dims: ['scans_dims', 'scans_country_dims', ...LINK_ROLLUPS.dims],
+  dims: [['scans_dims', WORKSPACE_LAYOUT.oneRowAScan], ['scans_country_dims', WORKSPACE_LAYOUT.oneRowAScan], ...LINK_ROLLUPS.dims] as [string, string][],
   visitors: ['scans_visitors', 'scans_country_visitors', ...LINK_ROLLUPS.visitors],
 };
 
@@ -46,7 +50,7 @@ const WORKSPACE_ROLLUPS = {
  * table (merged sketches equal the sketch of the union).
  */
 async function storedEverywhere(clickhouse: ClickHouse, where: SqlFragment, rollups: typeof LINK_ROLLUPS, n: number): Promise<boolean> {
-  const totals = rollups.dims.map((t) => sql`(SELECT sum(scans) FROM ${ident(t)} WHERE ${where} AND dim = ${ONE_ROW_A_SCAN})`);
+  const totals = rollups.dims.map(([t, dim]) => sql`(SELECT sum(scans) FROM ${ident(t)} WHERE ${where} AND dim = ${dim})`);
   const sketches = rollups.visitors.map((t) => sql`(SELECT uniqHLL12Merge(visitors) FROM ${ident(t)} WHERE ${where})`);
   const [row] = await clickhouse.rows<{ scans: string; visitors: string; totals: string[]; sketches: string[] }>(sql`
     SELECT (SELECT count() FROM scans WHERE ${where}) AS scans,

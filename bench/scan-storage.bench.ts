@@ -1,6 +1,6 @@
 // What storing a recorded scan costs ClickHouse, split by the promise each part keeps (issue 18):
 //   - the `scans` table alone (every scan kept, once);
-//   - the table with the eight rollups its views fill on every insert (migrations 002 and 004),
+//   - the table with the rollups its views fill on every insert (migrations 002, 004, 005, 006),
 //     which the analytics API reads for its answers within 500 ms at 10 million scans;
 //   - the exactly-once check the scan sink asks before each insert (idempotent-sink.ts `newEvents`:
 //     which of these scan ids are stored already?).
@@ -120,7 +120,7 @@ try {
         for (const events of checks) if ((await newEvents(clickhouse, SCANS_TABLE, events)).length !== size) throw new Error('the check found scans that were never stored');
       });
       (size === BATCH ? rounds : earlierRounds).push({ tableAloneUs: alone, tableWithRollupsUs: withRollups, rollupsUs: Number((withRollups - alone).toFixed(1)), exactlyOnceCheckUs: check });
-      console.log(`round ${round + 1}, ${size} scans an insert: table alone ${alone} µs a scan, with the eight rollups ${withRollups}, the exactly-once check ${check}`);
+      console.log(`round ${round + 1}, ${size} scans an insert: table alone ${alone} µs a scan, with its rollups ${withRollups}, the exactly-once check ${check}`);
     }
   }
   // Each rollup apart, once: the table with only that view attached, against the table alone just

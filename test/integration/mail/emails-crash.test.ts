@@ -1,7 +1,8 @@
 // Kill -9 of an ingress between storing a message and publishing it (the
 // test-only MAIL_TEST_CRASH_AFTER_STORE makes the process kill itself right after
 // the commit): after a restart the message is published, once; a replay of its
-// key answers the same id and publishes nothing more.
+// key answers the same id and publishes nothing more. Each test starts one or two
+// ingress processes: on a slow spell of the machine that alone took most of a minute.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, INGRESS_ENV } from '../../support/ingress.ts';
@@ -60,7 +61,7 @@ describe('an ingress killed between storing and publishing a message', () => {
     const records = await publishedRecords(config, [id]);
     expect(records.get(id)).toHaveLength(1);
     expect(records.get(id)![0]).toMatchObject({ idempotency_key: 'order-7', subject: 'Order 7' });
-  });
+  }, 120_000);
 
   it('a replay right after the crash publishes it, once', async () => {
     const crashing = await ingress({ MAIL_TEST_CRASH_AFTER_STORE: 'true' });
@@ -76,5 +77,5 @@ describe('an ingress killed between storing and publishing a message', () => {
     expect(await published(replay.body.id)).toBe(true);
     const records = await publishedRecords(config, [replay.body.id]);
     expect(records.get(replay.body.id)).toHaveLength(1);
-  });
+  }, 120_000);
 });

@@ -5,15 +5,16 @@
 --   hold few scans a key, with the referrer host too, one `visit` row (device\tos\tbrowser\treferrer);
 --   the five UTM parameters are one `utm` row (source\tmedium\tcampaign\tterm\tcontent, none when
 --   all are empty). The queries split them and sum each part (analytics-queries.ts), which counts
---   exactly what the separate rows did. A tab inside a part is stored as a space, so the parts
---   split where they were joined.
+--   what the separate rows did. A tab inside a part is stored (and so reported) as a space, so the
+--   parts split where they were joined.
 -- * no `total` rows: every scan has exactly one `agent` (or `visit`) row, and the joined value is
 --   never empty, so those rows sum to the scans (series, lifetime scans);
 -- * a rollup whose key holds the link or the country does not store them again as `link` or
 --   `country` rows: its `visit` rows, summed by link or country, say the same (scans_country_dims
 --   keeps `link`, whose value is the short ID, and scans_dims keeps both).
 -- Same tables and sorting keys as 002 and 004; their rows are rebuilt from the scans table, like
--- 004's backfill (stop the running scan sinks first: scans wait in Kafka meanwhile). A file cut
+-- 004's backfill (stop the running scan sinks first: scans wait in Kafka meanwhile; and the
+-- ingresses if links have scan limits: they count from scans_link_dims_daily, empty meanwhile). A file cut
 -- short is run again whole, so it starts by dropping whatever it creates.
 
 DROP TABLE IF EXISTS {db}.scans_dims_mv;

@@ -55,7 +55,6 @@ const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inLi
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
-
 /** One rollup pair and the condition on its rows; an answer sums over one or more of them (a union of disjoint time spans). */
 interface Piece {
   dims: SqlFragment;
@@ -135,7 +134,7 @@ function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilte
 }
 
 /** The rows `select` picks from each piece, as one table to aggregate over. */
-const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => new SqlFragment(`(${pieces.map((p) => select(p).text).join(' UNION ALL ')})`);
+const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => sql`(${join(pieces.map(select), ' UNION ALL ')})`;
 
 /** Top links name their link by short ID (the workspace's rollups) or by id (the link rollups, under a link filter). */
 export type TopLink = ({ shortId: string; linkId?: undefined } | { linkId: string; shortId?: undefined }) & { scans: number };

@@ -7,8 +7,13 @@
 // (admitLocally) while that sum stays more than `headroom` below the limit and
 // few enough of its own events wait for confirmation (`headroom` of them while
 // the count is fresh, one when this process has not heard of the subject for
-// FRESH_MS); it is counted in Redis by the next script call (all the counts
-// gathered in one event-loop turn go out in one call). Otherwise Redis decides
+// FRESH_MS); it is counted in Redis by the next script call. The counts gathered
+// go out in one call at the end of the event-loop turn; but while every subject
+// in it is below half its limit and the last call went less than SEND_INTERVAL_MS
+// ago, that long after it: under load, a call per turn cost the ingress about as
+// much as the rest of a redirect (issue 34). From half the limit on, and for an
+// event that waits for Redis's decision, a subject's counts go at the end of the
+// turn, so that a client nearing its limit is counted as exactly as before. Otherwise Redis decides
 // the event itself (hit), atomically and after every earlier event of the
 // subject, so near the limit the 61st redirect of a minute is refused exactly.
 //
@@ -77,6 +82,8 @@ return out
 const MAX_BATCH = 256;
 /** A count learned longer ago than this may be out of date: admit at most one event on it before Redis answers. */
 const FRESH_MS = 1000;
+/** Admitted events of subjects below half their limit are sent at most this often: a few hundred calls a second per busy process instead of one per event-loop turn. */
+const SEND_INTERVAL_MS = 5;
 /** Subjects remembered at most (an address flood must not grow memory without bound); past it the oldest generation goes. */
 const MAX_SUBJECTS = 200_000;
 
@@ -110,6 +117,9 @@ export class BufferedSlidingWindow {
   private generationEndsAt: number;
   private readonly dirty = new Map<string, Subject>();
   private flushScheduled = false;
+  /** The pending send when it waits for SEND_INTERVAL_MS (undefined when it runs at the end of this turn). */
+  private flushTimer: NodeJS.Timeout | undefined;
+  private lastSendAt = 0;
   private readonly headroom: number;
   private readonly windowSeconds: number;
 
@@ -150,7 +160,7 @@ export class BufferedSlidingWindow {
     const mayAdmit = now - s.knownAt <= FRESH_MS ? this.headroom : 1;
     if (unconfirmed >= mayAdmit || s.known + unconfirmed + 1 > this.limit - this.headroom) return false;
     s.unsent++;
-    this.schedule(subject, s);
+    this.schedule(subject, s, s.known + s.unsent + s.inFlight > this.limit / 2);
     return true;
   }
 
@@ -159,19 +169,26 @@ export class BufferedSlidingWindow {
     return new Promise((resolve, reject) => {
       const s = this.subject(subject, Date.now());
       s.waiting.push({ resolve, reject });
-      this.schedule(subject, s);
+      this.schedule(subject, s, true);
     });
   }
 
-  private schedule(name: string, s: Subject): void {
+  /** Sends the subject's count with the next call; `atTurnEnd`: that call goes at the end of this turn, whenever the last one went. */
+  private schedule(name: string, s: Subject, atTurnEnd: boolean): void {
     this.dirty.set(name, s);
-    if (this.flushScheduled) return;
+    if (this.flushScheduled && (this.flushTimer === undefined || !atTurnEnd)) return;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    const wait = this.lastSendAt + SEND_INTERVAL_MS - Date.now();
+    if (atTurnEnd || wait <= 0) setImmediate(() => this.flush());
+    else this.flushTimer = setTimeout(() => this.flush(), wait);
   }
 
   private flush(): void {
     this.flushScheduled = false;
+    this.flushTimer = undefined;
+    this.lastSendAt = Date.now();
     const entries = [...this.dirty];
     this.dirty.clear();
     for (let i = 0; i < entries.length; i += MAX_BATCH) void this.send(entries.slice(i, i + MAX_BATCH));

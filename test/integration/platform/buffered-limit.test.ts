@@ -98,6 +98,39 @@ describe('buffered sliding-window limit', () => {
     expect(await countInRedis(redis, name, subject)).toBeLessThanOrEqual(61);
   });
 
+  it('sends a busy instance\'s admitted events in a call every few milliseconds, not one per event-loop turn, and counts every one', async () => {
+    const name = `test-${randomUUID().slice(0, 8)}`;
+    const redis = connect();
+    const limiter = new BufferedSlidingWindow(redis, name, 1_000_000, 60_000);
+    const subjects = Array.from({ length: 20 }, () => randomUUID());
+    // Each subject's count known (fresh: Redis decided an event), so that the events below are admitted here.
+    for (const subject of subjects) expect((await limiter.hit(subject)).allowed).toBe(true);
+    // Redis's own MONITOR sees every script call that touches this limit's keys.
+    const monitor = await redis.monitor();
+    let calls = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.some((a) => a.startsWith(`limit:${name}:`))) calls++;
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      for (let i = 0; i < 400; i++) {
+        expect(limiter.admitLocally(subjects[i % subjects.length]!)).toBe(true);
+        // One event a turn, as a busy ingress answering one request a turn.
+        await new Promise((r) => setImmediate(r));
+      }
+      const elapsed = Date.now() - started;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(calls).toBeGreaterThan(0);
+      expect(calls).toBeLessThanOrEqual(Math.ceil(elapsed / 5) + 2);
+      expect(calls).toBeLessThan(100);
+    } finally {
+      monitor.disconnect();
+    }
+    // Nothing lost on the way: Redis holds every event (the one it decided and 20 more a subject).
+    for (const subject of subjects) expect(await countInRedis(redis, name, subject)).toBe(21);
+  });
+
   it('decides events locally for a subject far below the limit once Redis has reported its count (no wait on Redis)', async () => {
     const limiter = instance(1000);
     const subject = randomUUID();

@@ -4,8 +4,7 @@
 // However slow or unreachable the providers are, the visitor leaves within
 // REDIRECT_AFTER_MS (a second without JavaScript). Crawlers, non-browsers and
 // links without pixels keep the plain 302 (wantsPixelPage).
-import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { LinkState } from '../changelog/link-state.ts';
 import { isBotUserAgent } from '../scans/visitor.ts';
@@ -69,10 +68,10 @@ rdt('init',${js(id)});rdt('track','PageVisit');`,
 };
 
 /** A browser (it asks for HTML and is no crawler) following a link that has pixels. */
-export function wantsPixelPage(link: LinkState, headers: IncomingHttpHeaders): boolean {
+export function wantsPixelPage(link: LinkState, request: FastifyRequest): boolean {
   if (link.pixels.length === 0) return false;
-  if (!(headers.accept ?? '').includes('text/html')) return false;
-  return !isBotUserAgent(headers['user-agent']);
+  if (!(request.headers.accept ?? '').includes('text/html')) return false;
+  return !isBotUserAgent(request.headers['user-agent']);
 }
 
 export function pixelPage(destination: string, pixels: readonly Pixel[]): string {

@@ -1,12 +1,10 @@
-// GET /:shortId — the hot path. Its common case, a cached link that simply
-// redirects, is answered before Fastify routes it (fast-redirect.ts), with the
-// decisions this route makes too (redirect-target.ts); this route answers the
-// rest. Answered from the in-memory link cache; only a
+// GET /:shortId — the hot path. Answered from the in-memory link cache; only a
 // short ID the cache does not have is read through from Postgres
 // (link-read-through.ts); the scan is journaled after the response is sent and reaches Kafka
 // from there (scan-journal.ts), enriched on the way (scan-enrichment.ts), so the
 // request itself does only what the answer needs. Refusals get a small HTML
 // page (or the JSON error body for clients that ask for JSON).
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorBody, type App } from '../../platform/http/server.ts';
@@ -23,8 +21,8 @@ import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { linkKey, type LinkState } from '../changelog/link-state.ts';
 import type { ServedDomains } from '../domains/served-domains.ts';
-import { routingOf, type LinkRouting } from './link-routing.ts';
-import { destinationFor, refusalFor, SCAN_REDIRECT_HEADERS, scanOf, targetOf, type Chosen } from './redirect-target.ts';
+import { deviceUrl, platformOf, withClickId, withQuery } from './destination.ts';
+import { forwardedQuery, routingOf, variantFor, type LinkRouting } from './link-routing.ts';
 import type { VisitorCountry } from './visitor-country.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { LinkReadThrough } from './link-read-through.ts';
@@ -33,8 +31,6 @@ import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
-import { fastRedirect } from './fast-redirect.ts';
-import { rawClient } from '../../platform/http/fast-paths.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -53,6 +49,17 @@ export interface RedirectDeps {
   countries: VisitorCountry;
   /** The stored hash of a protected link's password, read only when one is posted. */
   passwordHashOf: (linkId: string) => Promise<string | null>;
+}
+
+/** Why the link does not redirect now, if it does not. */
+export function refusalFor(link: LinkState | undefined, now: number): Refusal | undefined {
+  if (!link) return 'not_found';
+  if (!link.isActive) return 'link_inactive';
+  if (link.expiresAt !== null && link.expiresAt <= now) return 'link_expired';
+  if (link.exhaustedAt !== null) return 'scan_limit_reached';
+  // Loose: a state written before validFrom existed has none.
+  if (link.validFrom != null && link.validFrom > now) return 'link_not_yet_valid';
+  return undefined;
 }
 
 declare module 'fastify' {
@@ -91,14 +98,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   app.decorateRequest('redirectScan', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
-  // The common case is answered before Fastify routes it, with the same decisions as below.
-  app.fastPaths.add(fastRedirect({
-    ...deps,
-    limiter,
-    reservedPaths: app.reservedPaths,
-    client: rawClient(app.trustProxy),
-    ipv6LimitPrefixLength: app.ipv6LimitPrefixLength,
-  }));
 
   function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     const { status, title, message } = REFUSALS[refusal];
@@ -116,10 +115,17 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
   }
 
+  /** The short URL's query string as the link forwards it ('' for none). */
+  function queryOf(request: FastifyRequest, routing: LinkRouting): string {
+    if (!routing.forwardQuery) return '';
+    const queryAt = request.url.indexOf('?');
+    return queryAt === -1 ? '' : forwardedQuery(request.url.slice(queryAt + 1));
+  }
+
   /** A link that does not redirect now: to its expiredUrl when it has one (no scan), else the refusal. */
   function refuseOrFallBack(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, refusal: Refusal): void {
     if (!link?.expiredUrl || refusal === 'not_found') return refuse(request, reply, refusal);
-    reply.header('cache-control', 'private, no-store, max-age=0').redirect(targetOf(link.expiredUrl, request.url, routingOf(link)), 302);
+    reply.header('cache-control', 'private, no-store, max-age=0').redirect(withQuery(link.expiredUrl, queryOf(request, routingOf(link))), 302);
   }
 
   function answer(request: FastifyRequest, reply: FastifyReply, link: LinkState | undefined, ip: string): void | Promise<void> {
@@ -128,15 +134,34 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (refusal || !link) return refuseOrFallBack(request, reply, link, refusal ?? 'not_found');
     // A preview card for link-preview crawlers, the password form: only for links that have one.
     if (usesPageBeforeRedirect(link) && answeredBeforeRedirect(request, reply, link)) return;
+
+    // Where to: the device's own URL, else the visitor's country's, else the visitor's A/B variant, else the destination.
+    const userAgent = request.headers['user-agent'];
     const routing = routingOf(link);
-    const chosen = destinationFor(link, routing, request.headers['user-agent'], ip, deps.countries);
-    if (chosen instanceof Promise) return chosen.then((c) => send(request, reply, link, routing, c, ip, now));
-    return send(request, reply, link, routing, chosen, ip, now);
+    const device = deviceUrl(link, platformOf(userAgent));
+    if (device !== null || (routing.geo === null && routing.variants === null)) return send(request, reply, link, routing, device ?? link.destination, null, ip, now);
+    if (routing.geo !== null) {
+      const country = deps.countries.of(ip);
+      if (typeof country === 'object' && country !== null) {
+        return country.then((c) => send(request, reply, link, routing, ...byCountryOrVariant(link, routing, c, ip, userAgent), ip, now));
+      }
+      return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, country, ip, userAgent), ip, now);
+    }
+    return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, null, ip, userAgent), ip, now);
   }
 
-  /** Redirects to the chosen destination (forwarding the query as the link says), unless a scan limit refuses it. */
-  function send(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, chosen: Chosen, ip: string, now: number): void | Promise<void> {
-    const target = targetOf(chosen[0], request.url, routing);
+  /** The country's destination, else the visitor's variant (and its URL, the variant the scan records), else the destination. */
+  function byCountryOrVariant(link: LinkState, routing: LinkRouting, country: string | null, ip: string, userAgent: string | undefined): [string, string | null] {
+    const byCountry = country !== null && routing.geo !== null ? routing.geo[country] : undefined;
+    if (byCountry !== undefined) return [byCountry, null];
+    if (routing.variants === null) return [link.destination, null];
+    const { url } = variantFor(routing.variants, link.id, ip, userAgent ?? '');
+    return [url, url];
+  }
+
+  /** Redirects to `target` (forwarding the query as the link says), unless a scan limit refuses it. */
+  function send(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, variant: string | null, ip: string, now: number): void | Promise<void> {
+    const target = withQuery(destination, queryOf(request, routing));
     // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan. A
     // limited link's HEAD takes no scan but is refused like GET once none are left.
     if (request.method === 'HEAD') {
@@ -152,19 +177,40 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (scanLimit !== null) {
       return failOpen(deps.log, 'scan-limit', () => deps.scanLimits.admit(link, scanLimit), true).then((admitted) => {
         if (!admitted) return refuseOrFallBack(request, reply, link, 'scan_limit_reached');
-        scanAndRedirect(request, reply, link, routing, chosen, target, ip, now);
+        scanAndRedirect(request, reply, link, routing, destination, target, variant, ip, now);
       });
     }
-    scanAndRedirect(request, reply, link, routing, chosen, target, ip, now);
+    scanAndRedirect(request, reply, link, routing, destination, target, variant, ip, now);
   }
 
-  /** Records the scan of the chosen destination and sends the visitor to `target`. */
-  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, chosen: Chosen, target: string, ip: string, now: number): void {
-    const { scan, location } = scanOf(deps.clickIds, { url: request.url, headers: request.headers, ip }, link, routing, chosen, target, now);
-    request.redirectScan = scan;
+  /** Records the scan of `destination` (the one chosen, without the forwarded query) and sends the visitor to `target`. */
+  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
+    const scanId = randomUUID();
+    const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
+    const queryAt = request.url.indexOf('?');
+    request.redirectScan = {
+      scanId,
+      clickId,
+      workspaceId: link.workspaceId,
+      linkId: link.id,
+      shortId: link.shortId,
+      campaignId: link.campaignId,
+      timestamp: now,
+      destination,
+      ip,
+      userAgent: request.headers['user-agent'] ?? null,
+      referrer: request.headers.referer ?? null,
+      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+      variant,
+    };
+    const location = routing.clickId ? withClickId(target, clickId) : target;
     // A browser following a link with pixels gets the page that fires them and then sends it on.
-    if (wantsPixelPage(link, request.headers)) return sendPixelPage(reply, location, link.pixels);
-    reply.headers(SCAN_REDIRECT_HEADERS).redirect(location, 302);
+    if (wantsPixelPage(link, request)) return sendPixelPage(reply, location, link.pixels);
+    reply
+      // Every scan must reach us: no caching of the redirect by browsers or proxies.
+      .header('cache-control', 'private, no-store, max-age=0')
+      .header('referrer-policy', 'no-referrer-when-downgrade')
+      .redirect(location, 302);
   }
 
   app.get('/:shortId', {

@@ -28,12 +28,8 @@ export function limitKey(ip: string, ipv6PrefixLength: number): string {
 // their subjects are remembered (the prefix length is one per server, but part of the key all the same).
 const recentKeys = new RecentCache<string>(50_000);
 
-/** The per-IP limit subject of `ip`, remembered for clients that come back. */
-export function recentLimitKey(ip: string, ipv6PrefixLength: number): string {
-  return recentKeys.get(`${ipv6PrefixLength} ${ip}`, () => limitKey(ip, ipv6PrefixLength));
-}
-
 /** The per-IP limit subject of a request's client. */
 export function clientLimitKey(request: FastifyRequest): string {
-  return recentLimitKey(request.ip, request.server.ipv6LimitPrefixLength);
+  const prefixLength = request.server.ipv6LimitPrefixLength;
+  return recentKeys.get(`${prefixLength} ${request.ip}`, () => limitKey(request.ip, prefixLength));
 }

@@ -1,7 +1,6 @@
 // The Fastify server every HTTP process uses: request ids, strict validation,
 // one error body shape, 404 for unknown routes, health and readiness.
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -15,7 +14,6 @@ import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, ty
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
 import { ReservedPaths } from './reserved-paths.ts';
-import { FastPaths } from './fast-paths.ts';
 import { countHttpRequests } from '../metrics/http-metrics.ts';
 import { httpRefusals } from '../metrics/series.ts';
 import { isConstraintViolation, isDataException } from '../postgres/refused-value.ts';
@@ -36,10 +34,6 @@ declare module 'fastify' {
     reservedPaths: ReservedPaths;
     /** IPV6_LIMIT_PREFIX_LENGTH: the IPv6 network size per-IP limits count as one client (client-ip.ts). */
     ipv6LimitPrefixLength: number;
-    /** Requests answered before Fastify routes them (fast-paths.ts). */
-    fastPaths: FastPaths;
-    /** TRUSTED_PROXIES as Fastify was given them, for a fast path to read the client as Fastify does. */
-    trustProxy: string[] | false;
   }
 }
 
@@ -59,12 +53,6 @@ export interface ServerOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** A request's id: the client's X-Request-Id when it is well-formed, else a new one (a malformed one is replaced, not echoed). */
-export function requestIdOf(headers: IncomingHttpHeaders): string {
-  const given = headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-}
 
 /** Maps any error to a status, a stable code and a safe message. */
 export function describeError(error: FastifyError | ApiError | Error): { status: number; code: string; message: string; details?: ErrorDetailType[] } {
@@ -122,16 +110,16 @@ export function errorHandler(render: ErrorRenderer) {
 }
 
 export async function buildServer(options: ServerOptions): Promise<App> {
-  const fastPaths = new FastPaths(options.log);
-  const trustProxy = options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false;
   const app = Fastify({
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    trustProxy,
+    trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
+    // genReqId reads x-request-id itself, so a malformed one is replaced rather than echoed.
     requestIdHeader: false,
-    genReqId: (req) => requestIdOf(req.headers),
-    // Node's HTTP server as Fastify makes it, with the fast paths asked first.
-    serverFactory: fastPaths.serverFactory as never,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     // No per-request info lines: the redirect path is too hot for them; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
@@ -177,13 +165,6 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.decorate('routeTable', routeTable);
   app.decorate('reservedPaths', reservedPaths);
   app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);
-  app.decorate('fastPaths', fastPaths);
-  app.decorate('trustProxy', trustProxy);
-  // Closing: Fastify answers every request from here on (503 once it is closed to new work).
-  app.addHook('preClose', (done) => {
-    fastPaths.close();
-    done();
-  });
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
     reservedPaths.addRoute(route.url);

@@ -3,16 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { httpRequestDuration, httpRequests } from './series.ts';
 
-/** Counts one answered request; `seconds` from its arrival to its response. */
-export function countRequest(method: string, route: string, status: number, seconds: number): void {
-  httpRequests.inc({ method, route, status });
-  httpRequestDuration.observe({ method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
-}
-
 export function countHttpRequests(app: FastifyInstance<any, any, any, any, any>): void {
-  // A callback hook: it runs after every response Fastify gives (a fast path counts its own: fast-paths.ts).
+  // A callback hook: it runs after every response, redirects included.
   app.addHook('onResponse', (request, reply, done) => {
-    countRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
+    httpRequests.inc({ method: request.method, route, status });
+    httpRequestDuration.observe({ method: request.method, route, status_class: `${Math.floor(status / 100)}xx` }, reply.elapsedTime / 1000);
     done();
   });
 }

@@ -38,11 +38,6 @@ export const httpRequestDuration = series('linkmail_http_request_duration_second
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 }));
 
-export const httpFastPathAnswers = series('linkmail_http_fast_path_answers_total', () => new Counter({
-  name: 'linkmail_http_fast_path_answers_total',
-  help: 'Requests answered before Fastify routed them (the common case of redirects, fast-paths.ts); also counted in linkmail_http_requests_total.',
-}));
-
 export const httpRefusals = series('linkmail_http_refusals_total', () => new Counter({
   name: 'linkmail_http_refusals_total',
   help: 'Requests answered with an error, by status and stable error code (rate_limited, validation_failed, internal_error…).',

@@ -124,7 +124,7 @@ export class BufferedSlidingWindow {
   private generationEndsAt: number;
   private readonly dirty = new Map<string, Subject>();
   private flushScheduled = false;
-  /** The pending send when it waits for SEND_INTERVAL_MS (undefined when it runs at the end of this turn). */
+  /** The pending send when it waits for the send interval (undefined when it runs at the end of this turn). */
   private flushTimer: NodeJS.Timeout | undefined;
   /** When the last call went (performance.now()). */
   private lastSendAt = -Infinity;

@@ -22,13 +22,22 @@ export const underPrefix =
 /** A group that still has members (one of a process killed moments ago) cannot be deleted until its session ends. */
 const GROUP_RETRY_MS = 45_000;
 
+/** How long a deleted topic may still be listed. */
+const TOPIC_FORGET_MS = 30_000;
+
 /** Deletes the owned topics and consumer groups, then the owned subjects: soft, then permanently. */
 export async function deleteOwned(services: SharedServices, owned: Owned): Promise<void> {
   const admin = new Kafka({ brokers: services.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     const topics = (await admin.listTopics()).filter(owned);
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    if (topics.length > 0) {
+      await admin.deleteTopics({ topics, timeout: 30_000 });
+      // Kafka confirms a delete once its controller has it; the brokers' metadata forgets the topics a
+      // moment later, and until then they are still listed.
+      const end = Date.now() + TOPIC_FORGET_MS;
+      while ((await admin.listTopics()).some((t) => topics.includes(t)) && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    }
     const end = Date.now() + GROUP_RETRY_MS;
     for (;;) {
       const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(owned);

@@ -75,6 +75,9 @@ export class ClickHouse {
   }
 }
 
+/** Beyond this a statement is long: the client warns unless progress headers keep its connection busy. */
+const LONG_STATEMENT_MS = 60_000;
+
 /** requestTimeoutMs: how long one statement may run (default 30 s; migrations that backfill a table take longer). */
 export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000): ClickHouse {
   const client = createClient({
@@ -83,8 +86,10 @@ export function createClickHouse(config: ClickHouseConfig, database: string | un
     password: config.CLICKHOUSE_PASSWORD,
     ...(database ? { database } : {}),
     request_timeout: requestTimeoutMs,
-    // 18.16 does not know newer settings; send none by default.
-    clickhouse_settings: {},
+    // 18.16 does not know newer settings; send none by default. A statement allowed to run for
+    // minutes (a backfilling migration) asks for progress headers, as the client recommends, so that
+    // a proxy between us and ClickHouse does not close a connection that carries no bytes for long.
+    clickhouse_settings: requestTimeoutMs > LONG_STATEMENT_MS ? { send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' } : {},
   });
   return new ClickHouse(client, database ?? 'default');
 }

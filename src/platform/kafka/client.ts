@@ -10,6 +10,17 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * kafkajs's Connection logs every error answer of a broker at ERROR, though the request that got it
+ * is retried (a topic created a moment ago that a broker does not host yet, a coordinator still
+ * loading): whoever sent it reports the failure should the retries not help. Such an answer is a
+ * warning, so that a green start logs no error.
+ */
+function levelOf(entry: LogEntry): 'error' | 'warn' | 'info' | 'debug' {
+  if (entry.namespace === 'Connection' && entry.level === logLevel.ERROR) return 'warn';
+  return LEVELS[entry.level] ?? 'info';
+}
+
 export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, log: Logger): Kafka {
   const kafkaLog = log.child({ component: 'kafkajs' });
   return new Kafka({
@@ -24,7 +35,7 @@ export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       const { message, timestamp: _t, ...extra } = entry.log;
-      kafkaLog[LEVELS[entry.level] ?? 'info']({ namespace: entry.namespace, ...extra }, message);
+      kafkaLog[levelOf(entry)]({ namespace: entry.namespace, ...extra }, message);
     },
   });
 }

@@ -82,6 +82,9 @@ export default defineConfig({
     // Runs once for the whole suite (the root project's), whatever the groups.
     globalSetup: ['test/global-setup.ts'],
     reporters: ['default'],
+    // A passing test prints nothing; a failing one prints what it and the processes it ran in-process
+    // logged (src/platform/logger.ts sends their lines through console under vitest).
+    silent: 'passed-only',
     // The side-by-side group's width. The machine has 2 cores; most files spend their
     // time waiting on Kafka and the other services, so a third keeps them both busy.
     maxWorkers: 3,

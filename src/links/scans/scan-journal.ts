@@ -7,13 +7,18 @@
 // So: if Kafka is away, redirects go on and scans wait on disk, then go out
 // when it is back; if this process dies, the scans of the last FLUSH_MS not yet
 // written are lost (nothing else), and the segments it left are shipped by the
-// next ingress that runs on this journal directory (a journal is orphaned once
-// its lease file has not been refreshed for SCAN_JOURNAL_LEASE_MS). A segment that was
+// next ingress that runs on this journal directory. A journal is orphaned once
+// no process accepts connections on its owner socket: the kernel accepts them
+// for a live owner however long its event loop is stalled, and refuses them the
+// moment it dies. (A directory without a socket, kept by an older version, is
+// orphaned once its lease file has not been refreshed for SCAN_JOURNAL_LEASE_MS;
+// the lease is still refreshed for such versions' sake.) A segment that was
 // shipped but not yet deleted when the process died is shipped again:
 // consumers deduplicate by scanId, as they must for at-least-once anyway.
 import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Server } from 'node:net';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../../platform/threads/start-ts-worker.ts';
 import type { Config } from '../../platform/config.ts';
@@ -31,6 +36,21 @@ export interface ScanJournalOptions {
 
 /** A journal refreshes its lease this often; one not refreshed for SCAN_JOURNAL_LEASE_MS belongs to a stopped process. */
 const LEASE_REFRESH_MS = 1000;
+
+/** The socket its owner listens on while it lives. */
+const OWNER_SOCKET = 'owner.sock';
+
+/** Whether a process accepts connections on a journal directory's owner socket; undefined when it has none. */
+function ownerListens(dir: string): Promise<boolean | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(join(dir, OWNER_SOCKET));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ENOENT' ? undefined : false));
+  });
+}
 
 /** Milliseconds since a journal directory's lease (or, lacking one, the directory) was last touched. */
 function leaseAge(dir: string): number {
@@ -56,6 +76,7 @@ export class ScanJournal<T> {
   private shipper: Worker | undefined;
   private stopping = false;
   private leaseTimer: NodeJS.Timeout | undefined;
+  private owner: Server | undefined;
   private shipperRestarts = 0;
   private readonly flushMs: number;
   private readonly sealMs: number;
@@ -74,7 +95,8 @@ export class ScanJournal<T> {
   async start(): Promise<void> {
     mkdirSync(this.ownDir, { recursive: true });
     this.touchLease();
-    this.adoptOrphans();
+    await this.listenAsOwner();
+    await this.adoptOrphans();
     this.openSegment();
     this.startShipper();
     this.flushTimer = setInterval(() => this.flush(), this.flushMs);
@@ -83,9 +105,22 @@ export class ScanJournal<T> {
     let ticks = 0;
     this.leaseTimer = setInterval(() => {
       this.touchLease();
-      if (++ticks % 5 === 0) this.adoptOrphans();
+      if (++ticks % 5 === 0) void this.adoptOrphans();
     }, LEASE_REFRESH_MS);
     for (const timer of [this.flushTimer, this.sealTimer, this.leaseTimer]) timer.unref();
+  }
+
+  /** Says this journal is alive for as long as the process is (see the top of this file). */
+  private async listenAsOwner(): Promise<void> {
+    const owner = createServer((socket) => socket.destroy());
+    try {
+      await new Promise<void>((resolve, reject) => owner.once('error', reject).listen(join(this.ownDir, OWNER_SOCKET), resolve));
+      owner.unref();
+      this.owner = owner;
+    } catch (err) {
+      // A path longer than a socket's (about 100 bytes): the lease alone tells that this journal lives.
+      this.options.log.warn({ err }, 'scan journal owner socket could not listen; its lease alone keeps it');
+    }
   }
 
   private touchLease(): void {
@@ -101,6 +136,7 @@ export class ScanJournal<T> {
     clearInterval(this.flushTimer);
     clearInterval(this.sealTimer);
     clearInterval(this.leaseTimer);
+    this.owner?.close();
     this.flush();
     this.seal();
     if (this.fd !== undefined) closeSync(this.fd);
@@ -185,7 +221,7 @@ export class ScanJournal<T> {
   }
 
   /** Segments left by processes that died: moved into our directory, open ones sealed. */
-  private adoptOrphans(): void {
+  private async adoptOrphans(): Promise<void> {
     let entries: string[] = [];
     try {
       entries = readdirSync(this.options.dir);
@@ -194,20 +230,22 @@ export class ScanJournal<T> {
     }
     for (const entry of entries) {
       try {
-        this.adopt(entry);
+        await this.adopt(entry);
       } catch (err) {
-        // Another process starting at the same moment adopted that directory and removed it first.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        // Another process adopted that directory and removed it first.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.options.log.error({ err, entry }, 'scan journal of a stopped process could not be adopted');
       }
     }
   }
 
   /** Adopts one stopped process's directory, if it is one. */
-  private adopt(entry: string): void {
+  private async adopt(entry: string): Promise<void> {
     const dir = join(this.options.dir, entry);
-    if (dir === this.ownDir || !statSync(dir).isDirectory() || leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS) return;
+    if (dir === this.ownDir || !statSync(dir).isDirectory()) return;
+    const listens = await ownerListens(dir);
+    if (listens || (listens === undefined && leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS)) return;
     for (const file of readdirSync(dir)) {
-      if (file === 'lease') continue;
+      if (file === 'lease' || file === OWNER_SOCKET) continue;
       const target = join(this.ownDir, `0-adopted-${entry}-${file.replace(/\.open$/, '.jsonl')}`);
       try {
         renameSync(join(dir, file), target);

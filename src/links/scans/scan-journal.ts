@@ -189,6 +189,8 @@ export class ScanJournal<T> {
   }
 
   private openSegment(): void {
+    // The directory is made again should it have gone (removed by hand, or taken by an older version).
+    mkdirSync(this.ownDir, { recursive: true });
     this.segmentPath = join(this.ownDir, `${Date.now()}-${String(this.seq++).padStart(8, '0')}.open`);
     this.fd = openSync(this.segmentPath, 'a');
     this.segmentHasData = false;
@@ -214,8 +216,15 @@ export class ScanJournal<T> {
     // No fsync: the journal covers the death of this process (the kernel still holds what was
     // written); a crash of the whole machine can lose the last seconds not yet flushed by the OS.
     // An fsync here would stall redirects for a disk flush ten times a second.
-    closeSync(this.fd);
-    renameSync(this.segmentPath, this.segmentPath.replace(/\.open$/, '.jsonl'));
+    const [fd, path] = [this.fd, this.segmentPath];
+    // Forgotten before anything can fail: a descriptor closed twice may by then be another file's.
+    this.fd = undefined;
+    closeSync(fd);
+    try {
+      renameSync(path, path.replace(/\.open$/, '.jsonl'));
+    } catch (err) {
+      this.options.log.error({ err, path }, 'scan journal segment could not be sealed');
+    }
     this.openSegment();
     this.shipper?.postMessage({ type: 'sealed' });
   }

@@ -52,7 +52,7 @@ const ips = Array.from({ length: 1000 }, (_, i) => `${NETS[i % 4]}:${(i * 7919 %
 async function main() {
   const config = loadConfig();
   const log = createLogger({ LOG_LEVEL: 'error' }, 'bench');
-  const redis = createRedis(config);
+  const redis = createRedis(config, log);
   const clickIds = new ClickIds('bench-click-id-secret-of-32-characters!');
   const countries = new VisitorCountry(log);
   await countries.load();

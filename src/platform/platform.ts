@@ -55,9 +55,9 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
 
   const pg = createPool(config);
   shutdown.add('postgres', () => pg.end());
-  const clickhouse = createClickHouse(config);
+  const clickhouse = createClickHouse(config, config.CLICKHOUSE_DATABASE, undefined, log);
   shutdown.add('clickhouse', () => clickhouse.close());
-  const redis = createRedis(config);
+  const redis = createRedis(config, log);
   await redis.connect();
   shutdown.add('redis', () => redis.quit());
 

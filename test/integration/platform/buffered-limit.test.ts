@@ -8,10 +8,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BufferedSlidingWindow } from '../../../src/platform/limits/buffered-sliding-window.ts';
 import { createRedis, type Redis } from '../../../src/platform/redis.ts';
 import { testConfig } from '../../support/env.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
 
 const connections: Redis[] = [];
 function connect(): Redis {
-  const redis = createRedis(testConfig());
+  const redis = createRedis(testConfig(), createLogger(testConfig(), 'test'));
   connections.push(redis);
   return redis;
 }

@@ -49,8 +49,7 @@ describe('ingress', () => {
   });
 
   it('reports not ready, naming the dependency, when one is down', async () => {
-    const deadRedis = createRedis({ REDIS_URL: 'redis://127.0.0.1:1/0' });
-    deadRedis.on('error', () => {});
+    const deadRedis = createRedis({ REDIS_URL: 'redis://127.0.0.1:1/0' }, platform.log);
     const checks = dependencyChecks({ kafkaAdmin: platform.kafkaAdmin, registryUrl: platform.config.SCHEMA_REGISTRY_URL, clickhouse: platform.clickhouse, pg: platform.pg, redis: deadRedis });
     const server = await buildServer({ log: platform.log, checks });
     const url = await server.listen({ host: '127.0.0.1', port: 0 });

@@ -1,7 +1,8 @@
 // ClickHouse client (HTTP). Queries take SqlFragment only, so every value has
 // gone through the literal helper; plain strings cannot be passed by mistake.
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
 import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 import type { SqlFragment } from './literal.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
 
@@ -79,8 +80,9 @@ export class ClickHouse {
 const LONG_STATEMENT_MS = 60_000;
 
 /** requestTimeoutMs: how long one statement may run (default 30 s; migrations that backfill a table take longer). */
-export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000): ClickHouse {
+export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000, log?: Logger): ClickHouse {
   const client = createClient({
+    ...(log ? { log: { LoggerClass: clientLogOf(log) } } : {}),
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
@@ -92,4 +94,22 @@ export function createClickHouse(config: ClickHouseConfig, database: string | un
     clickhouse_settings: requestTimeoutMs > LONG_STATEMENT_MS ? { send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' } : {},
   });
   return new ClickHouse(client, database ?? 'default');
+}
+
+/**
+ * The client's own log, into ours: it prints to the console otherwise. Its errors are warnings
+ * here, since every one of them also reaches the caller, which decides (a query we aborted on
+ * purpose, after its time, is no error of the service's).
+ */
+function clientLogOf(log: Logger): new () => ClientLogger {
+  const own = log.child({ component: 'clickhouse-client' });
+  const write = (level: 'debug' | 'info' | 'warn') => ({ module, message, args, err }: LogParams & { err?: Error }) =>
+    own[level]({ module, ...(args ? { args } : {}), ...(err ? { err } : {}) }, message);
+  return class {
+    trace = write('debug');
+    debug = write('debug');
+    info = write('info');
+    warn: (params: WarnLogParams) => void = write('warn');
+    error: (params: ErrorLogParams) => void = write('warn');
+  };
 }

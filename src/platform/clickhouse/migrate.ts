@@ -24,7 +24,7 @@ export function splitStatements(text: string): string[] {
 
 export async function migrateClickHouse(config: ClickHouseConfig, log: Logger, dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<void> {
   // A migration may backfill a table from millions of rows: minutes, not the queries' 30 s.
-  const server = createClickHouse(config, '', 3_600_000);
+  const server = createClickHouse(config, '', 3_600_000, log);
   const db = ident(config.CLICKHOUSE_DATABASE);
   try {
     await server.exec(sql`CREATE DATABASE IF NOT EXISTS ${db}`);

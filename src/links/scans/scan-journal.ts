@@ -45,6 +45,7 @@ function leaseAge(dir: string): number {
 }
 
 export class ScanJournal<T> {
+  private readonly options: ScanJournalOptions;
   private buffer: T[] = [];
   private fd: number | undefined;
   private segmentPath: string | undefined;
@@ -60,7 +61,8 @@ export class ScanJournal<T> {
   private readonly flushMs: number;
   private readonly sealMs: number;
 
-  constructor(private readonly options: ScanJournalOptions) {
+  constructor(options: ScanJournalOptions) {
+    this.options = options;
     this.flushMs = options.flushMs ?? 20;
     this.sealMs = options.sealMs ?? 100;
     this.ownDir = join(options.dir, `${process.pid}-${randomUUID().slice(0, 8)}`);

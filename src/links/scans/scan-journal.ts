@@ -14,8 +14,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Worker } from 'node:worker_threads';
-import { startTsWorker } from '../../platform/threads/start-ts-worker.ts';
+import { Worker } from 'node:worker_threads';
 import type { Config } from '../../platform/config.ts';
 import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -137,7 +136,7 @@ export class ScanJournal<T> {
   /** Starts the shipper thread; if it ever exits, it is started again (with growing pauses). */
   private startShipper(): void {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
-    const shipper = startTsWorker(new URL('./shipper-thread.ts', import.meta.url), { dir: this.ownDir, env });
+    const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env } });
     this.shipper = shipper;
     shipper.on('message', (m: { type: string }) => {
       if (m.type === 'ready') this.shipperRestarts = 0;

@@ -14,7 +14,7 @@
 // every insert) and reused by later runs. Measuring stops after ROUNDS rounds
 // or BENCH_SECONDS (default 300) seconds, whichever comes first.
 // Results: bench/results/analytics.json.
-// Run: npx tsx bench/analytics.bench.ts   (BENCH_SCANS to change the 10,000,000)
+// Run: node bench/analytics.bench.ts   (BENCH_SCANS to change the 10,000,000)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { sql, SqlFragment } from '../src/platform/clickhouse/literal.ts';

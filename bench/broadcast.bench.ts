@@ -5,7 +5,7 @@
 // alternating rounds. The worker's peak RSS is also measured on a 20,000-contact
 // audience: memory that does not grow with the audience is the same peak for both.
 // Last, GET /report against GET of the broadcast itself, for both audiences.
-// Results: bench/results/broadcast.json. Run: npx tsx bench/broadcast.bench.ts
+// Results: bench/results/broadcast.json. Run: node bench/broadcast.bench.ts
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';

@@ -5,7 +5,7 @@
 // rows about 200 MB more. The baseline, in the same run: the same million contacts made by one
 // INSERT … SELECT in Postgres (then removed), in rows per second. (The suite's
 // contact-import.test.ts checks that rows are written while the body is still arriving.)
-// Results: bench/results/contact-import.json. Run: npx tsx bench/contact-import.bench.ts
+// Results: bench/results/contact-import.json. Run: node bench/contact-import.bench.ts
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';

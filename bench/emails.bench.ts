@@ -4,7 +4,7 @@
 // rounds under wrk (-t1 -c50), ratio = median of the rounds' ratios.
 // The requests are spread over KEYS mail keys with the highest per-key cap
 // (1000/s each), so the per-key limit does not decide the figure.
-// Results: bench/results/emails.json. Run: npx tsx bench/emails.bench.ts
+// Results: bench/results/emails.json. Run: node bench/emails.bench.ts
 import { BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult } from './lib.ts';
 import { wrk } from './wrk.ts';
 

@@ -40,11 +40,11 @@ export interface Proc {
   stop: () => Promise<void>;
 }
 
-/** Starts a TypeScript entry point (with `args`) under tsx and waits for `ready` in its output. */
+/** Starts a TypeScript entry point (with `args`) with node and waits for `ready` in its output. */
 export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000, args: string[] = []): Promise<Proc> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes under test.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

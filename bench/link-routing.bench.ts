@@ -9,7 +9,7 @@
 // in ROUNDS alternating rounds of N requests each; the ratios to the baseline of the same round,
 // median over the rounds. Scans are not journaled (record is a no-op) and the per-IP limit is
 // admitted in memory, so the figures are the route's own work. Needs Redis (the limiter's).
-// Results: bench/results/link-routing.json. Run: npx tsx bench/link-routing.bench.ts
+// Results: bench/results/link-routing.json. Run: node bench/link-routing.bench.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import Fastify from 'fastify';

@@ -17,7 +17,7 @@
 // ours / bare. After each run of ours, outside its measured window, the scans in
 // ClickHouse are counted (every redirect, once). The run also measures p99 at half
 // of ours' maximum rate, and two ingresses (one per core) against one.
-// Results: bench/results/redirect.json. Run: npx tsx bench/redirect.bench.ts
+// Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
 // (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json)
 import { spawn } from 'node:child_process';
 import { Kafka, logLevel, type Admin } from 'kafkajs';

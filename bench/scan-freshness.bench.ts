@@ -2,7 +2,7 @@
 // ClickHouse (what analytics read), measured by probe redirects every 100 ms,
 // once with the pipeline idle (the baseline) and once under a sustained
 // redirect load, in the same run. Target: p99 under 2 s under load.
-// Results: bench/results/scan-freshness.json. Run: npx tsx bench/scan-freshness.bench.ts
+// Results: bench/results/scan-freshness.json. Run: node bench/scan-freshness.bench.ts
 import { ClickIds } from '../src/links/scans/click-id.ts';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { inList, sql } from '../src/platform/clickhouse/literal.ts';

@@ -13,7 +13,7 @@
 // The traffic is a workspace's, not one link's: 1,000 links, 50,000 visitors, 15 countries, four
 // browsers (the redirect benchmark's single link and visitor fill each rollup with one row an
 // insert, its best case). Its own database, dropped at the end.
-// Results: bench/results/scan-storage.json.   Run: npx tsx bench/scan-storage.bench.ts
+// Results: bench/results/scan-storage.json.   Run: node bench/scan-storage.bench.ts
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, type ClickHouse } from '../src/platform/clickhouse/client.ts';
 import { newEvents } from '../src/platform/clickhouse/idempotent-sink.ts';

@@ -7,7 +7,7 @@
 //      nodemailer loop (bench/baseline-nodemailer-loop.ts: the same message, DKIM-signed, 8 at a
 //      time) to the same sink, in alternating rounds; CPU per message of each.
 // The sink is an SMTP server in this process that counts arrivals. Results: bench/results/sender.json.
-// Run: npx tsx bench/sender.bench.ts
+// Run: node bench/sender.bench.ts
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';

@@ -1,4 +1,4 @@
-// Runs the named worker kinds: `tsx workers/run.ts links-scan-sink [kind…]` (to scale kinds independently).
+// Runs the named worker kinds: `node workers/run.ts links-scan-sink [kind…]` (to scale kinds independently).
 import { startWorkerProcess } from './start.ts';
 
 await startWorkerProcess(`worker-${process.argv.slice(2).join('+') || 'none'}`, process.argv.slice(2));

@@ -24,8 +24,8 @@ supervise() {
   local logs=$1 name pid status
   local -A cmd pids starts fails
   local young="--max-semi-space-size=32 ${NODE_OPTIONS:-}"
-  cmd[workers]="env NODE_OPTIONS='$young' node --import tsx workers/all.ts"
-  cmd[ingress]="env NODE_OPTIONS='$young' MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456 node --import tsx src/main.ts"
+  cmd[workers]="env NODE_OPTIONS='$young' node workers/all.ts"
+  cmd[ingress]="env NODE_OPTIONS='$young' MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456 node src/main.ts"
   launch() {
     # Output to the terminal and to the process's log; $! is the process itself, not tee.
     eval "exec ${cmd[$1]}" > >(tee -a "$logs/$1.log") 2>&1 &
@@ -85,9 +85,9 @@ case "$mode" in
     mkdir -p "$state/logs"
     bootstrap=
     if [ "${NODE_ENV:-development}" != production ]; then
-      ADMIN_TOKEN="${ADMIN_TOKEN:-$(npx tsx src/links/admin/local-access-cli.ts admin-token)}"
+      ADMIN_TOKEN="${ADMIN_TOKEN:-$(node src/links/admin/local-access-cli.ts admin-token)}"
       export ADMIN_TOKEN
-      node --import tsx src/links/admin/local-access-cli.ts bootstrap &  # node itself, so stopping it reaches it
+      node src/links/admin/local-access-cli.ts bootstrap &  # node itself, so stopping it reaches it
       bootstrap=$!
     fi
     say "starting workers and ingress (Ctrl-C stops both; either is restarted if it exits)…"

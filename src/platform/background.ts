@@ -3,14 +3,19 @@
 // outlasts its time (for "do it now if you can; a relay catches up otherwise").
 
 export class Repeating {
+  private readonly run: () => Promise<void>;
+  private readonly intervalMs: number;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
   /** `run` must not throw; a run still going when the next is due is not doubled. */
   constructor(
-    private readonly run: () => Promise<void>,
-    private readonly intervalMs: number,
-  ) {}
+    run: () => Promise<void>,
+    intervalMs: number,
+  ) {
+    this.run = run;
+    this.intervalMs = intervalMs;
+  }
 
   start(): void {
     this.timer = setInterval(() => {

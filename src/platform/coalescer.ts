@@ -17,16 +17,23 @@ interface Waiting<I, R> {
 }
 
 export class Coalescer<I, R> {
+  private readonly run: BatchRunner<I, R>;
+  /** The most items one batch takes; the rest wait for the next. */
+  private readonly maxBatch: number;
+  /** Whether a batch that failed with this error should run again item by item (it must have changed nothing). */
+  private readonly itemsAlone: (err: unknown) => boolean;
   private waiting: Waiting<I, R>[] = [];
   private running = false;
 
   constructor(
-    private readonly run: BatchRunner<I, R>,
-    /** The most items one batch takes; the rest wait for the next. */
-    private readonly maxBatch = 100,
-    /** Whether a batch that failed with this error should run again item by item (it must have changed nothing). */
-    private readonly itemsAlone: (err: unknown) => boolean = () => false,
-  ) {}
+    run: BatchRunner<I, R>,
+    maxBatch = 100,
+    itemsAlone: (err: unknown) => boolean = () => false,
+  ) {
+    this.run = run;
+    this.maxBatch = maxBatch;
+    this.itemsAlone = itemsAlone;
+  }
 
   call(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {

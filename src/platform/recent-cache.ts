@@ -3,9 +3,12 @@
 // keeps insertion order), which is all these caches need; no TTL, since the
 // answers cached here do not change while the process runs.
 export class RecentCache<V> {
+  private readonly size: number;
   private readonly entries = new Map<string, V>();
 
-  constructor(private readonly size: number) {}
+  constructor(size: number) {
+    this.size = size;
+  }
 
   get(key: string, compute: (key: string) => V): V {
     const known = this.entries.get(key);

@@ -4,12 +4,17 @@
 // organization's verified domains) whose changes may take a moment to reach every
 // process; the process that makes a change forgets the entry at once (delete).
 export class ShortLivedCache<V> {
+  private readonly ttlMs: number;
+  private readonly size: number;
   private readonly entries = new Map<string, { value: Promise<V>; until: number }>();
 
   constructor(
-    private readonly ttlMs: number,
-    private readonly size: number,
-  ) {}
+    ttlMs: number,
+    size: number,
+  ) {
+    this.ttlMs = ttlMs;
+    this.size = size;
+  }
 
   get(key: string, load: () => Promise<V>): Promise<V> {
     if (this.ttlMs <= 0) return load();

@@ -6,10 +6,15 @@ import type { Logger } from './logger.ts';
 type Closer = { name: string; close: () => Promise<unknown> | unknown };
 
 export class Shutdown {
+  private readonly log: Logger;
+  private readonly timeoutMs: number;
   private readonly closers: Closer[] = [];
   private running: Promise<void> | undefined;
 
-  constructor(private readonly log: Logger, private readonly timeoutMs: number) {}
+  constructor(log: Logger, timeoutMs: number) {
+    this.log = log;
+    this.timeoutMs = timeoutMs;
+  }
 
   /** Registers something to close; later registrations close first. */
   add(name: string, close: Closer['close']): void {

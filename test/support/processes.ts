@@ -20,9 +20,9 @@ export interface Child {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs a TypeScript entry point under tsx, with the test env plus overrides. */
+/** Runs a TypeScript entry point with node, with the test env plus overrides. */
 export function startTs(entry: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const child = spawn(process.execPath, [entry, ...args], {
     cwd: ROOT,
     env: { ...testEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

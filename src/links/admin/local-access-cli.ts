@@ -1,6 +1,6 @@
 // Run by infra/local/run.sh on a development machine (never in production):
-//   tsx src/links/admin/local-access-cli.ts admin-token   prints the kept admin token (made on first use)
-//   tsx src/links/admin/local-access-cli.ts bootstrap     waits until the ingress is ready, makes sure the
+//   node src/links/admin/local-access-cli.ts admin-token   prints the kept admin token (made on first use)
+//   node src/links/admin/local-access-cli.ts bootstrap     waits until the ingress is ready, makes sure the
 //                                                         kept API key works, prints both and a first curl
 import { ensureLocalAccess, localAdminToken } from './local-access.ts';
 
@@ -57,6 +57,6 @@ if (command === 'admin-token') {
     });
   }
 } else {
-  console.error('usage: tsx src/links/admin/local-access-cli.ts admin-token|bootstrap');
+  console.error('usage: node src/links/admin/local-access-cli.ts admin-token|bootstrap');
   process.exitCode = 2;
 }

@@ -141,7 +141,11 @@ export type TopLink = ({ shortId: string; linkId?: undefined } | { linkId: strin
 export type AnalyticsResult = Omit<AnalyticsType, 'topLinks' | 'object'> & { topLinks: TopLink[] };
 
 export class AnalyticsQueries {
-  constructor(private readonly ch: ClickHouse) {}
+  private readonly ch: ClickHouse;
+
+  constructor(ch: ClickHouse) {
+    this.ch = ch;
+  }
 
   async summary(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, top: number): Promise<AnalyticsResult> {
     if (filter.linkIds && filter.linkIds.length === 0) return this.empty(range);

@@ -42,7 +42,11 @@ const nameTaken = (name: string): { ok: false; refusal: CampaignRefusal } => ({ 
 const isUniqueViolation = (err: unknown): boolean => (err as { code?: string }).code === '23505';
 
 export class CampaignStore {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignResult<CampaignType>> {
     let id: string;

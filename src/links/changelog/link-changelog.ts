@@ -21,16 +21,22 @@ import type { LinkRow } from '../short-links/link-store.ts';
 import { linkKey, toLinkState, type LinkState } from './link-state.ts';
 
 export class LinkChangelog {
+  private readonly pg: Pool;
+  private readonly publisher: Publisher;
+  private readonly log: Logger;
   /** The outbox of link changes, for the platform to relay. */
   readonly outbox: Outbox;
 
   private readonly localListeners = new Set<(state: LinkState) => void>();
 
   constructor(
-    private readonly pg: Pool,
-    private readonly publisher: Publisher,
-    private readonly log: Logger,
+    pg: Pool,
+    publisher: Publisher,
+    log: Logger,
   ) {
+    this.pg = pg;
+    this.publisher = publisher;
+    this.log = log;
     this.outbox = outboxRelay<string>(
       {
         name: 'links.changelog',

@@ -79,15 +79,23 @@ function revenueOf(input: TrackInput, type: string): { amountMicros: number | nu
 }
 
 export class Conversions {
+  private readonly pg: Pool;
+  private readonly publisher: Publisher;
+  private readonly log: Logger;
+  private readonly clickIds: ClickIds;
   /** The conversions not yet published, for the platform to relay. */
   readonly outbox: Outbox;
 
   constructor(
-    private readonly pg: Pool,
-    private readonly publisher: Publisher,
-    private readonly log: Logger,
-    private readonly clickIds: ClickIds,
+    pg: Pool,
+    publisher: Publisher,
+    log: Logger,
+    clickIds: ClickIds,
   ) {
+    this.pg = pg;
+    this.publisher = publisher;
+    this.log = log;
+    this.clickIds = clickIds;
     this.outbox = outboxRelay<ConversionEvent>(
       {
         name: 'conversions',

@@ -85,12 +85,20 @@ function where(workspaceId: string, from: Date, to: Date, linkIds: string[] | un
 }
 
 export class FunnelQueries {
+  private readonly ch: ClickHouse;
+  private readonly pg: Pool;
+  /** The base domain's host: a `domain` scope of it means the links on no branded domain. */
+  private readonly baseHost: string | undefined;
+
   constructor(
-    private readonly ch: ClickHouse,
-    private readonly pg: Pool,
-    /** The base domain's host: a `domain` scope of it means the links on no branded domain. */
-    private readonly baseHost: string | undefined,
-  ) {}
+    ch: ClickHouse,
+    pg: Pool,
+    baseHost: string | undefined,
+  ) {
+    this.ch = ch;
+    this.pg = pg;
+    this.baseHost = baseHost;
+  }
 
   /**
    * Checks the scope and resolves it to the links it selects, once for any number of queries over it;

@@ -38,11 +38,17 @@ const refuse = (refusal: LinkDomainRefusal): LinkDomainResult => ({ ok: false, r
 const violates = (err: unknown, index: string) => (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === index;
 
 export class LinkDomains {
+  private readonly pg: Pool;
+  /** Names the service serves itself (the base domain's hosts), which no workspace may add. */
+  private readonly isBaseHost: (name: string) => boolean;
+
   constructor(
-    private readonly pg: Pool,
-    /** Names the service serves itself (the base domain's hosts), which no workspace may add. */
-    private readonly isBaseHost: (name: string) => boolean,
-  ) {}
+    pg: Pool,
+    isBaseHost: (name: string) => boolean,
+  ) {
+    this.pg = pg;
+    this.isBaseHost = isBaseHost;
+  }
 
   /** Adds a domain, pending until verified; the default of the workspace when asked. */
   async create(workspaceId: string, rawName: string, isDefault: boolean): Promise<LinkDomainResult> {

@@ -11,6 +11,11 @@ import { hostName } from './host-names.ts';
 export type ServedDomain = string | null | undefined;
 
 export class ServedDomains {
+  private readonly pg: Pool;
+  /** The host names of the base domain. */
+  private readonly baseHosts: ReadonlySet<string>;
+  private readonly intervalMs: number;
+  private readonly log: Logger;
   /** Verified branded domain name → domain id. Replaced whole on each read. */
   private branded = new Map<string, string>();
   /** The verified branded domains' names. */
@@ -19,12 +24,16 @@ export class ServedDomains {
   private stopped = false;
 
   constructor(
-    private readonly pg: Pool,
-    /** The host names of the base domain. */
-    private readonly baseHosts: ReadonlySet<string>,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
+    pg: Pool,
+    baseHosts: ReadonlySet<string>,
+    intervalMs: number,
+    log: Logger,
+  ) {
+    this.pg = pg;
+    this.baseHosts = baseHosts;
+    this.intervalMs = intervalMs;
+    this.log = log;
+  }
 
   /** The domain a request's Host header names; a request without one is the base domain's. */
   resolve(hostHeader: string | undefined): ServedDomain {

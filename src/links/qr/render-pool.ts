@@ -20,8 +20,7 @@ export class RenderPool {
   constructor(options: RenderPoolOptions = {}) {
     const threads = options.threads ?? Math.max(1, availableParallelism());
     this.piscina = new Piscina({
-      filename: new URL('../../platform/threads/ts-task.mjs', import.meta.url).href,
-      workerData: { entry: new URL('./render-worker.ts', import.meta.url).href },
+      filename: new URL('./render-worker.ts', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
       maxQueue: options.maxQueue ?? threads * 4,

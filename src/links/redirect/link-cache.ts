@@ -16,17 +16,26 @@ import { linkKey, type LinkState } from '../changelog/link-state.ts';
 import { routingOf } from './link-routing.ts';
 
 export class LinkCache {
+  private readonly kafka: Kafka;
+  private readonly registry: SchemaRegistry;
+  private readonly topicPrefix: string;
+  private readonly log: Logger;
   private readonly links = new Map<string, LinkState>();
   private consumer: Consumer | undefined;
   private warm = false;
   private readonly listeners = new Set<(link: LinkState) => void>();
 
   constructor(
-    private readonly kafka: Kafka,
-    private readonly registry: SchemaRegistry,
-    private readonly topicPrefix: string,
-    private readonly log: Logger,
-  ) {}
+    kafka: Kafka,
+    registry: SchemaRegistry,
+    topicPrefix: string,
+    log: Logger,
+  ) {
+    this.kafka = kafka;
+    this.registry = registry;
+    this.topicPrefix = topicPrefix;
+    this.log = log;
+  }
 
   /** The link of a key (linkKey: the short ID on the base domain, `<domain id>/<short ID>` on a branded one). */
   get(key: string): LinkState | undefined {

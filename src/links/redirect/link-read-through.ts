@@ -27,6 +27,8 @@ export interface ReadThroughOptions {
 }
 
 export class LinkReadThrough {
+  private readonly cache: LinkCache;
+  private readonly options: ReadThroughOptions;
   /** Link key → when its miss is forgotten; in insertion order, which is expiry order (one TTL for all). */
   private readonly misses = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<LinkState | undefined>>();
@@ -34,9 +36,11 @@ export class LinkReadThrough {
   queries = 0;
 
   constructor(
-    private readonly cache: LinkCache,
-    private readonly options: ReadThroughOptions,
+    cache: LinkCache,
+    options: ReadThroughOptions,
   ) {
+    this.cache = cache;
+    this.options = options;
     // A link that arrives (changelog or a local write) is no longer missing.
     cache.onChange((link) => this.misses.delete(linkKey(link.domainId, link.shortId)));
   }

@@ -21,6 +21,10 @@ const OVERLAP_MS = 60_000;
 const PAGE = 1000;
 
 export class LinkRevalidator {
+  private readonly pg: Pool;
+  private readonly cache: LinkCache;
+  private readonly intervalMs: number;
+  private readonly log: Logger;
   private timer: NodeJS.Timeout | undefined;
   private since: Date | undefined;
   private running: Promise<void> | undefined;
@@ -29,11 +33,16 @@ export class LinkRevalidator {
   looks = 0;
 
   constructor(
-    private readonly pg: Pool,
-    private readonly cache: LinkCache,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
+    pg: Pool,
+    cache: LinkCache,
+    intervalMs: number,
+    log: Logger,
+  ) {
+    this.pg = pg;
+    this.cache = cache;
+    this.intervalMs = intervalMs;
+    this.log = log;
+  }
 
   /** Starts looking every interval, from the Postgres clock of now (the changelog brought the cache up to here). */
   async start(): Promise<void> {

@@ -43,6 +43,8 @@ export async function resetScanLimitCounter(redis: Redis, linkId: string): Promi
 type WithTake = Redis & { scanLimitTake(key: string, limit: number): Promise<number> };
 
 export class ScanLimitGuard {
+  private readonly lifetimeScans: LifetimeScans;
+  private readonly seedWaitMs: number;
   private readonly redis: WithTake;
   /** Seeds under way, one per link, shared by every redirect waiting for it (each counts for at most seedWaitMs). */
   private readonly seeding = new Map<string, Promise<void>>();
@@ -51,9 +53,11 @@ export class ScanLimitGuard {
   /** `seedWaitMs`: how long a redirect waits for its link's counter to be seeded (then it is let through). */
   constructor(
     redis: Redis,
-    private readonly lifetimeScans: LifetimeScans,
-    private readonly seedWaitMs: number,
+    lifetimeScans: LifetimeScans,
+    seedWaitMs: number,
   ) {
+    this.lifetimeScans = lifetimeScans;
+    this.seedWaitMs = seedWaitMs;
     if (!('scanLimitTake' in redis)) redis.defineCommand('scanLimitTake', { numberOfKeys: 1, lua: TAKE });
     this.redis = redis as WithTake;
   }

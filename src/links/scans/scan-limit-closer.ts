@@ -14,12 +14,22 @@ import type { LifetimeScans } from './lifetime-scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 
 export class ScanLimitCloser {
+  private readonly links: LinkStore;
+  private readonly lifetimeScans: LifetimeScans;
+  private readonly changelog: LinkChangelog;
+  private readonly log: Logger;
+
   constructor(
-    private readonly links: LinkStore,
-    private readonly lifetimeScans: LifetimeScans,
-    private readonly changelog: LinkChangelog,
-    private readonly log: Logger,
-  ) {}
+    links: LinkStore,
+    lifetimeScans: LifetimeScans,
+    changelog: LinkChangelog,
+    log: Logger,
+  ) {
+    this.links = links;
+    this.lifetimeScans = lifetimeScans;
+    this.changelog = changelog;
+    this.log = log;
+  }
 
   /** Called with every scan of a batch once they are all stored (replays included). */
   async afterStored(scans: readonly ScanEvent[]): Promise<void> {

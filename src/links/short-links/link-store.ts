@@ -221,17 +221,23 @@ export interface LinkStoreOptions {
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
 export class LinkStore {
+  private readonly pg: Pool;
+  /** Scan limits count the scans stored in ClickHouse. */
+  private readonly lifetimeScans: LifetimeScans;
+  private readonly options: LinkStoreOptions;
   private readonly own: OwnAddresses;
   private readonly reserved: ReservedShortIds;
   private readonly countTimeoutMs: number;
   private countFailedAt = 0;
 
   constructor(
-    private readonly pg: Pool,
-    /** Scan limits count the scans stored in ClickHouse. */
-    private readonly lifetimeScans: LifetimeScans,
-    private readonly options: LinkStoreOptions = {},
+    pg: Pool,
+    lifetimeScans: LifetimeScans,
+    options: LinkStoreOptions = {},
   ) {
+    this.pg = pg;
+    this.lifetimeScans = lifetimeScans;
+    this.options = options;
     this.own = new OwnAddresses(options.ownBaseUrls ?? []);
     this.reserved = options.reserved ?? new ReservedPaths();
     this.countTimeoutMs = options.countTimeoutMs ?? 2000;

@@ -50,7 +50,11 @@ function toDelivery(row: DeliveryRow) {
 }
 
 export class DeliveryLog {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async list(endpointId: string, query: { state?: DeliveryState; limit?: number; cursor?: string }) {
     const limit = query.limit ?? 50;

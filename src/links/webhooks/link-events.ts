@@ -38,10 +38,16 @@ export function linkEventBody(event: { id: string; type: LinkEventType; createdA
 }
 
 export class LinkEventQueue {
+  private readonly pg: Pool;
+  private readonly baseUrl: string;
+
   constructor(
-    private readonly pg: Pool,
-    private readonly baseUrl: string,
-  ) {}
+    pg: Pool,
+    baseUrl: string,
+  ) {
+    this.pg = pg;
+    this.baseUrl = baseUrl;
+  }
 
   /**
    * Queues a delivery of each recorded event of these links up to the given versions (those the

@@ -42,10 +42,16 @@ export function toEndpoint(row: EndpointRow): WebhookEndpointType {
 export type WebhookRefusal = EndpointUrlRefusal | { reason: 'webhook_limit_reached'; max: number };
 
 export class WebhookStore {
+  private readonly pg: Pool;
+  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number };
+
   constructor(
-    private readonly pg: Pool,
-    private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
-  ) {}
+    pg: Pool,
+    options: { allowHosts: readonly string[]; secretGraceMs: number },
+  ) {
+    this.pg = pg;
+    this.options = options;
+  }
 
   async create(workspaceId: string, input: CreateWebhookInput): Promise<{ ok: true; row: EndpointRow; secret: string } | { ok: false; refusal: WebhookRefusal }> {
     const checked = endpointUrlResult(input.url, this.options.allowHosts);

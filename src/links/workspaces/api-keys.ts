@@ -61,7 +61,11 @@ export function generateApiKey(): string {
 export const hashApiKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 export class ApiKeys {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /** Issues a key; the returned `key` is the only time the secret exists outside the caller. */
   async create(workspaceId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {

@@ -27,7 +27,11 @@ const toWorkspace = (r: Row): Workspace => ({
 });
 
 export class Workspaces {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async create(name: string, plan: Plan): Promise<Workspace> {
     const { rows } = await this.pg.query<Row>('INSERT INTO workspaces (name, plan) VALUES ($1, $2) RETURNING *', [name, plan]);

@@ -87,10 +87,12 @@ function generateMailKey(): string {
 const hashKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 export class MailKeys {
+  private readonly pg: Pool;
   /** What a key hash granted a moment ago: a revocation reaches other processes within `cacheMs`, this one at once. */
   private readonly recent: ShortLivedCache<MailKeyGrant | undefined>;
 
-  constructor(private readonly pg: Pool, cacheMs = 0) {
+  constructor(pg: Pool, cacheMs = 0) {
+    this.pg = pg;
     this.recent = new ShortLivedCache(cacheMs, 100_000);
   }
 

@@ -42,8 +42,14 @@ export interface OrganizationChange {
 }
 
 export class Organizations {
+  private readonly pg: Pool;
+  private readonly defaultCap: number;
+
   /** `defaultCap`: the cap of a plan without a ceiling when the organization's own is blank (ORG_DAILY_SEND_CAP). */
-  constructor(private readonly pg: Pool, private readonly defaultCap: number) {}
+  constructor(pg: Pool, defaultCap: number) {
+    this.pg = pg;
+    this.defaultCap = defaultCap;
+  }
 
   private readonly toOrganization = (r: Row): Organization => toOrganization(r, this.defaultCap);
 

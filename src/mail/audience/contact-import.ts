@@ -52,8 +52,11 @@ export type ImportOutcome = { ok: true; result: ImportResult } | { ok: false; re
 
 /** Ends the stream or the parse with the refusal; importContacts returns it. */
 class ImportRefused extends Error {
-  constructor(readonly refusal: ImportRefusal) {
+  readonly refusal: ImportRefusal;
+
+  constructor(refusal: ImportRefusal) {
     super(refusal.reason);
+    this.refusal = refusal;
   }
 }
 

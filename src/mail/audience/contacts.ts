@@ -65,7 +65,11 @@ contact AS (SELECT id, made FROM contact_row)`;
 export type ContactChange = Partial<Omit<NewContact, 'email'>> & { email?: string };
 
 export class Contacts {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /** Creates the contact; undefined when the organization already has the address. */
   async create(organizationId: string, c: NewContact): Promise<ContactRow | undefined> {

@@ -22,7 +22,11 @@ export const toSegment = (r: SegmentRow) => ({ object: 'segment' as const, id: r
 export type SegmentContacts<T> = { ok: true; page: Page<T> } | { ok: false; reason: 'filter_invalid'; errors: FilterError[] };
 
 export class Segments {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async create(organizationId: string, name: string, filter: SegmentFilter): Promise<SegmentRow> {
     const { rows } = await this.pg.query<SegmentRow>('INSERT INTO mail_segments (organization_id, name, filter) VALUES ($1, $2, $3) RETURNING *', [organizationId, name, JSON.stringify(filter)]);

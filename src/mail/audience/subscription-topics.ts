@@ -38,7 +38,11 @@ export const subscribedSql = (topicId: string, defaultSubscription: string): str
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class SubscriptionTopics {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async create(organizationId: string, t: { slug: string; name: string; default_subscription: DefaultSubscription }): Promise<SubscriptionTopicRow | undefined> {
     const { rows } = await this.pg.query<SubscriptionTopicRow>(

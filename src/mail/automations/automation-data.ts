@@ -80,11 +80,13 @@ export async function recordInboundEvent(db: PoolClient, e: Omit<InboundEventRow
 const PUBLISH_WAIT_MS = 2000;
 
 export class AutomationData {
+  private readonly log: Logger;
   private readonly events: RowOutbox<InboundEventRow>;
   private readonly changes: RowOutbox<RunChangeRow>;
 
   /** `pool` commits without waiting for the disk (row-outbox.ts). */
-  constructor(pool: Pool, publisher: Publisher, private readonly log: Logger) {
+  constructor(pool: Pool, publisher: Publisher, log: Logger) {
+    this.log = log;
     this.events = new RowOutbox<InboundEventRow>(pool, {
       name: mailInboundEventsTopic.name,
       table: 'mail_inbound_event_outbox',

@@ -80,7 +80,11 @@ export const toRun = (r: RunRow) => ({
 });
 
 export class Automations {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async create(organizationId: string, a: NewAutomation): Promise<AutomationRow> {
     const { rows } = await this.pg.query<AutomationRow>(

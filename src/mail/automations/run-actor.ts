@@ -40,14 +40,26 @@ const NOTHING: StepTaken = { messageId: null, changeIds: [], again: false };
 export const stepKey = (runId: string, step: number) => `automation:${runId}:${step}`;
 
 export class RunSteps {
+  private readonly pg: Platform['pg'];
+  private readonly messages: Messages;
+  private readonly outbox: MessageOutbox;
+  private readonly data: AutomationData;
+  /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
+  private readonly minuteMs: number;
+
   constructor(
-    private readonly pg: Platform['pg'],
-    private readonly messages: Messages,
-    private readonly outbox: MessageOutbox,
-    private readonly data: AutomationData,
-    /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
-    private readonly minuteMs: number,
-  ) {}
+    pg: Platform['pg'],
+    messages: Messages,
+    outbox: MessageOutbox,
+    data: AutomationData,
+    minuteMs: number,
+  ) {
+    this.pg = pg;
+    this.messages = messages;
+    this.outbox = outbox;
+    this.data = data;
+    this.minuteMs = minuteMs;
+  }
 
   /** Takes the run's due steps, one transaction each, until it waits or ends. */
   async advance(runId: string): Promise<void> {

@@ -24,15 +24,23 @@ const DUE_PER_PASS = 500;
 export const STEP_LEASE_MS = 60_000;
 
 export class RunTimer implements BackgroundTask {
+  private readonly pg: Pool;
+  private readonly publisher: Publisher;
+  private readonly log: Logger;
+  private readonly leaseMs: number;
   private readonly repeating: Repeating;
 
   constructor(
-    private readonly pg: Pool,
-    private readonly publisher: Publisher,
-    private readonly log: Logger,
+    pg: Pool,
+    publisher: Publisher,
+    log: Logger,
     intervalMs = 250,
-    private readonly leaseMs = STEP_LEASE_MS,
+    leaseMs = STEP_LEASE_MS,
   ) {
+    this.pg = pg;
+    this.publisher = publisher;
+    this.log = log;
+    this.leaseMs = leaseMs;
     this.repeating = new Repeating(async () => {
       // A full pass means more are due: go on at once.
       while ((await this.runDue().catch((err) => (this.log.warn({ err }, 'automation timer: pass failed; will retry'), 0))) === DUE_PER_PASS);

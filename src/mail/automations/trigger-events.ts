@@ -50,8 +50,11 @@ export type TriggerEventResult = { ok: true; event: AcceptedEvent } | { ok: fals
 
 /** Thrown inside the event's transaction so that it rolls back; accept() returns its refusal. */
 class Refused extends Error {
-  constructor(readonly refusal: TriggerEventRefusal) {
+  readonly refusal: TriggerEventRefusal;
+
+  constructor(refusal: TriggerEventRefusal) {
     super(refusal.reason);
+    this.refusal = refusal;
   }
 }
 
@@ -59,12 +62,20 @@ class Refused extends Error {
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 export class TriggerEvents {
+  private readonly pg: Pool;
+  private readonly data: AutomationData;
+  /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
+  private readonly minuteMs: number;
+
   constructor(
-    private readonly pg: Pool,
-    private readonly data: AutomationData,
-    /** The length of a minute of a step's delay (MAIL_AUTOMATION_MINUTE_MS). */
-    private readonly minuteMs: number,
-  ) {}
+    pg: Pool,
+    data: AutomationData,
+    minuteMs: number,
+  ) {
+    this.pg = pg;
+    this.data = data;
+    this.minuteMs = minuteMs;
+  }
 
   /** Accepts the event (or refuses it, changing nothing); `now` (this process's clock) names the quota's UTC day. */
   async accept(e: TriggerEvent, now = new Date()): Promise<TriggerEventResult> {

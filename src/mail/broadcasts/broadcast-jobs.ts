@@ -22,14 +22,20 @@ export interface MailCommand {
 const DUE_PER_RUN = 100;
 
 export class BroadcastJobs implements BackgroundTask {
+  private readonly pg: Pool;
+  private readonly publisher: Publisher;
+  private readonly log: Logger;
   private readonly repeating: Repeating;
 
   constructor(
-    private readonly pg: Pool,
-    private readonly publisher: Publisher,
-    private readonly log: Logger,
+    pg: Pool,
+    publisher: Publisher,
+    log: Logger,
     intervalMs = 1000,
   ) {
+    this.pg = pg;
+    this.publisher = publisher;
+    this.log = log;
     this.repeating = new Repeating(async () => {
       await this.runDue().catch((err) => this.log.warn({ err }, 'broadcast jobs: run failed; will retry'));
     }, intervalMs);

@@ -133,11 +133,17 @@ const SELECT = 'SELECT b.* FROM mail_broadcasts b';
 export const LIST_LIMIT = 50;
 
 export class Broadcasts {
+  private readonly pg: Pool;
+  /** Resend rule 5: hours after the parent finished before a child may be sent (0: none). */
+  private readonly resendWaitHours: number;
+
   constructor(
-    private readonly pg: Pool,
-    /** Resend rule 5: hours after the parent finished before a child may be sent (0: none). */
-    private readonly resendWaitHours: number,
-  ) {}
+    pg: Pool,
+    resendWaitHours: number,
+  ) {
+    this.pg = pg;
+    this.resendWaitHours = resendWaitHours;
+  }
 
   async create(organizationId: string, b: NewBroadcast): Promise<BroadcastRow> {
     return withTransaction(this.pg, async (db) => {

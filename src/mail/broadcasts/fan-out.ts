@@ -40,16 +40,28 @@ const inTestShare = (b: BroadcastRow, contactId: string): boolean =>
   createHash('md5').update(`${b.id}:${contactId}`).digest().readUInt32BE(0) % 100 < b.ab_test!.percent;
 
 export class FanOut {
+  private readonly pg: Pool;
+  private readonly outbox: MessageOutbox;
+  /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
+  private readonly minuteMs: number;
+  /** Contacts per batch (MAIL_FANOUT_BATCH). */
+  private readonly batchSize: number;
+  /** Bytes of messages per batch (MAIL_FANOUT_BATCH_BYTES). */
+  private readonly batchBytes: number;
+
   constructor(
-    private readonly pg: Pool,
-    private readonly outbox: MessageOutbox,
-    /** The length of a minute of an A/B test's wait (MAIL_AB_MINUTE_MS). */
-    private readonly minuteMs = 60_000,
-    /** Contacts per batch (MAIL_FANOUT_BATCH). */
-    private readonly batchSize = FAN_OUT_BATCH,
-    /** Bytes of messages per batch (MAIL_FANOUT_BATCH_BYTES). */
-    private readonly batchBytes = FAN_OUT_BATCH_BYTES,
-  ) {}
+    pg: Pool,
+    outbox: MessageOutbox,
+    minuteMs = 60_000,
+    batchSize = FAN_OUT_BATCH,
+    batchBytes = FAN_OUT_BATCH_BYTES,
+  ) {
+    this.pg = pg;
+    this.outbox = outbox;
+    this.minuteMs = minuteMs;
+    this.batchSize = batchSize;
+    this.batchBytes = batchBytes;
+  }
 
   /**
    * Runs the fan-out of a sending broadcast to its end, from where it stands: the audience phase

@@ -55,10 +55,12 @@ export const toDomain = (r: DomainRow): Domain => ({
 export type DomainScope = string[] | null;
 
 export class Domains {
+  private readonly pg: Pool;
   /** The verified domain names of an organization a moment ago (a From address is checked against them on every send). */
   private readonly verified: ShortLivedCache<ReadonlySet<string>>;
 
-  constructor(private readonly pg: Pool, cacheMs = 0) {
+  constructor(pg: Pool, cacheMs = 0) {
+    this.pg = pg;
     this.verified = new ShortLivedCache(cacheMs, 100_000);
   }
 

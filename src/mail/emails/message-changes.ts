@@ -51,7 +51,11 @@ function handedOver(m: Locked): string | undefined {
 }
 
 export class MessageChanges {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /** Cancels a message not yet handed over: it and its queue row become canceled, and no sender takes it. */
   async cancel(organizationId: string, id: string, domains: string[] | null): Promise<MessageChangeResult> {

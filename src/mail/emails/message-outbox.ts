@@ -60,14 +60,16 @@ export const toMessageEvent = (r: MessageRow): MailMessageEvent => ({
 const PUBLISH_WAIT_MS = 2000;
 
 export class MessageOutbox {
+  private readonly log: Logger;
   private readonly rows: RowOutbox<MessageRow>;
 
   /** `pool` commits without waiting for the disk (row-outbox.ts). */
   constructor(
     pool: Pool,
     publisher: Publisher,
-    private readonly log: Logger,
+    log: Logger,
   ) {
+    this.log = log;
     this.rows = new RowOutbox<MessageRow>(pool, {
       name: mailMessagesTopic.name,
       table: 'mail_message_outbox',

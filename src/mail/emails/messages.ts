@@ -78,8 +78,11 @@ const keyReused: StoreResult = { ok: false, refusal: { reason: 'idempotency_key_
 
 /** Thrown inside a strict batch's transaction to roll it back. */
 class BatchRolledBack extends Error {
-  constructor(readonly index: number) {
+  readonly index: number;
+
+  constructor(index: number) {
     super('batch rolled back');
+    this.index = index;
   }
 }
 
@@ -189,11 +192,13 @@ export async function storeFanOut(db: PoolClient, sender: FanOutSender, messages
 }
 
 export class Messages {
+  readonly pg: Pool;
   private readonly together: Coalescer<ToStore, StoreResult>;
   private readonly statements = new Map<number, string>();
 
   /** The pool is shown so that the routes' other readers and writers of messages share it (email-routes.ts). */
-  constructor(readonly pg: Pool) {
+  constructor(pg: Pool) {
+    this.pg = pg;
     // One statement for the batch: a value Postgres refuses fails it whole, having written nothing,
     // so the batch runs again row by row and only that request fails.
     this.together = new Coalescer((items) => this.storeAll(this.pg, items), MAX_ROWS, isRefusedValue);

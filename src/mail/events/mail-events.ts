@@ -73,10 +73,12 @@ export async function recordEvents(db: Pool | PoolClient, events: readonly NewMa
 const PUBLISH_WAIT_MS = 2000;
 
 export class MailEventOutbox {
+  private readonly log: Logger;
   private readonly rows: RowOutbox<EventRow>;
 
   /** `pool` commits without waiting for the disk (row-outbox.ts). */
-  constructor(pool: Pool, publisher: Publisher, private readonly log: Logger) {
+  constructor(pool: Pool, publisher: Publisher, log: Logger) {
+    this.log = log;
     this.rows = new RowOutbox<EventRow>(pool, {
       name: mailEventsTopic.name,
       table: 'mail_event_outbox',

@@ -38,10 +38,16 @@ export function smallestLimit(settings: AllowanceSettings, org: { plan: Plan; da
 
 /** Reads the organization's cap for the API's and the relay's checks. */
 export class RecipientLimits {
+  private readonly pg: Pool;
+  private readonly settings: AllowanceSettings;
+
   constructor(
-    private readonly pg: Pool,
-    private readonly settings: AllowanceSettings,
-  ) {}
+    pg: Pool,
+    settings: AllowanceSettings,
+  ) {
+    this.pg = pg;
+    this.settings = settings;
+  }
 
   async of(organizationId: string): Promise<DailyLimit> {
     const { rows: [org] } = await this.pg.query<{ plan: Plan; daily_send_cap: number | null }>('SELECT plan, daily_send_cap FROM mail_organizations WHERE id = $1', [organizationId]);

@@ -70,7 +70,11 @@ RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token
 const ORGANIZATION_WINDOW = 64;
 
 export class SendQueue {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /**
    * Queues the stored messages of these ids (a repeat is ignored); returns how many were new. A

@@ -38,14 +38,21 @@ return 0
 const POLL_MS = 50;
 
 export class SendRate {
+  private readonly redis: Redis;
+  private readonly key: string;
+  private readonly perSecond: number;
   private seq = 0;
   private readonly member = `${process.pid}-${Math.random().toString(36).slice(2)}`;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly key: string,
-    private readonly perSecond: number,
-  ) {}
+    redis: Redis,
+    key: string,
+    perSecond: number,
+  ) {
+    this.redis = redis;
+    this.key = key;
+    this.perSecond = perSecond;
+  }
 
   /**
    * Waits for a slot and runs the hand-over in it; the slot frees a second after the hand-over

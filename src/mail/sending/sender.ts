@@ -46,6 +46,13 @@ export const senderOptions = (config: MailConfig & { PUBLIC_BASE_URL: string }):
 });
 
 export class MailSender implements BackgroundTask {
+  private readonly pg: Pool;
+  private readonly sendQueue: SendQueue;
+  private readonly rate: SendRate;
+  private readonly relay: Relay;
+  private readonly events: MailEventOutbox;
+  private readonly log: Logger;
+  private readonly options: SenderOptions;
   private running = false;
   private inFlight = new Set<Promise<void>>();
   /**
@@ -58,14 +65,22 @@ export class MailSender implements BackgroundTask {
   private loop: Promise<void> | undefined;
 
   constructor(
-    private readonly pg: Pool,
-    private readonly sendQueue: SendQueue,
-    private readonly rate: SendRate,
-    private readonly relay: Relay,
-    private readonly events: MailEventOutbox,
-    private readonly log: Logger,
-    private readonly options: SenderOptions,
-  ) {}
+    pg: Pool,
+    sendQueue: SendQueue,
+    rate: SendRate,
+    relay: Relay,
+    events: MailEventOutbox,
+    log: Logger,
+    options: SenderOptions,
+  ) {
+    this.pg = pg;
+    this.sendQueue = sendQueue;
+    this.rate = rate;
+    this.relay = relay;
+    this.events = events;
+    this.log = log;
+    this.options = options;
+  }
 
   start(): void {
     this.running = true;

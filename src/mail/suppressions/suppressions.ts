@@ -24,7 +24,11 @@ export interface SuppressionRow {
 export const toSuppression = (r: SuppressionRow): Suppression => ({ object: 'suppression', id: r.id, email: r.email, reason: r.reason, created_at: r.created_at.toISOString() });
 
 export class Suppressions {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /** Adds the address; an address already on the list keeps its row (created: false). */
   async add(organizationId: string, email: string, reason: SuppressionReason): Promise<{ row: SuppressionRow; created: boolean }> {

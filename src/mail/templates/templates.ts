@@ -58,7 +58,11 @@ export interface TemplateRef {
 
 
 export class Templates {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   /** Creates the template with draft version 1; undefined when the slug is taken. */
   async create(organizationId: string, slug: string, name: string, content: Content): Promise<TemplateRow | undefined> {

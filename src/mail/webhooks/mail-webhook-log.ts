@@ -33,7 +33,11 @@ export interface ListQuery {
 }
 
 export class MailWebhookLog {
-  constructor(private readonly pg: Pool) {}
+  private readonly pg: Pool;
+
+  constructor(pg: Pool) {
+    this.pg = pg;
+  }
 
   async events(endpointId: string, query: ListQuery) {
     const limit = query.limit ?? 20;

@@ -41,10 +41,16 @@ export type MailWebhookRefusal = EndpointUrlRefusal | { reason: 'webhook_limit_r
 export type MailWebhookResult<T> = { ok: true; row: T } | { ok: false; refusal: MailWebhookRefusal };
 
 export class MailWebhookStore {
+  private readonly pg: Pool;
+  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number };
+
   constructor(
-    private readonly pg: Pool,
-    private readonly options: { allowHosts: readonly string[]; secretGraceMs: number },
-  ) {}
+    pg: Pool,
+    options: { allowHosts: readonly string[]; secretGraceMs: number },
+  ) {
+    this.pg = pg;
+    this.options = options;
+  }
 
   async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailWebhookResult<MailEndpointRow>> {
     const checked = endpointUrlResult(input.endpoint, this.options.allowHosts, 'endpoint');

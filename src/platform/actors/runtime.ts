@@ -41,6 +41,8 @@ export interface RuntimeDeps {
 class StopRequested extends Error {}
 
 export class WorkerRuntime<V, S> {
+  private readonly deps: RuntimeDeps;
+  private readonly kind: WorkerKind<V, S>;
   private consumer: Consumer | undefined;
   private readonly queue = new KeyedQueue();
   /** Loaded actor state, by key, with the partitions the key was seen on (to drop it on revocation). */
@@ -54,7 +56,9 @@ export class WorkerRuntime<V, S> {
   /** The partitions this member was last given (null until it joined its group): for /readyz. */
   assignment: Record<string, number[]> | null = null;
 
-  constructor(private readonly deps: RuntimeDeps, private readonly kind: WorkerKind<V, S>) {
+  constructor(deps: RuntimeDeps, kind: WorkerKind<V, S>) {
+    this.deps = deps;
+    this.kind = kind;
     this.group = prefixed(deps.topicPrefix, kind.kind);
     this.log = deps.log.child({ worker: kind.kind });
     this.maxAttempts = kind.maxAttempts ?? deps.defaultMaxAttempts;

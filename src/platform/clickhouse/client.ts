@@ -22,7 +22,13 @@ function sizeSettings(text: string): { max_query_size?: string } {
 }
 
 export class ClickHouse {
-  constructor(readonly client: ClickHouseClient, readonly database: string) {}
+  readonly client: ClickHouseClient;
+  readonly database: string;
+
+  constructor(client: ClickHouseClient, database: string) {
+    this.client = client;
+    this.database = database;
+  }
 
   /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
   async exec(statement: SqlFragment): Promise<void> {

@@ -6,7 +6,11 @@
 //   sql`SELECT count() FROM ${ident('scans')} WHERE workspace_id = ${ws} AND ts >= ${from}`
 
 export class SqlFragment {
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
   toString(): string {
     return this.text;
   }

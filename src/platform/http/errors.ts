@@ -35,14 +35,23 @@ export type ErrorDetailType = Static<typeof ErrorDetail>;
 
 /** An error with an HTTP status and a stable code; thrown by handlers, rendered by the error handler. */
 export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly details?: ErrorDetailType[];
+  readonly headers?: Record<string, string>;
+
   constructor(
-    readonly statusCode: number,
-    readonly code: string,
+    statusCode: number,
+    code: string,
     message: string,
-    readonly details?: ErrorDetailType[],
-    readonly headers?: Record<string, string>,
+    details?: ErrorDetailType[],
+    headers?: Record<string, string>,
   ) {
     super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
     this.name = 'ApiError';
   }
 }

@@ -30,8 +30,11 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 export class OutboundError extends Error {
-  constructor(readonly reason: 'address_refused' | 'timeout' | 'too_large' | 'status' | 'redirect' | 'network' | 'bad_url', message: string) {
+  readonly reason: 'address_refused' | 'timeout' | 'too_large' | 'status' | 'redirect' | 'network' | 'bad_url';
+
+  constructor(reason: 'address_refused' | 'timeout' | 'too_large' | 'status' | 'redirect' | 'network' | 'bad_url', message: string) {
     super(message);
+    this.reason = reason;
   }
 }
 

@@ -12,13 +12,20 @@ export interface OutgoingMessage<T> {
 }
 
 export class Publisher {
+  private readonly producer: Producer;
+  private readonly registry: SchemaRegistry;
+  private readonly prefix: string;
   private readonly codecs = new Map<string, TopicCodec<unknown>>();
 
   constructor(
-    private readonly producer: Producer,
-    private readonly registry: SchemaRegistry,
-    private readonly prefix: string,
-  ) {}
+    producer: Producer,
+    registry: SchemaRegistry,
+    prefix: string,
+  ) {
+    this.producer = producer;
+    this.registry = registry;
+    this.prefix = prefix;
+  }
 
   /** Registers the value schemas of these topics; must run before publishing to them. */
   async register(defs: readonly TopicDefinition[]): Promise<void> {

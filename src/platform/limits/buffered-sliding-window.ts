@@ -116,6 +116,9 @@ export interface BufferedSlidingWindowOptions {
 }
 
 export class BufferedSlidingWindow {
+  private readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
   private readonly redis: WithScript;
   // Subjects seen in this window and in the one before; a subject unseen for a whole window has
   // nothing left in it and is dropped with its generation (no sweep over millions of addresses).
@@ -134,11 +137,14 @@ export class BufferedSlidingWindow {
 
   constructor(
     redis: Redis,
-    private readonly name: string,
-    readonly limit: number,
-    readonly windowMs: number,
+    name: string,
+    limit: number,
+    windowMs: number,
     options: BufferedSlidingWindowOptions = {},
   ) {
+    this.name = name;
+    this.limit = limit;
+    this.windowMs = windowMs;
     if (!('bufferedWindows' in redis)) redis.defineCommand('bufferedWindows', { lua: SCRIPT });
     this.redis = redis as WithScript;
     this.headroom = options.headroom ?? Math.ceil(limit / 12);

@@ -64,9 +64,11 @@ export interface BatchReservation {
 }
 
 export class PerSecondWindow {
+  private readonly name: string;
   private readonly redis: WithScript;
 
-  constructor(redis: Redis, private readonly name: string) {
+  constructor(redis: Redis, name: string) {
+    this.name = name;
     // defineCommand sends the script once and then calls it by its SHA.
     if (!('perSecondWindow' in redis)) redis.defineCommand('perSecondWindow', { lua: SCRIPT });
     this.redis = redis as WithScript;

@@ -69,16 +69,22 @@ const memberPrefix = randomUUID().slice(0, 8);
 let memberSeq = 0;
 
 export class SlidingWindowLimiter {
+  private readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
   private readonly redis: WithScript;
   private pending: Check[] = [];
   private flushScheduled = false;
 
   constructor(
     redis: Redis,
-    private readonly name: string,
-    readonly limit: number,
-    readonly windowMs: number,
+    name: string,
+    limit: number,
+    windowMs: number,
   ) {
+    this.name = name;
+    this.limit = limit;
+    this.windowMs = windowMs;
     // defineCommand sends the script once and then calls it by its SHA.
     if (!('slidingWindows' in redis)) redis.defineCommand('slidingWindows', { lua: SCRIPT });
     this.redis = redis as WithScript;

@@ -32,15 +32,19 @@ export interface RowOutboxSource<R> {
 const RELAY_BATCH = 100;
 
 export class RowOutbox<R> {
+  private readonly pool: pg.Pool;
+  private readonly source: RowOutboxSource<R>;
   /** The relay's view of it, for startOutboxRelays. */
   readonly outbox: Outbox;
   private readonly soon: Coalescer<readonly string[], void>;
 
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly source: RowOutboxSource<R>,
+    pool: pg.Pool,
+    source: RowOutboxSource<R>,
     log: Logger,
   ) {
+    this.pool = pool;
+    this.source = source;
     this.outbox = outboxRelay<string>({ name: source.name, pending: (ageMs, limit) => this.pending(ageMs, limit), publish: (ids) => this.publish(ids, false), idOf: (id) => id, batchSize: RELAY_BATCH, backlog: () => this.backlog() }, log);
     // Requests of one moment publish together: one transaction and one Kafka send for all.
     this.soon = new Coalescer<readonly string[], void>(async (batches) => {

@@ -26,14 +26,20 @@ const HEADER_BYTES = 5;
 
 /** Encodes one topic's values with its registered schema id. */
 export class TopicCodec<T> {
+  private readonly registry: SchemaRegistry;
+  readonly topic: string;
+  readonly schemaId: number;
   private type: AvroType | undefined;
   private readonly header: Buffer;
 
   constructor(
-    private readonly registry: SchemaRegistry,
-    readonly topic: string,
-    readonly schemaId: number,
+    registry: SchemaRegistry,
+    topic: string,
+    schemaId: number,
   ) {
+    this.registry = registry;
+    this.topic = topic;
+    this.schemaId = schemaId;
     // Confluent wire format: magic byte 0, then the schema id as a 4-byte big-endian integer.
     this.header = Buffer.alloc(HEADER_BYTES);
     this.header.writeInt32BE(schemaId, 1);

@@ -20,11 +20,19 @@ export interface DeliveryTables {
 }
 
 export class TableWebhookDeliveries implements WebhookDeliveries {
+  protected readonly pg: Pool;
+  protected readonly tables: DeliveryTables;
+  protected readonly retry: RetryPolicy;
+
   constructor(
-    protected readonly pg: Pool,
-    protected readonly tables: DeliveryTables,
-    protected readonly retry: RetryPolicy,
-  ) {}
+    pg: Pool,
+    tables: DeliveryTables,
+    retry: RetryPolicy,
+  ) {
+    this.pg = pg;
+    this.tables = tables;
+    this.retry = retry;
+  }
 
   /**
    * Claims due deliveries for attempts: at most `limit` in all, and no more of an owner or an

@@ -28,6 +28,11 @@ const RECOVER_EVERY_MS = 5000;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 export class WebhookDispatcher {
+  private readonly deliveries: WebhookDeliveries;
+  private readonly send: WebhookSender;
+  private readonly headers: AttemptHeaders;
+  private readonly log: Logger;
+  private readonly options: DispatcherOptions;
   private readonly byEndpoint = new Map<string, number>();
   private readonly byOwner = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
@@ -40,12 +45,18 @@ export class WebhookDispatcher {
   private lastPurge = 0;
 
   constructor(
-    private readonly deliveries: WebhookDeliveries,
-    private readonly send: WebhookSender,
-    private readonly headers: AttemptHeaders,
-    private readonly log: Logger,
-    private readonly options: DispatcherOptions,
-  ) {}
+    deliveries: WebhookDeliveries,
+    send: WebhookSender,
+    headers: AttemptHeaders,
+    log: Logger,
+    options: DispatcherOptions,
+  ) {
+    this.deliveries = deliveries;
+    this.send = send;
+    this.headers = headers;
+    this.log = log;
+    this.options = options;
+  }
 
   start(): void {
     this.stopped = false;

@@ -63,9 +63,12 @@ export async function startReceiver(ca: TestCa, answer: Answer = () => 200): Pro
 
 /** The receivers a test file starts, each on demand, all closed together when the file is done. */
 export class Receivers {
+  private readonly ca: () => TestCa;
   private readonly started: Receiver[] = [];
 
-  constructor(private readonly ca: () => TestCa) {}
+  constructor(ca: () => TestCa) {
+    this.ca = ca;
+  }
 
   async start(answer?: Answer): Promise<Receiver> {
     const r = await startReceiver(this.ca(), answer);

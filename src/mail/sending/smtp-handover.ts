@@ -1,8 +1,8 @@
 // One message handed over to the relay: read from Postgres, recipients suppressed or
 // unsubscribed by this moment left out (recipient-choices.ts), DKIM-signed with its
-// domain's key (stored sealed, opened here), with a Message-ID made from its id (so a message sent again
-// after a crash is recognisably the same) and a return path of its own (VERP,
-// return-path.ts, so its bounces name it), sent through nodemailer.
+// domain's key (stored sealed, opened here), with a Message-ID made from its id (so a
+// message sent again after a crash is recognisably the same) and a return path of its
+// own (VERP, return-path.ts, so its bounces name it), sent through nodemailer.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';

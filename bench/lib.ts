@@ -23,6 +23,8 @@ export const BENCH_ENV: Record<string, string> = {
   CLICK_ID_SECRET: 'bench-click-id-secret-0123456789',
   MAIL_LINK_SECRET: 'bench-mail-link-secret-0123456789',
   ADMIN_TOKEN: 'bench-admin-token-0123456789',
+  // Production refuses to start without a key that seals stored secrets.
+  SECRETS_KEYS: 'bench:YmVuY2gtc2VjcmV0cy1rZXktMDEyMzQ1Njc4OWFiY2Q=',
   SCAN_JOURNAL_DIR: `${ROOT}.stack/bench-journal`,
   MAIL_INBOUND_SMTP_PORT: '0',
   // No SMTP relay (production would need its certificate).

@@ -3,7 +3,7 @@ import { ConfigError } from './platform/config.ts';
 import { startPlatform } from './platform/platform.ts';
 import { buildIngress } from './ingress.ts';
 import { serveIngressMetrics } from './platform/metrics/operations-port.ts';
-import { loadServiceConfig, serviceTopics } from './service.ts';
+import { loadServiceConfig, serviceSealedColumns, serviceTopics } from './service.ts';
 
 let config;
 try {
@@ -15,7 +15,7 @@ try {
   }
   throw err;
 }
-const platform = await startPlatform(config, { name: 'ingress', topics: serviceTopics });
+const platform = await startPlatform(config, { name: 'ingress', topics: serviceTopics, sealed: serviceSealedColumns });
 platform.shutdown.installSignalHandlers();
 const app = await buildIngress(platform, config);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.

@@ -1,10 +1,13 @@
-// The products this service hosts, in one place: their settings and topics.
+// The products this service hosts, in one place: their settings, topics and sealed columns.
 // The entry points (src/main.ts, workers/) start the platform from here; the
 // platform itself knows no product.
 import { loadConfig, type Config } from './platform/config.ts';
 import type { TopicDefinition } from './platform/kafka/topic-definition.ts';
+import type { SealedColumn } from './platform/secrets/sealed-columns.ts';
 import { linksSettings, type LinksConfig } from './links/config.ts';
+import { linkSealedColumns } from './links/sealed-columns.ts';
 import { mailSettings, type MailConfig } from './mail/config.ts';
+import { mailSealedColumns } from './mail/sealed-columns.ts';
 import { linkTopics } from '../topics/links.ts';
 import { mailTopics } from '../topics/mail.ts';
 
@@ -15,6 +18,9 @@ export const loadServiceConfig = (env: NodeJS.ProcessEnv = process.env): Service
 
 /** Every product's topics, created and registered at start. */
 export const serviceTopics: readonly TopicDefinition[] = [...linkTopics, ...mailTopics];
+
+/** Every product's columns kept sealed at rest: sealed at start when still clear, resealed by src/reseal-secrets.ts. */
+export const serviceSealedColumns: readonly SealedColumn[] = [...linkSealedColumns, ...mailSealedColumns];
 
 /** The OpenAPI document's title and description: the whole service. */
 export const SERVICE_INFO = {

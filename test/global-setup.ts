@@ -60,6 +60,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Two cores under the whole suite: opening a Postgres connection once took over 5 s in CI and
     // failed an ingress's start; a slow connection is not what any test here is about.
     DATABASE_CONNECT_TIMEOUT_MS: '30000',
+    // Seals stored secrets: run.sh's (.stack/secrets-key) when it runs the suite, else one of this run's.
+    SECRETS_KEYS: process.env.SECRETS_KEYS || `test:${randomBytes(32).toString('base64')}`,
   };
   const config = loadConfig({ ...process.env, ...testEnv });
   const log = createLogger(config, 'test-setup');

@@ -5,7 +5,7 @@ import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
 import { wireLinks } from '../src/links/wiring.ts';
 import { wireMail } from '../src/mail/wiring.ts';
-import { loadServiceConfig, serviceTopics } from '../src/service.ts';
+import { loadServiceConfig, serviceSealedColumns, serviceTopics } from '../src/service.ts';
 import { currentKindName, deprecatedKindNames, workerKinds } from './kinds.ts';
 
 export async function startWorkerProcess(name: string, givenNames: readonly string[]): Promise<void> {
@@ -24,7 +24,7 @@ export async function startWorkerProcess(name: string, givenNames: readonly stri
     console.error(err.message);
     process.exit(2);
   }
-  const platform = await startPlatform(config, { name, topics: serviceTopics });
+  const platform = await startPlatform(config, { name, topics: serviceTopics, sealed: serviceSealedColumns });
   platform.shutdown.installSignalHandlers();
   for (const old of deprecated) {
     platform.log.warn({ kind: old, use: deprecatedKindNames[old] }, `worker kind "${old}" is deprecated and will be removed in the next release; run "${deprecatedKindNames[old]}" (same consumer group)`);

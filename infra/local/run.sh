@@ -73,6 +73,14 @@ fi
 
 bash infra/local/stack.sh start
 
+# Stored secrets (DKIM keys, webhook secrets) are sealed with SECRETS_KEYS. Outside production, unless it
+# is set, a key made once for this machine and kept in .stack/secrets-key (LOCAL_STATE_DIR/secrets-key),
+# for the service and the tests alike (src/platform/secrets/local-secrets-key.ts). Production brings its own.
+if [ "${NODE_ENV:-development}" != production ] && [ -z "${SECRETS_KEYS:-}" ]; then
+  SECRETS_KEYS="$(node src/platform/secrets/local-secrets-key-cli.ts)"
+  export SECRETS_KEYS
+fi
+
 case "$mode" in
   serve)
     # Outside production a newcomer gets a way in: an admin token kept in .stack/local-admin-token

@@ -64,7 +64,7 @@ export interface LinksWiringOptions {
 export function wireLinks(platform: Platform, config: LinksProcessConfig, options: LinksWiringOptions = {}): LinksServices {
   const { pg, log, publisher } = platform;
   const shortLinkBase = config.SHORT_LINK_BASE_URL || config.PUBLIC_BASE_URL;
-  const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR });
+  const queue = new DeliveryQueue(pg, { baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR }, platform.secrets);
   const changelog = new LinkChangelog(pg, publisher, log);
   const clickIds = new ClickIds(config.CLICK_ID_SECRET);
   const conversions = new Conversions(pg, publisher, log, clickIds);
@@ -92,7 +92,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
       scanLimitSeedWaitMs: config.SCAN_LIMIT_SEED_WAIT_MS,
     },
     webhooks: {
-      store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      store: new WebhookStore(pg, { allowHosts: listSetting(config.WEBHOOK_ALLOW_HOSTS), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS, secrets: platform.secrets }),
       log: new DeliveryLog(pg),
       queue,
     },

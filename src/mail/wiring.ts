@@ -58,7 +58,7 @@ export interface MailServices {
 /** The WEBHOOK_* settings (outbound rules, slots, timing) are shared with the link product's webhooks. */
 export function wireMail(platform: Platform, config: MailConfig & WebhookSettings): MailServices {
   const { pg } = platform;
-  const webhookDeliveries = new MailWebhookDeliveries(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS));
+  const webhookDeliveries = new MailWebhookDeliveries(pg, parseRetryDelays(config.MAIL_WEBHOOK_RETRY_DELAYS_MS), platform.secrets);
   const publishing = outboxPool(platform);
   const messageOutbox = new MessageOutbox(publishing, platform.publisher, platform.log);
   const events = new MailEventOutbox(publishing, platform.publisher, platform.log);
@@ -67,7 +67,7 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     config,
     organizations: new Organizations(pg, config.ORG_DAILY_SEND_CAP),
     keys: new MailKeys(pg, config.MAIL_LOOKUP_CACHE_MS),
-    domains: new Domains(pg, config.MAIL_LOOKUP_CACHE_MS),
+    domains: new Domains(pg, platform.secrets, config.MAIL_LOOKUP_CACHE_MS),
     suppressions: new Suppressions(pg),
     contacts: new Contacts(pg),
     subscriptionTopics: new SubscriptionTopics(pg),
@@ -82,7 +82,7 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     outboxes: [messageOutbox.outbox, events.outbox, ...automationData.outboxes],
     recipientLimits: new RecipientLimits(pg, allowanceSettings(config)),
     webhooks: {
-      store: new MailWebhookStore(pg, { allowHosts: webhookAllowHosts(config), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS }),
+      store: new MailWebhookStore(pg, { allowHosts: webhookAllowHosts(config), secretGraceMs: config.WEBHOOK_SECRET_GRACE_MS, secrets: platform.secrets }),
       log: new MailWebhookLog(pg),
       deliveries: webhookDeliveries,
     },

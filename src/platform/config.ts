@@ -6,6 +6,7 @@
 // with a message naming the variable.
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { secretsKeysProblems } from './secrets/secrets-keys.ts';
 
 export const ConfigSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development' }),
@@ -25,6 +26,11 @@ export const ConfigSchema = Type.Object({
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for every product's operator endpoints under /admin/v1; empty disables them. */
   ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
+  /**
+   * Keys that seal stored secrets (secrets/secrets-keys.ts): `id:base64key,…`, the first seals, all open.
+   * No pattern here: a refused value would be printed; secretsKeysProblems names only ids and positions.
+   */
+  SECRETS_KEYS: Type.String({ default: '' }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   /** Per-IP limits count an IPv6 client by its network of this many bits (a host usually has a whole /64); IPv4 per address. */
@@ -107,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = converted as Config;
-  const problems = products.flatMap((p) => p.check?.(config as never) ?? []);
+  const problems = [...secretsKeysProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

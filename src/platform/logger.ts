@@ -5,11 +5,20 @@ import type { Config } from './config.ts';
 export type { Logger };
 
 /**
+ * Fields that hold a secret in clear wherever they appear (an opened webhook row, a claimed
+ * delivery, nodemailer's dkim options, the configuration): no code logs them, and should one
+ * ever log such an object, pino writes "[redacted]" instead.
+ */
+const SECRET_FIELDS = ['secret', 'secrets', 'previous_secret', 'signing_secret', 'privateKey', 'SECRETS_KEYS'];
+const REDACT = [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`), '*.dkim.privateKey'];
+
+/**
  * Under vitest a process's lines go through console, so that the runner shows them beside the test
  * that logged them, and only when that test fails; elsewhere pino writes to standard output itself.
  */
 const destination: DestinationStream | undefined = process.env.VITEST ? { write: (line) => console.log(line.trimEnd()) } : undefined;
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name = 'linkmail'): Logger {
-  return destination ? pino({ name, level: config.LOG_LEVEL }, destination) : pino({ name, level: config.LOG_LEVEL });
+  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -17,6 +17,9 @@ import { migrateAll } from './migrations.ts';
 import { createPool, type Pool } from './postgres/pool.ts';
 import { createRedis, type Redis } from './redis.ts';
 import { createSchemaRegistry } from './registry/schema-registry.ts';
+import type { SealedColumn } from './secrets/sealed-columns.ts';
+import { SealedSecrets } from './secrets/sealed-secrets.ts';
+import { DEVELOPMENT_KEY_ID, secretsKeysOf } from './secrets/secrets-keys.ts';
 import { Shutdown } from './shutdown.ts';
 
 /** `C`: the process's whole configuration (the platform's settings and its products'). */
@@ -31,6 +34,8 @@ export interface Platform<C extends Config = Config> {
   registry: SchemaRegistry;
   publisher: Publisher;
   redis: Redis;
+  /** Seals and opens the secrets products store (SECRETS_KEYS). */
+  secrets: SealedSecrets;
   shutdown: Shutdown;
   checks: Check[];
 }
@@ -42,15 +47,19 @@ export interface StartOptions {
   topics: readonly TopicDefinition[];
   /** Run Postgres and ClickHouse migrations (every process does by default, under one lock: migrations.ts). */
   migrate?: boolean;
+  /** The products' sealed columns, handed over by the entry point: the migrations seal their clear values (migrations.ts). */
+  sealed?: readonly SealedColumn[];
 }
 
 export async function startPlatform<C extends Config>(config: C, options: StartOptions): Promise<Platform<C>> {
   const log = createLogger(config, options.name);
   const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
   const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];
+  const secrets = new SealedSecrets(secretsKeysOf(config));
+  if (secrets.currentKeyId === DEVELOPMENT_KEY_ID) log.warn('SECRETS_KEYS is not set: stored secrets are sealed with the development key, which is no secret (run.sh sets one; production refuses to start without)');
 
   if (options.migrate !== false) {
-    await migrateAll(config, log);
+    await migrateAll(config, log, options.sealed);
   }
 
   const pg = createPool(config);
@@ -77,5 +86,5 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   await publisher.register(topics);
 
   const checks = dependencyChecks({ kafkaAdmin, registryUrl: config.SCHEMA_REGISTRY_URL, clickhouse, pg, redis });
-  return { config, log, pg, clickhouse, kafka, kafkaAdmin, producer, registry, publisher, redis, shutdown, checks };
+  return { config, log, pg, clickhouse, kafka, kafkaAdmin, producer, registry, publisher, redis, secrets, shutdown, checks };
 }

@@ -2,6 +2,7 @@
 // platform's webhook deliveries, with what only links do — queueing one delivery
 // per scan and endpoint. Retries: 5 attempts, base × factor^(n-1) apart.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { TableWebhookDeliveries } from '../../platform/webhooks/table-webhook-deliveries.ts';
 
@@ -25,8 +26,8 @@ export interface QueuedScan {
 const LINK_TABLES = { endpoints: 'webhook_endpoints', deliveries: 'webhook_deliveries', attempts: 'webhook_attempts', ownerColumn: 'workspace_id', eventColumn: 'scan_id' };
 
 export class DeliveryQueue extends TableWebhookDeliveries {
-  constructor(pg: Pool, schedule: RetrySchedule) {
-    super(pg, LINK_TABLES, { maxAttempts: MAX_ATTEMPTS, delayMs: (attempt) => retryDelayMs(schedule, attempt) });
+  constructor(pg: Pool, schedule: RetrySchedule, secrets: SealedSecrets) {
+    super(pg, LINK_TABLES, { maxAttempts: MAX_ATTEMPTS, delayMs: (attempt) => retryDelayMs(schedule, attempt) }, secrets);
   }
 
   /**

@@ -1,9 +1,11 @@
 // Webhook endpoints of a workspace: registration, secrets and their rotation.
-// Secrets are kept readable because every request is signed with them. A refused
-// registration changes nothing and says why (WebhookRefusal); webhook-refusals.ts answers it.
+// Secrets are kept sealed (the platform's SealedSecrets) and opened when read,
+// because every request is signed with them. A refused registration changes
+// nothing and says why (WebhookRefusal); webhook-refusals.ts answers it.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { DEFAULT_WEBHOOK_EVENTS, type CreateWebhookInput, type UpdateWebhookInput, type WebhookEndpointType, type WebhookEvent } from './webhook-schemas.ts';
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 10;
@@ -14,6 +16,7 @@ export interface EndpointRow {
   url: string;
   description: string | null;
   events: WebhookEvent[];
+  /** Opened: a row read through the store holds its secrets in clear. */
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
@@ -43,14 +46,17 @@ export type WebhookRefusal = EndpointUrlRefusal | { reason: 'webhook_limit_reach
 
 export class WebhookStore {
   private readonly pg: Pool;
-  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number };
+  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number; secrets: SealedSecrets };
 
-  constructor(
-    pg: Pool,
-    options: { allowHosts: readonly string[]; secretGraceMs: number },
-  ) {
+  constructor(pg: Pool, options: { allowHosts: readonly string[]; secretGraceMs: number; secrets: SealedSecrets }) {
     this.pg = pg;
     this.options = options;
+  }
+
+  /** The row with its secrets opened. */
+  private opened(row: EndpointRow): EndpointRow {
+    const { secrets } = this.options;
+    return { ...row, secret: secrets.open(row.secret), previous_secret: secrets.openNullable(row.previous_secret) };
   }
 
   async create(workspaceId: string, input: CreateWebhookInput): Promise<{ ok: true; row: EndpointRow; secret: string } | { ok: false; refusal: WebhookRefusal }> {
@@ -65,19 +71,20 @@ export class WebhookStore {
       if (Number(counted!.n) >= MAX_ENDPOINTS_PER_WORKSPACE) return [];
       return (await client.query<EndpointRow>(
         'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret, events) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-        [randomUUID(), workspaceId, url, input.description ?? null, secret, input.events ?? DEFAULT_WEBHOOK_EVENTS],
+        [randomUUID(), workspaceId, url, input.description ?? null, this.options.secrets.seal(secret), input.events ?? DEFAULT_WEBHOOK_EVENTS],
       )).rows;
     });
     if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_WORKSPACE } };
-    return { ok: true, row: rows[0], secret };
+    return { ok: true, row: this.opened(rows[0]), secret };
   }
 
   async list(workspaceId: string): Promise<EndpointRow[]> {
-    return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [workspaceId])).rows;
+    return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id', [workspaceId])).rows.map((row) => this.opened(row));
   }
 
   async get(workspaceId: string, id: string): Promise<EndpointRow | undefined> {
-    return (await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2', [workspaceId, id])).rows[0];
+    const { rows: [row] } = await this.pg.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+    return row && this.opened(row);
   }
 
   /** Changes the description or the events; undefined when there is no such endpoint. A change of events applies to events from now on. */
@@ -88,7 +95,7 @@ export class WebhookStore {
         WHERE workspace_id = $1 AND id = $2 RETURNING *`,
       [workspaceId, id, changes.description !== undefined, changes.description ?? null, changes.events ?? null],
     );
-    return rows[0];
+    return rows[0] && this.opened(rows[0]);
   }
 
   /** Deletes the endpoint with its delivery log; queued deliveries are dropped with it. */
@@ -104,8 +111,8 @@ export class WebhookStore {
               previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $4::double precision / 1000),
               updated_at = date_trunc('milliseconds', now())
         WHERE workspace_id = $1 AND id = $2 RETURNING *`,
-      [workspaceId, id, secret, this.options.secretGraceMs],
+      [workspaceId, id, this.options.secrets.seal(secret), this.options.secretGraceMs],
     );
-    return rows[0] ? { row: rows[0], secret } : undefined;
+    return rows[0] ? { row: this.opened(rows[0]), secret } : undefined;
   }
 }

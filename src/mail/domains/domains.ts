@@ -1,7 +1,9 @@
 // Sending domains of an organization. Each has its own DKIM key pair; a domain is
 // `verified` once its DNS records are found (or an operator marks it), and only then
-// may a message's From use it.
+// may a message's From use it. The private key is stored sealed (the platform's
+// SealedSecrets); only the sender opens it (sending/smtp-handover.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { ShortLivedCache } from '../../platform/short-lived-cache.ts';
 import { newDkimKeys } from './dkim-keys.ts';
 import { dnsRecords, type DnsRecord } from './dns-records.ts';
@@ -29,6 +31,7 @@ export interface DomainRow {
   name: string;
   tracking_host: string | null;
   dkim_selector: string;
+  /** Sealed, as stored. */
   dkim_private_key: string;
   dkim_public_key: string;
   status: DomainStatus;
@@ -56,11 +59,13 @@ export type DomainScope = string[] | null;
 
 export class Domains {
   private readonly pg: Pool;
+  private readonly secrets: SealedSecrets;
   /** The verified domain names of an organization a moment ago (a From address is checked against them on every send). */
   private readonly verified: ShortLivedCache<ReadonlySet<string>>;
 
-  constructor(pg: Pool, cacheMs = 0) {
+  constructor(pg: Pool, secrets: SealedSecrets, cacheMs = 0) {
     this.pg = pg;
+    this.secrets = secrets;
     this.verified = new ShortLivedCache(cacheMs, 100_000);
   }
 
@@ -78,7 +83,7 @@ export class Domains {
     const { rows } = await this.pg.query<DomainRow>(
       `INSERT INTO mail_domains (organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
-      [organizationId, name, trackingHost, keys.selector, keys.privateKeyPem, keys.publicKeyBase64],
+      [organizationId, name, trackingHost, keys.selector, this.secrets.seal(keys.privateKeyPem), keys.publicKeyBase64],
     );
     return rows[0];
   }

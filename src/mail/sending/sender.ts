@@ -11,6 +11,7 @@ import type { ActorMessage, BatchWorkerKind, BackgroundTask } from '../../platfo
 import type { Logger } from '../../platform/logger.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { mailMessagesTopic } from '../../../topics/mail-messages.ts';
 import type { MailConfig } from '../config.ts';
 import type { MailMessageEvent } from '../emails/message-outbox.ts';
@@ -35,14 +36,17 @@ export interface SenderOptions {
   leaseMs: number;
   retryBaseMs: number;
   links: LinkSettings;
+  /** Opens the domains' DKIM keys. */
+  secrets: SealedSecrets;
 }
 
-export const senderOptions = (config: MailConfig & { PUBLIC_BASE_URL: string }): SenderOptions => ({
+export const senderOptions = (config: MailConfig & { PUBLIC_BASE_URL: string }, secrets: SealedSecrets): SenderOptions => ({
   links: { secret: config.MAIL_LINK_SECRET, publicBaseUrl: config.PUBLIC_BASE_URL, bounceDomain: config.MAIL_BOUNCE_DOMAIN },
   allowances: allowanceSettings(config),
   concurrency: config.MAIL_SEND_CONCURRENCY,
   leaseMs: config.MAIL_SEND_LEASE_MS,
   retryBaseMs: config.MAIL_RETRY_BASE_MS,
+  secrets,
 });
 
 export class MailSender implements BackgroundTask {
@@ -156,7 +160,7 @@ export class MailSender implements BackgroundTask {
   }
 
   private async handOver(d: QueuedMessage, turn: { previous: Promise<void>; done: () => void }): Promise<void> {
-    const outgoing = await prepareHandover(this.pg, d.message_id, this.options.links, d.handed_to);
+    const outgoing = await prepareHandover(this.pg, this.options.secrets, d.message_id, this.options.links, d.handed_to);
     await turn.previous;
     const attempt = d.attempts.length + 1;
     const leftOut = describeLeftOut(outgoing.leftOut);
@@ -289,7 +293,7 @@ export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC
     createRelay(config.SMTP_URL, config.MAIL_SEND_CONCURRENCY),
     events,
     platform.log.child({ component: 'mail-sender' }),
-    senderOptions(config),
+    senderOptions(config, platform.secrets),
   );
   return {
     kind: 'mail-sender',

@@ -1,12 +1,13 @@
 // One message handed over to the relay: read from Postgres, recipients suppressed or
 // unsubscribed by this moment left out (recipient-choices.ts), DKIM-signed with its
-// domain's key, with a Message-ID made from its id (so a message sent again
-// after a crash is recognisably the same) and a return path of its own (VERP,
-// return-path.ts, so its bounces name it), sent through nodemailer.
+// domain's key (stored sealed, opened here), with a Message-ID made from its id (so a
+// message sent again after a crash is recognisably the same) and a return path of its
+// own (VERP, return-path.ts, so its bounces name it), sent through nodemailer.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import type { MessageRow } from '../emails/messages.ts';
 import { escapeHtml, fillUnsubscribeUrl, hasUnsubscribePlaceholder } from '../templates/render.ts';
@@ -59,7 +60,7 @@ type Row = MessageRow & {
  * recipient's own link (the one-click token; without a topic it names none, and opens the
  * preferences page of all topics: tracking/preferences-page.ts).
  */
-export async function prepareHandover(pg: Pool, messageId: string, links: LinkSettings, handedTo: readonly string[] = []): Promise<Outgoing> {
+export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageId: string, links: LinkSettings, handedTo: readonly string[] = []): Promise<Outgoing> {
   const { rows: [m] } = await pg.query<Row>(
     `SELECT m.*, d.dkim_selector, d.dkim_private_key, d.tracking_host, t.id AS unsubscribe_topic, t.slug AS topic_slug
        FROM mail_messages m
@@ -83,6 +84,7 @@ export async function prepareHandover(pg: Pool, messageId: string, links: LinkSe
   const { rows: attachments } = m.attachments.length
     ? await pg.query<{ filename: string; content_type: string | null; content_id: string | null; content: Buffer }>('SELECT filename, content_type, content_id, content FROM mail_message_attachments WHERE message_id = $1 ORDER BY position', [m.id])
     : { rows: [] };
+  const dkimKey = secrets.openNullable(m.dkim_private_key);
   const base = m.tracking_host ? `https://${m.tracking_host}` : links.publicBaseUrl;
   const tracked = m.tracking_host && m.html !== null ? trackHtml(m.html, links.secret, base, m.id) : m.html;
   const [htmlAsks, textAsks] = [hasUnsubscribePlaceholder(m.html), hasUnsubscribePlaceholder(m.text_body)];
@@ -116,7 +118,7 @@ export async function prepareHandover(pg: Pool, messageId: string, links: LinkSe
       headers,
       attachments: attachments.map((a) => ({ filename: a.filename, content: a.content, ...(a.content_type ? { contentType: a.content_type } : {}), ...(a.content_id ? { cid: a.content_id } : {}) })),
       envelope: { from: returnPath(links.secret, m.id, links.bounceDomain || m.from_domain), to: recipients },
-      ...(m.dkim_private_key ? { dkim: { domainName: m.from_domain, keySelector: m.dkim_selector!, privateKey: m.dkim_private_key } } : {}),
+      ...(dkimKey ? { dkim: { domainName: m.from_domain, keySelector: m.dkim_selector!, privateKey: dkimKey } } : {}),
     };
   };
   const copies = m.unsubscribe_topic || htmlAsks || textAsks

@@ -5,6 +5,7 @@
 // 5 h, 10 h, 10 h — eight attempts over about a day).
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { TableWebhookDeliveries } from '../../platform/webhooks/table-webhook-deliveries.ts';
 
 const MAIL_TABLES = { endpoints: 'mail_webhook_endpoints', deliveries: 'mail_webhook_deliveries', attempts: 'mail_webhook_attempts', ownerColumn: 'organization_id', eventColumn: 'event_id' };
@@ -22,8 +23,8 @@ export interface QueuedMailEvent {
 export const parseRetryDelays = (setting: string): number[] => setting.split(',').map((s) => Number(s.trim()));
 
 export class MailWebhookDeliveries extends TableWebhookDeliveries {
-  constructor(pg: Pool, delaysMs: readonly number[]) {
-    super(pg, MAIL_TABLES, { maxAttempts: delaysMs.length + 1, delayMs: (attempt) => delaysMs[Math.min(attempt, delaysMs.length) - 1] ?? 0 });
+  constructor(pg: Pool, delaysMs: readonly number[], secrets: SealedSecrets) {
+    super(pg, MAIL_TABLES, { maxAttempts: delaysMs.length + 1, delayMs: (attempt) => delaysMs[Math.min(attempt, delaysMs.length) - 1] ?? 0 }, secrets);
   }
 
   /** Of these organizations, those with an enabled endpoint (the others' events need no decoding). */

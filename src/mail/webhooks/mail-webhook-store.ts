@@ -1,12 +1,14 @@
 // Webhook endpoints of a mail organization, in Resend's shapes: create with
 // {endpoint, events}, read (with its signing secret, as Resend answers), list,
 // update endpoint/events/status, remove, rotate the signing secret. Secrets are
-// Standard Webhooks secrets (whsec_<base64>); after a rotation the old one
-// still signs for WEBHOOK_SECRET_GRACE_MS, so receivers switch without loss.
+// Standard Webhooks secrets (whsec_<base64>), kept sealed (the platform's
+// SealedSecrets) and opened when read; after a rotation the old one still
+// signs for WEBHOOK_SECRET_GRACE_MS, so receivers switch without loss.
 // A refused change changes nothing and says why (MailWebhookRefusal); the routes
 // decide the answer (mail-webhook-refusals.ts).
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { newStandardSecret } from '../../platform/webhooks/standard-webhooks.ts';
 
@@ -18,6 +20,7 @@ export interface MailEndpointRow {
   url: string;
   events: string[];
   status: 'enabled' | 'disabled';
+  /** Opened: a row read through the store holds its secrets in clear. */
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
@@ -42,14 +45,17 @@ export type MailWebhookResult<T> = { ok: true; row: T } | { ok: false; refusal: 
 
 export class MailWebhookStore {
   private readonly pg: Pool;
-  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number };
+  private readonly options: { allowHosts: readonly string[]; secretGraceMs: number; secrets: SealedSecrets };
 
-  constructor(
-    pg: Pool,
-    options: { allowHosts: readonly string[]; secretGraceMs: number },
-  ) {
+  constructor(pg: Pool, options: { allowHosts: readonly string[]; secretGraceMs: number; secrets: SealedSecrets }) {
     this.pg = pg;
     this.options = options;
+  }
+
+  /** The row with its secrets opened. */
+  private opened(row: MailEndpointRow): MailEndpointRow {
+    const { secrets } = this.options;
+    return { ...row, secret: secrets.open(row.secret), previous_secret: secrets.openNullable(row.previous_secret) };
   }
 
   async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailWebhookResult<MailEndpointRow>> {
@@ -62,14 +68,15 @@ export class MailWebhookStore {
        SELECT $1, org.id, $3, $4, $5 FROM org
         WHERE (SELECT count(*) FROM mail_webhook_endpoints WHERE organization_id = $2) < $6
        RETURNING *`,
-      [randomUUID(), organizationId, checked.url, [...new Set(input.events)], newStandardSecret(), MAX_ENDPOINTS_PER_ORGANIZATION],
+      [randomUUID(), organizationId, checked.url, [...new Set(input.events)], this.options.secrets.seal(newStandardSecret()), MAX_ENDPOINTS_PER_ORGANIZATION],
     );
     if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_ORGANIZATION } };
-    return { ok: true, row: rows[0] };
+    return { ok: true, row: this.opened(rows[0]) };
   }
 
   async get(organizationId: string, id: string): Promise<MailEndpointRow | undefined> {
-    return (await this.pg.query<MailEndpointRow>('SELECT * FROM mail_webhook_endpoints WHERE organization_id = $1 AND id = $2', [organizationId, id])).rows[0];
+    const { rows: [row] } = await this.pg.query<MailEndpointRow>('SELECT * FROM mail_webhook_endpoints WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+    return row && this.opened(row);
   }
 
   /** The endpoint changed (undefined when the organization has none of this id), or the refusal. */
@@ -81,7 +88,7 @@ export class MailWebhookStore {
         WHERE organization_id = $1 AND id = $2 RETURNING *`,
       [organizationId, id, checked?.url ?? null, input.events ? [...new Set(input.events)] : null, input.status ?? null],
     );
-    return { ok: true, row: rows[0] };
+    return { ok: true, row: rows[0] && this.opened(rows[0]) };
   }
 
   /** Removes the endpoint with its delivery log; queued deliveries are dropped with it. */
@@ -95,8 +102,8 @@ export class MailWebhookStore {
       `UPDATE mail_webhook_endpoints SET previous_secret = secret, secret = $3,
               previous_secret_expires_at = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
         WHERE organization_id = $1 AND id = $2 RETURNING *`,
-      [organizationId, id, newStandardSecret(), this.options.secretGraceMs],
+      [organizationId, id, this.options.secrets.seal(newStandardSecret()), this.options.secretGraceMs],
     );
-    return rows[0];
+    return rows[0] && this.opened(rows[0]);
   }
 }

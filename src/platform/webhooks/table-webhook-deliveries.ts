@@ -5,7 +5,9 @@
 // and its result sets the next state and, for a retry, the time of the next
 // attempt. A dispatcher killed mid-attempt leaves a lease that runs out; the
 // attempt then counts as failed ("interrupted") and the schedule goes on.
+// Endpoints' secrets are stored sealed; a claimed delivery carries them opened.
 import type { Pool } from '../postgres/pool.ts';
+import type { SealedSecrets } from '../secrets/sealed-secrets.ts';
 import type { AttemptResult, ClaimedDelivery, WebhookDeliveries, DeliveryState, RetryPolicy, Slots } from './webhook-deliveries.ts';
 
 /** A product's delivery tables. Names come from code, never from input. */
@@ -23,15 +25,13 @@ export class TableWebhookDeliveries implements WebhookDeliveries {
   protected readonly pg: Pool;
   protected readonly tables: DeliveryTables;
   protected readonly retry: RetryPolicy;
+  protected readonly secrets: SealedSecrets;
 
-  constructor(
-    pg: Pool,
-    tables: DeliveryTables,
-    retry: RetryPolicy,
-  ) {
+  constructor(pg: Pool, tables: DeliveryTables, retry: RetryPolicy, secrets: SealedSecrets) {
     this.pg = pg;
     this.tables = tables;
     this.retry = retry;
+    this.secrets = secrets;
   }
 
   /**
@@ -74,7 +74,7 @@ export class TableWebhookDeliveries implements WebhookDeliveries {
          FROM claimed c JOIN ${endpoints} e ON e.id = c.endpoint_id`,
       [ids, leaseMs],
     );
-    return rows;
+    return rows.map((row) => ({ ...row, secrets: row.secrets.map((s) => this.secrets.open(s)) }));
   }
 
   /** Records an attempt's result and moves the delivery on: acknowledged, permanently rejected, retried later or stopped. */

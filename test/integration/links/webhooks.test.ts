@@ -222,7 +222,7 @@ describe('scan.created delivery', () => {
 
     // The log keeps finished deliveries WEBHOOK_LOG_RETENTION_DAYS; the purge leaves the redelivery, which still names its original.
     await ingress.platform.pg.query(`UPDATE webhook_deliveries SET updated_at = now() - interval '31 days' WHERE id = $1`, [stopped.id]);
-    const queue = new DeliveryQueue(ingress.platform.pg, { baseMs: BASE_MS, factor: FACTOR });
+    const queue = new DeliveryQueue(ingress.platform.pg, { baseMs: BASE_MS, factor: FACTOR }, ingress.platform.secrets);
     expect(await queue.purgeFinished(30)).toBeGreaterThanOrEqual(1);
     const left = await deliveries(api, endpoint.id);
     expect(left.map((d) => [d.id, d.redeliveryOf])).toEqual([[again.body.id, stopped.id]]);

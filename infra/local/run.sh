@@ -5,6 +5,8 @@
 #
 #   bash infra/local/run.sh         ingress + workers in the foreground (Ctrl-C stops them)
 #   bash infra/local/run.sh test    the whole test suite (unit + integration, real services)
+#
+# STACK_KAFKA_NODES=3 runs either on a three-node Kafka cluster (infra/local/README.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mode="${1:-serve}"
@@ -72,6 +74,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 
 bash infra/local/stack.sh start
+# Every process gets every broker of the stack's Kafka: with STACK_KAFKA_NODES=3, all three nodes,
+# so a client still finds the cluster while any one of them is down.
+KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash infra/local/stack.sh kafka-brokers)}"
+export KAFKA_BROKERS
 
 # Stored secrets (DKIM keys, webhook secrets) are sealed with SECRETS_KEYS. Outside production, unless it
 # is set, a key made once for this machine and kept in .stack/secrets-key (LOCAL_STATE_DIR/secrets-key),

@@ -3,15 +3,19 @@
 # PostgreSQL, Redis and an SMTP sink, all on fixed loopback ports.
 #
 #   bash infra/local/stack.sh start|stop|status|reset
+#   bash infra/local/stack.sh start|stop|status kafka     the Kafka broker(s) alone
 #
-# Data, logs and pid files live in $REPO/.stack/ (git-ignored). Downloads are cached outside
+# STACK_KAFKA_NODES=3 runs Kafka as a three-node cluster instead of the single broker (README.md).
+#
+# Data, logs and pid files live in $REPO/.stack/ (git-ignored; STACK_DIR names another folder, which
+# with `start kafka` gives a second, separate Kafka: the tests' cluster does that). Downloads are cached outside
 # the repo in ${SVC_CACHE_DIR:-$HOME/.cache/svc-stack} and Maven's local repository (~/.m2;
 # override with MAVEN_OPTS=-Dmaven.repo.local=...), so a second run on the same machine is fast.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STACK="$REPO/.stack"
+STACK="${STACK_DIR:-$REPO/.stack}"
 RUN="$STACK/run"
 LOGS="$STACK/logs"
 CACHE="${SVC_CACHE_DIR:-$HOME/.cache/svc-stack}"
@@ -27,8 +31,12 @@ DEP_PLUGIN_NODESC=org.apache.maven.plugins:maven-dependency-plugin:2.8
 
 # Fixed addresses: the TypeScript config defaults rely on these.
 HOST=127.0.0.1
-KAFKA_PORT=9092
-KAFKA_CONTROLLER_PORT=9093
+KAFKA_PORT=${STACK_KAFKA_PORT:-9092}
+KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
+# 1: the single broker (the default). 3: a cluster, node i's client port KAFKA_PORT + 2(i-1) and its
+# controller port the one above (9092/9093, 9094/9095, 9096/9097).
+KAFKA_NODES=${STACK_KAFKA_NODES:-1}
+[[ $KAFKA_NODES == 1 || $KAFKA_NODES == 3 ]] || { echo "[stack] ERROR: STACK_KAFKA_NODES must be 1 or 3" >&2; exit 2; }
 APICURIO_PORT=8081
 CH_HTTP_PORT=8123
 CH_TCP_PORT=9000
@@ -77,11 +85,12 @@ launch() {
   echo $! >"$RUN/$name.pid"
 }
 
-# wait_healthy name timeout logfile check-fn [marker]: polls check-fn; fails early if the process died.
+# wait_healthy name timeout logfile check [marker]: polls check (a function, with its arguments in the
+# same word); fails early if the process died.
 wait_healthy() {
   local name=$1 timeout=$2 logfile=$3 check=$4 marker=${5:-}
   local start=$SECONDS
-  while ! "$check"; do
+  while ! $check; do
     if [[ -n "$marker" ]] && ! pid_alive "$(pid_of "$name")" "$marker"; then
       err "$name exited during start-up; see $logfile"
       tail -n 30 "$logfile" >&2 || true
@@ -128,15 +137,16 @@ need_cmd() { # need_cmd command apt-package
 
 # Kafka: send a raw ApiVersions v0 request (api_key 18, correlation id 1, client id "sh") and
 # expect a response frame echoing correlation id 1 with error_code 0. No JVM needed.
-kafka_healthy() {
+kafka_answers() { # port
   local out
   out=$(timeout 3 bash -c '
     exec 3<>"/dev/tcp/$0/$1" || exit 1
     printf "\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x02sh" >&3
-    head -c 10 <&3 | od -An -tx1' "$HOST" "$KAFKA_PORT" 2>/dev/null) || return 1
+    head -c 10 <&3 | od -An -tx1' "$HOST" "$1" 2>/dev/null) || return 1
   # bytes 5-8 = correlation id, 9-10 = error code
   [[ "$(echo $out | cut -d' ' -f5-10)" == "00 00 00 01 00 00" ]]
 }
+kafka_healthy() { kafka_answers "$KAFKA_PORT"; }
 apicurio_healthy() {
   [[ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://$HOST:$APICURIO_PORT/apis/ccompat/v7/subjects" 2>/dev/null)" == 200 ]]
 }
@@ -246,6 +256,45 @@ EOF
   java -Xmx256m -Dlog4j.configuration="file:$l4j" -cp "$KAFKA_HOME/libs/*" "$@"
 }
 
+# Settings every Kafka of the stack shares, single broker or cluster node.
+kafka_shared_settings() {
+  cat <<EOF
+group.initial.rebalance.delay.ms=0
+# Compacted topics are used: keep the cleaner on, with a small dedupe buffer (default 128 MB).
+log.cleaner.enable=true
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=16777216
+log.cleaner.backoff.ms=5000
+# Small segments so compaction has closed segments to work on.
+log.segment.bytes=16777216
+log.retention.hours=168
+log.retention.check.interval.ms=60000
+EOF
+}
+
+kafka_log4j() { # server log file
+  cat <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$1
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=3
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.org.apache.kafka.clients=WARN
+EOF
+}
+
+launch_kafka() { # pid-name console-log config-dir: a broker with the config dir's server.properties
+  local dir=$3
+  launch "$1" "$2" java -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$dir/log4j.properties" -Dkafka.logs.dir="$LOGS" \
+    -cp "$KAFKA_HOME/libs/*" kafka.Kafka "$dir/server.properties"
+}
+
 configure_kafka() {
   local dir="$STACK/kafka"
   mkdir -p "$dir/data" "$LOGS"
@@ -274,29 +323,9 @@ offsets.topic.num.partitions=10
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=10
-group.initial.rebalance.delay.ms=0
-# Compacted topics are used: keep the cleaner on, with a small dedupe buffer (default 128 MB).
-log.cleaner.enable=true
-log.cleaner.threads=1
-log.cleaner.dedupe.buffer.size=16777216
-log.cleaner.backoff.ms=5000
-# Small segments so compaction has closed segments to work on.
-log.segment.bytes=16777216
-log.retention.hours=168
-log.retention.check.interval.ms=60000
+$(kafka_shared_settings)
 EOF
-  cat >"$dir/log4j.properties" <<EOF
-log4j.rootLogger=INFO, file
-log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=$LOGS/kafka-server.log
-log4j.appender.file.MaxFileSize=20MB
-log4j.appender.file.MaxBackupIndex=3
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.kafka.request.logger=WARN
-log4j.logger.state.change.logger=WARN
-log4j.logger.org.apache.kafka.clients=WARN
-EOF
+  kafka_log4j "$LOGS/kafka-server.log" >"$dir/log4j.properties"
   # Format the storage once, with a cluster id kept in .stack (reset wipes both).
   if [[ ! -f "$dir/data/meta.properties" ]]; then
     [[ -s "$dir/cluster-id" ]] || kafka_java kafka.tools.StorageTool random-uuid >"$dir/cluster-id"
@@ -315,10 +344,178 @@ start_kafka() {
   install_kafka
   configure_kafka
   log "kafka: starting $KAFKA_VERSION on $HOST:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT)"
-  launch kafka "$LOGS/kafka.log" java -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-    -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
-    -Dlog4j.configuration="file:$STACK/kafka/log4j.properties" -Dkafka.logs.dir="$LOGS" \
-    -cp "$KAFKA_HOME/libs/*" kafka.Kafka "$marker"
+  launch_kafka kafka "$LOGS/kafka.log" "$STACK/kafka"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Kafka as a cluster (STACK_KAFKA_NODES=3): nodes kafka-1..3, each a combined broker and
+# controller, in $STACK/kafka-cluster/node-<i>; pid files run/kafka-<i>.pid, logs logs/kafka-<i>*.log
+# ---------------------------------------------------------------------------------------------
+
+CLUSTER="$STACK/kafka-cluster"
+node_port() { echo $((KAFKA_PORT + 2 * ($1 - 1))); }
+node_controller_port() { echo $((KAFKA_PORT + 2 * ($1 - 1) + 1)); }
+node_marker() { echo "$CLUSTER/node-$1/server.properties"; }
+node_numbers() { seq 1 "$KAFKA_NODES"; }
+
+# What KAFKA_BROKERS should be for the configured Kafka: every node's client address.
+kafka_brokers() {
+  local i list=()
+  if [[ $KAFKA_NODES == 1 ]]; then echo "$HOST:$KAFKA_PORT"; return; fi
+  for i in $(node_numbers); do list+=("$HOST:$(node_port "$i")"); done
+  (IFS=,; echo "${list[*]}")
+}
+
+# A cluster id as `StorageTool random-uuid` makes one (16 random bytes in URL-safe base64, unpadded,
+# not starting with '-'), without a JVM start: the tests' cluster is made anew every run.
+new_cluster_id() {
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    [[ $id != -* ]] && { echo "$id"; return; }
+  done
+}
+
+configure_kafka_node() { # node number
+  local i=$1 dir="$CLUSTER/node-$1" voters="" j
+  for j in $(node_numbers); do voters+="${voters:+,}$j@$HOST:$(node_controller_port "$j")"; done
+  mkdir -p "$dir/data" "$LOGS"
+  cat >"$dir/server.properties" <<EOF
+# Generated by infra/local/stack.sh -- node $i of a $KAFKA_NODES-node KRaft cluster (broker + controller).
+process.roles=broker,controller
+node.id=$i
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://$HOST:$(node_port "$i"),CONTROLLER://$HOST:$(node_controller_port "$i")
+advertised.listeners=PLAINTEXT://$HOST:$(node_port "$i")
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+# Three nodes share two cores (with everything else): few threads each.
+num.network.threads=2
+num.io.threads=2
+num.replica.fetchers=1
+background.threads=4
+auto.create.topics.enable=false
+num.partitions=1
+# As production runs Kafka: every partition on all three nodes; a write with acks=all is acknowledged
+# once two of them have it; a replica that fell behind is never made leader (it would drop
+# acknowledged writes). The internal topics likewise.
+default.replication.factor=3
+min.insync.replicas=2
+unclean.leader.election.enable=false
+offsets.topic.replication.factor=3
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=3
+transaction.state.log.min.isr=2
+transaction.state.log.num.partitions=10
+$(kafka_shared_settings)
+EOF
+  kafka_log4j "$LOGS/kafka-$i-server.log" >"$dir/log4j.properties"
+}
+
+# Formatting a node's storage costs a JVM start: seconds each on a busy 2-core machine, half of a new
+# cluster's start. So a cluster's nodes are formatted once per machine, into the cache, and a new
+# cluster's nodes are copies (the storage holds the node id and the cluster id, nothing of the ports
+# or paths); every cluster made so shares that cluster id. The tests make a new cluster per file.
+FORMATTED="$KAFKA_HOME/formatted-$KAFKA_NODES-nodes"
+
+make_formatted_nodes() {
+  [[ -f "$FORMATTED/.complete" ]] && return
+  local CLUSTER i id rc=0 pids=() # CLUSTER: configure_kafka_node and node_marker work in the template
+  CLUSTER=$(mktemp -d "$KAFKA_HOME/formatting.XXXXXX")
+  id=$(new_cluster_id)
+  echo "$id" >"$CLUSTER/cluster-id"
+  log "kafka: formatting the storage of $KAFKA_NODES empty nodes into $FORMATTED (cluster id $id)"
+  for i in $(node_numbers); do
+    configure_kafka_node "$i"
+    kafka_java kafka.tools.StorageTool format -t "$id" -c "$(node_marker "$i")" >>"$CLUSTER/format.log" 2>&1 &
+    pids+=("$!")
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  if [[ $rc != 0 ]]; then err "kafka: storage format failed:"; cat "$CLUSTER/format.log" >&2; rm -rf "$CLUSTER"; return 1; fi
+  rm -f "$CLUSTER"/node-*/*.properties
+  touch "$CLUSTER/.complete"
+  # Another stack.sh may have made it meanwhile: then theirs stays.
+  mv -T "$CLUSTER" "$FORMATTED" 2>/dev/null || rm -rf "$CLUSTER"
+}
+
+format_kafka_nodes() { # node numbers: gives those without storage theirs
+  make_formatted_nodes
+  [[ -s "$CLUSTER/cluster-id" ]] || cp "$FORMATTED/cluster-id" "$CLUSTER/cluster-id"
+  local i id
+  id=$(cat "$CLUSTER/cluster-id")
+  for i in "$@"; do
+    [[ -f "$CLUSTER/node-$i/data/meta.properties" ]] && continue
+    if [[ $id == "$(cat "$FORMATTED/cluster-id")" ]]; then
+      log "kafka-$i: empty storage (cluster id $id)"
+      cp -a "$FORMATTED/node-$i/data/." "$CLUSTER/node-$i/data/"
+    else # a cluster older than the cache's copies
+      log "kafka-$i: formatting storage (cluster id $id)"
+      kafka_java kafka.tools.StorageTool format -t "$id" -c "$(node_marker "$i")" >>"$LOGS/kafka-$i.log" 2>&1 ||
+        { err "kafka-$i: storage format failed; see $LOGS/kafka-$i.log"; return 1; }
+    fi
+  done
+}
+
+cluster_nodes_alive() { # whether any node of this stack's cluster runs
+  local i
+  for i in 1 2 3; do pid_alive "$(pid_of "kafka-$i")" "$(node_marker "$i")" && return 0; done
+  return 1
+}
+
+# Starts the nodes that are not running (a node that died comes back while the others keep running).
+start_kafka_cluster() {
+  local i port starting=()
+  if pid_alive "$(pid_of kafka)" "$STACK/kafka/server.properties"; then
+    err "the single Kafka broker of this stack runs; stop it first: bash infra/local/stack.sh stop kafka"; return 1
+  fi
+  for i in $(node_numbers); do
+    port=$(node_port "$i")
+    if pid_alive "$(pid_of "kafka-$i")" "$(node_marker "$i")"; then
+      if kafka_answers "$port"; then log "kafka-$i: already running on $HOST:$port"
+      else log "kafka-$i: process running, waiting for health"; fi
+      continue
+    fi
+    if port_open "$HOST" "$port" || port_open "$HOST" "$(node_controller_port "$i")"; then
+      err "port $port or $(node_controller_port "$i") is taken by another process"; return 1
+    fi
+    starting+=("$i")
+  done
+  [[ ${#starting[@]} -gt 0 ]] || return 0
+  install_kafka
+  mkdir -p "$CLUSTER"
+  for i in "${starting[@]}"; do configure_kafka_node "$i"; done
+  format_kafka_nodes "${starting[@]}"
+  for i in "${starting[@]}"; do
+    log "kafka-$i: starting $KAFKA_VERSION on $HOST:$(node_port "$i") (controller $(node_controller_port "$i"))"
+    launch_kafka "kafka-$i" "$LOGS/kafka-$i.log" "$CLUSTER/node-$i"
+  done
+}
+
+# Either Kafka, as configured; then wait_kafka.
+start_kafka_configured() {
+  if [[ $KAFKA_NODES == 1 ]]; then
+    if cluster_nodes_alive; then
+      err "a Kafka cluster of this stack runs; stop it first (STACK_KAFKA_NODES=3 bash infra/local/stack.sh stop kafka) or set STACK_KAFKA_NODES=3"
+      return 1
+    fi
+    start_kafka
+  else
+    start_kafka_cluster
+  fi
+}
+
+wait_kafka() {
+  local i rc=0
+  if [[ $KAFKA_NODES == 1 ]]; then
+    wait_healthy kafka "$KAFKA_TIMEOUT" "$LOGS/kafka-server.log" kafka_healthy "$STACK/kafka/server.properties"
+    return
+  fi
+  for i in $(node_numbers); do
+    wait_healthy "kafka-$i" "$KAFKA_TIMEOUT" "$LOGS/kafka-$i-server.log" "kafka_answers $(node_port "$i")" "$(node_marker "$i")" || rc=1
+  done
+  return $rc
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -530,13 +727,13 @@ cmd_start() {
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.
-  start_kafka
+  start_kafka_configured
   start_clickhouse
   start_apicurio
   local smtp=0
   start_smtp && smtp=1
   local rc=0
-  wait_healthy kafka "$KAFKA_TIMEOUT" "$LOGS/kafka-server.log" kafka_healthy "$STACK/kafka/server.properties" || rc=1
+  wait_kafka || rc=1
   wait_healthy clickhouse "$CH_TIMEOUT" "$STACK/clickhouse/log/clickhouse-server.err.log" clickhouse_healthy "$STACK/clickhouse/config.xml" || rc=1
   if wait_healthy apicurio "$APICURIO_TIMEOUT" "$LOGS/apicurio.log" apicurio_healthy "-Dstack.dir=$STACK"; then
     configure_apicurio || rc=1
@@ -547,26 +744,52 @@ cmd_start() {
 }
 
 stop_one() { # name marker
-  local name=$1 marker=$2 pid
-  pid=$(pid_of "$name")
-  if ! pid_alive "$pid" "$marker"; then
-    rm -f "$RUN/$name.pid"
-    log "$name: not running (no live pid of ours)"
-    return
-  fi
-  log "$name: stopping pid $pid"
-  kill -TERM "$pid" 2>/dev/null || true
-  local start=$SECONDS
-  while pid_alive "$pid" "$marker"; do
-    if (( SECONDS - start >= STOP_TIMEOUT )); then
-      log "$name: still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 1
-      break
+  stop_together "$1" "$2"
+}
+
+# stop_together name marker [name marker …]: TERM to all of them at once, then waits for all (KILL
+# after STOP_TIMEOUT).
+stop_together() {
+  local name pid start=$SECONDS
+  local -A marker_of pid_of_name
+  while (( $# >= 2 )); do
+    name=$1 pid=$(pid_of "$1")
+    if pid_alive "$pid" "$2"; then
+      marker_of[$name]=$2 pid_of_name[$name]=$pid
+      log "$name: stopping pid $pid"
+      kill -TERM "$pid" 2>/dev/null || true
+    else
+      rm -f "$RUN/$name.pid"
+      log "$name: not running (no live pid of ours)"
     fi
-    sleep 0.5
+    shift 2
   done
-  rm -f "$RUN/$name.pid"
+  for name in "${!pid_of_name[@]}"; do
+    pid=${pid_of_name[$name]}
+    while pid_alive "$pid" "${marker_of[$name]}"; do
+      if (( SECONDS - start >= STOP_TIMEOUT )); then
+        log "$name: still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 1
+        break
+      fi
+      sleep 0.5
+    done
+    rm -f "$RUN/$name.pid"
+  done
+}
+
+# The single broker, and every node of a cluster that has a pid file (whatever STACK_KAFKA_NODES says
+# now); the nodes all at once, since a node left alone waits for a quorum to shut down.
+stop_kafka() {
+  local f name args=()
+  if [[ $KAFKA_NODES == 1 || -e "$RUN/kafka.pid" ]]; then stop_one kafka "$STACK/kafka/server.properties"; fi
+  for f in "$RUN"/kafka-[0-9].pid; do
+    [[ -e $f ]] || continue
+    name=$(basename "$f" .pid)
+    args+=("$name" "$(node_marker "${name#kafka-}")")
+  done
+  [[ ${#args[@]} == 0 ]] || stop_together "${args[@]}"
 }
 
 cmd_stop() {
@@ -574,18 +797,26 @@ cmd_stop() {
   stop_one smtp "$SCRIPT_DIR/smtp-sink.mjs"
   stop_one apicurio "-Dstack.dir=$STACK"
   stop_one clickhouse "$STACK/clickhouse/config.xml"
-  stop_one kafka "$STACK/kafka/server.properties"
+  stop_kafka
   log "stopped (postgres and redis are the machine's and keep running)"
 }
 
-status_line() { # name address check
+status_line() { # name address check (a function, with its arguments in the same word)
   local state=down
-  "$3" && state=healthy
+  $3 && state=healthy
   printf '%-11s %-44s %s\n' "$1" "$2" "$state"
 }
 
+status_kafka() {
+  local i
+  if [[ $KAFKA_NODES == 1 ]]; then status_line kafka "$HOST:$KAFKA_PORT" kafka_healthy; return; fi
+  for i in $(node_numbers); do
+    status_line "kafka-$i" "$HOST:$(node_port "$i") (controller $(node_controller_port "$i"))" "kafka_answers $(node_port "$i")"
+  done
+}
+
 cmd_status() {
-  status_line kafka "$HOST:$KAFKA_PORT" kafka_healthy
+  status_kafka
   status_line apicurio "http://$HOST:$APICURIO_PORT/apis/ccompat/v7" apicurio_healthy
   status_line clickhouse "http://$HOST:$CH_HTTP_PORT tcp:$CH_TCP_PORT" clickhouse_healthy
   status_line postgres "$HOST:$PG_PORT" postgres_healthy
@@ -615,13 +846,31 @@ lock() {
   flock -w 600 9 || { err "another stack.sh holds $RUN/.lock"; exit 1; }
 }
 
-case "${1:-}" in
-  start) lock; cmd_start ;;
-  stop) lock; cmd_stop ;;
-  status) cmd_status ;;
-  reset) lock; cmd_reset ;;
+# Kafka alone: a second Kafka (STACK_DIR, STACK_KAFKA_PORT) beside the stack, or a node brought back.
+cmd_start_kafka() {
+  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
+  start_kafka_configured
+  wait_kafka || { err "kafka start failed (logs in $LOGS)"; return 1; }
+}
+
+# Another STACK_DIR is for a second Kafka only: the other services' ports and Apicurio's database
+# are the machine's, and reset would drop the latter.
+if [[ -n ${STACK_DIR:-} && ${2:-} != kafka && ${1:-} =~ ^(start|stop|reset)$ ]]; then
+  err "with STACK_DIR, use: $0 start|stop|status kafka"; exit 2
+fi
+
+case "${1:-} ${2:-}" in
+  "start kafka") lock; cmd_start_kafka ;;
+  "stop kafka") lock; stop_kafka ;;
+  "status kafka") status_kafka ;;
+  "start ") lock; cmd_start ;;
+  "stop ") lock; cmd_stop ;;
+  "status ") cmd_status ;;
+  "reset ") lock; cmd_reset ;;
+  # KAFKA_BROKERS for the configured Kafka (all of a cluster's nodes); run.sh exports it.
+  "kafka-brokers ") kafka_brokers ;;
   # Run a Kafka CLI class with the stack's classpath, e.g.
   #   stack.sh kafka-tool org.apache.kafka.tools.TopicCommand --bootstrap-server 127.0.0.1:9092 --list
-  kafka-tool) shift; install_kafka >&2; kafka_java "$@" ;;
-  *) echo "usage: $0 start|stop|status|reset|kafka-tool <class> [args]" >&2; exit 2 ;;
+  "kafka-tool "*) shift; install_kafka >&2; kafka_java "$@" ;;
+  *) echo "usage: $0 start|stop|status [kafka] | reset | kafka-brokers | kafka-tool <class> [args]" >&2; exit 2 ;;
 esac

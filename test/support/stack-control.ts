@@ -15,16 +15,23 @@ function pidOf(service: string): number {
   return Number(readFileSync(file, 'utf8').trim());
 }
 
-/** Stops the Kafka broker (SIGTERM) and waits for the process to end. */
+/** The stack's Kafka processes: the single broker, or every node with STACK_KAFKA_NODES=3 (as stack.sh names them). */
+const kafkaServices = (): string[] => (process.env.STACK_KAFKA_NODES === '3' ? ['kafka-1', 'kafka-2', 'kafka-3'] : ['kafka']);
+
+/** Stops Kafka (SIGTERM; every node of a cluster at once) and waits for the processes to end. */
 export async function stopKafka(): Promise<void> {
-  const pid = pidOf('kafka');
-  process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 600; i++) {
+  const pids = kafkaServices().map(pidOf);
+  for (const pid of pids) process.kill(pid, 'SIGTERM');
+  const alive = (pid: number) => {
     try {
       process.kill(pid, 0);
+      return true;
     } catch {
-      return;
+      return false;
     }
+  };
+  for (let i = 0; i < 600; i++) {
+    if (!pids.some(alive)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('kafka did not stop within 60 s');

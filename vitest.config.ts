@@ -38,6 +38,8 @@ const ALONE = [
   'test/integration/mail/preferences-page-browser.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
+  // Starts a three-node Kafka cluster of its own (three JVMs on two cores) and stops one of its brokers.
+  'test/integration/platform/kafka-acknowledged-sends.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

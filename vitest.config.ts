@@ -40,6 +40,8 @@ const ALONE = [
   'test/integration/platform/actor-runtime.test.ts',
   // Starts a three-node Kafka cluster of its own (three JVMs on two cores) and stops one of its brokers.
   'test/integration/platform/kafka-acknowledged-sends.test.ts',
+  // Starts a three-node Kafka cluster of its own, and an ingress and a worker process on it.
+  'test/integration/platform/cluster-clean-start.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

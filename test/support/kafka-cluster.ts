@@ -20,6 +20,8 @@ export interface TestCluster {
   brokers: string;
   /** The node's client address. */
   addressOf: (node: Node) => string;
+  /** The node's client port. */
+  portOf: (node: Node) => number;
   /** The node's process id (a restarted node has a new one). */
   pidOf: (node: Node) => number;
   /** SIGSTOP: the node hangs, its connections stay open and unanswered. */
@@ -49,10 +51,12 @@ export async function startTestCluster(): Promise<TestCluster> {
     await stack('stop', 'kafka').catch(() => undefined);
     throw err;
   }
-  const addressOf = (node: Node) => `127.0.0.1:${port + 2 * (node - 1)}`;
+  const portOf = (node: Node) => port + 2 * (node - 1);
+  const addressOf = (node: Node) => `127.0.0.1:${portOf(node)}`;
   return {
     brokers: NODES.map(addressOf).join(','),
     addressOf,
+    portOf,
     pidOf,
     pause: (node) => process.kill(pidOf(node), 'SIGSTOP'),
     resume: (node) => process.kill(pidOf(node), 'SIGCONT'),
@@ -84,13 +88,13 @@ async function stackSh(dir: string, port: number, args: string[]): Promise<void>
   }
 }
 
-/** Clusters whose test process died before removing them (killed, or crashed). */
-async function removeLeftClusters(): Promise<void> {
+/** Removes the clusters whose test process died before removing them (killed, or crashed). */
+export async function removeLeftClusters(): Promise<void> {
   if (!existsSync(CLUSTERS)) return;
   for (const name of readdirSync(CLUSTERS)) {
     const dir = `${CLUSTERS}/${name}`;
-    const owner = Number(existsSync(`${dir}/owner`) ? readFileSync(`${dir}/owner`, 'utf8') : 0);
-    if (owner && alive(owner)) continue;
+    // (A folder without an owner yet is being made.)
+    if (!existsSync(`${dir}/owner`) || alive(Number(readFileSync(`${dir}/owner`, 'utf8')))) continue;
     const port = Number(name.split('-')[1]);
     if (port) await stackSh(dir, port, ['stop', 'kafka']);
     rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@
 // never deleted, shrunk or grown here.
 // (ConfigResourceTypes is not a named ESM export of kafkajs under plain Node, hence the default import.)
 import kafkajs, { type Admin } from 'kafkajs';
+import { topicsAsKnownBy } from './broker-metadata.ts';
 import { prefixed, type TopicDefinition } from './topic-definition.ts';
 import type { Logger } from '../logger.ts';
 
@@ -14,22 +15,31 @@ function topicConfig(def: TopicDefinition): { name: string; value: string }[] {
 }
 
 /**
- * For a moment after creating a topic, a busy broker answers metadata requests for it with
- * UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE; kafkajs's own waitForLeaders gives up on
- * the first, failing a start that would have succeeded a few milliseconds later.
+ * Waits until every broker of the cluster knows these topics and a leader for each partition. Kafka
+ * confirms a new topic once its controllers have it; each broker learns of it a moment later (on a
+ * busy three-node cluster, often after the creating process went on), and until then answers
+ * UNKNOWN_TOPIC_OR_PARTITION, which kafkajs's metadata refresh does not retry: a subscribe, a send
+ * or a metadata request that reached such a broker failed (an ingress died of it at start). The
+ * topics another process has just created are waited for too. A broker that does not answer (down,
+ * or hung until the cluster fences it) is asked again.
  */
-const NOT_YET = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
-
-async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+async function waitUntilEveryBrokerKnows(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; ; ) {
-    try {
-      const meta = await admin.fetchTopicMetadata({ topics });
-      if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
-    } catch (err) {
-      const { type, originalError } = err as { type?: string; originalError?: { type?: string } };
-      if (!NOT_YET.has(type ?? originalError?.type ?? '')) throw err;
-    }
-    if (Date.now() > end) throw new Error(`new topics still without a leader after ${timeoutMs} ms: ${topics.join(', ')}`);
+    const { brokers } = await admin.describeCluster();
+    const answers = await Promise.all(
+      brokers.map(async ({ nodeId, host, port }) => {
+        try {
+          const known = await topicsAsKnownBy(host, port, topics);
+          const missing = known.filter((t) => t.errorCode !== 0 || t.leaders.length === 0 || t.leaders.some((l) => l < 0));
+          return missing.map((t) => `${t.name} (broker ${nodeId}: ${t.errorCode !== 0 ? `error ${t.errorCode}` : 'no leader'})`);
+        } catch (err) {
+          return [`broker ${nodeId}: ${(err as Error).message}`];
+        }
+      }),
+    );
+    const waiting = answers.flat();
+    if (waiting.length === 0) return;
+    if (Date.now() > end) throw new Error(`topics not yet known to every broker after ${timeoutMs} ms: ${waiting.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -39,7 +49,7 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
   const missing = defs.filter((d) => !existing.has(prefixed(prefix, d.name)));
   if (missing.length > 0) {
     await admin.createTopics({
-      waitForLeaders: false, // waited for below
+      waitForLeaders: false, // every broker is waited for below
       topics: missing.map((d) => ({
         topic: prefixed(prefix, d.name),
         numPartitions: d.partitions,
@@ -47,9 +57,9 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
         configEntries: topicConfig(d),
       })),
     });
-    await waitForLeaders(admin, missing.map((d) => prefixed(prefix, d.name)));
     log.info({ topics: missing.map((d) => prefixed(prefix, d.name)) }, 'topics created');
   }
+  await waitUntilEveryBrokerKnows(admin, defs.map((d) => prefixed(prefix, d.name)));
   const present = defs.filter((d) => existing.has(prefixed(prefix, d.name)));
   if (present.length === 0) return;
   const meta = await admin.fetchTopicMetadata({ topics: present.map((d) => prefixed(prefix, d.name)) });

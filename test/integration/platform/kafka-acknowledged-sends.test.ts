@@ -8,11 +8,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { createKafka } from '../../../src/platform/kafka/client.ts';
 import { CachedDefaultPartitioner } from '../../../src/platform/kafka/cached-partitioner.ts';
+import { topicsAsKnownBy } from '../../../src/platform/kafka/broker-metadata.ts';
 import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { eventually } from '../../support/env.ts';
 import { NODES, startTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
-import { leadersSeenBy } from '../../support/kafka-leaders.ts';
 
 const TOPIC = 'acknowledged-sends';
 const PRODUCERS = 4;
@@ -28,6 +28,9 @@ const log = createLogger({ LOG_LEVEL: 'silent' });
 let cluster: TestCluster;
 const kafkaOf = (brokers: string, clientId: string): Kafka => createKafka({ KAFKA_BROKERS: brokers, KAFKA_CLIENT_ID: clientId }, log);
 
+/** The topic's leader per partition as this node sees it (kafkajs would ask any node, and hang on the stopped one). */
+const leadersSeenBy = async (node: Node) => (await topicsAsKnownBy('127.0.0.1', cluster.portOf(node), [TOPIC]))[0]!.leaders;
+
 beforeAll(async () => {
   cluster = await startTestCluster();
 });
@@ -39,7 +42,7 @@ it('resolves a send only when every one of its messages is written, while a lead
   const admin = kafkaOf(cluster.brokers, 'test-admin').admin();
   await admin.connect();
   await ensureTopics(admin, '', [{ name: TOPIC, partitions: 6, key: 'message id', cleanupPolicy: 'delete', valueSchema: '', description: 'test' }], log);
-  const stopped = (await leadersSeenBy(cluster.addressOf(1), TOPIC))[0] as Node;
+  const stopped = (await leadersSeenBy(1))[0] as Node;
   const running = NODES.find((n) => n !== stopped)!;
 
   const acknowledged = new Set<string>();
@@ -69,7 +72,7 @@ it('resolves a send only when every one of its messages is written, while a lead
   cluster.pause(stopped);
   const pausedAt = Date.now();
   // Resumed once the running brokers lead all of its partitions: its answers to the sends it holds then fail.
-  await eventually(async () => (await leadersSeenBy(cluster.addressOf(running), TOPIC)).every((leader) => leader !== stopped && leader >= 0), 60_000, 250);
+  await eventually(async () => (await leadersSeenBy(running)).every((leader) => leader !== stopped && leader >= 0), 60_000, 250);
   cluster.resume(stopped);
   const paused = Date.now() - pausedAt;
   const sendsAtResume = [...sends];

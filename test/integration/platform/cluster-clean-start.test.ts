@@ -1,0 +1,57 @@
+// Processes start cleanly on a fresh three-node Kafka cluster: topic creation returns only once
+// every broker knows the new topics (until then a broker answers UNKNOWN_TOPIC_OR_PARTITION, which
+// kafkajs's metadata refresh does not retry), and an ingress and a worker process started at once
+// (their databases migrated, so both create their topics at the same moment) both come up and stay up.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { topicsAsKnownBy } from '../../../src/platform/kafka/broker-metadata.ts';
+import { createKafka } from '../../../src/platform/kafka/client.ts';
+import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
+import { serviceTopics } from '../../../src/service.ts';
+import { eventually } from '../../support/env.ts';
+import { NODES, startTestCluster, type TestCluster } from '../../support/kafka-cluster.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
+import { childPort, startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
+
+useOwnDatabases();
+const started: Child[] = [];
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+});
+afterAll(async () => {
+  await Promise.all(started.map((c) => stopChild(c)));
+  await cluster?.remove();
+}, 60_000);
+
+it('returns from creating topics once every broker knows them', async () => {
+  const log = createLogger({ LOG_LEVEL: 'silent' });
+  const admin = createKafka({ KAFKA_BROKERS: cluster.brokers, KAFKA_CLIENT_ID: 'test' }, log).admin();
+  await admin.connect();
+  // A few rounds: how far each broker lags varies.
+  for (const round of [1, 2, 3]) {
+    const prefix = `known-${round}`;
+    await ensureTopics(admin, prefix, serviceTopics, log);
+    const names = serviceTopics.map((d) => `${prefix}.${d.name}`);
+    const unknown = (await Promise.all(NODES.map(async (node) => (await topicsAsKnownBy('127.0.0.1', cluster.portOf(node), names)).filter((t) => t.errorCode !== 0).map((t) => `${t.name} on ${node}`)))).flat();
+    expect(unknown).toEqual([]);
+  }
+  await admin.disconnect();
+});
+
+it('starts an ingress and a worker process side by side', async () => {
+  const env = { KAFKA_BROKERS: cluster.brokers, METRICS_PORT: '0', LOG_LEVEL: 'info' };
+  const port = childPort();
+  const ingress = startTs('src/main.ts', [], { ...env, HTTP_PORT: port });
+  const workers = startTs('workers/all.ts', [], env);
+  started.push(ingress, workers);
+  await Promise.all([waitForOutput(ingress, 'ingress listening', 180_000), waitForOutput(workers, 'worker process ready', 180_000)]);
+
+  expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+  // The worker process's consumers have joined their groups.
+  const line = workers.output().split('\n').find((l) => l.includes('metrics listening'))!;
+  const operations = JSON.parse(line).url as string;
+  await eventually(async () => (await fetch(`${operations}/readyz`)).status === 200, 60_000, 500);
+  expect([ingress.process.exitCode, workers.process.exitCode]).toEqual([null, null]);
+}, 240_000);

@@ -764,19 +764,24 @@ stop_together() {
     fi
     shift 2
   done
-  for name in "${!pid_of_name[@]}"; do
-    pid=${pid_of_name[$name]}
-    while pid_alive "$pid" "${marker_of[$name]}"; do
-      if (( SECONDS - start >= STOP_TIMEOUT )); then
-        log "$name: still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-        sleep 1
-        break
-      fi
-      sleep 0.5
+  local left
+  while :; do
+    left=()
+    for name in "${!pid_of_name[@]}"; do
+      pid_alive "${pid_of_name[$name]}" "${marker_of[$name]}" && left+=("$name")
     done
-    rm -f "$RUN/$name.pid"
+    (( ${#left[@]} > 0 )) || break
+    if (( SECONDS - start >= STOP_TIMEOUT )); then
+      for name in "${left[@]}"; do
+        log "$name: still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
+        kill -KILL "${pid_of_name[$name]}" 2>/dev/null || true
+      done
+      sleep 1
+      break
+    fi
+    sleep 0.5
   done
+  for name in "${!pid_of_name[@]}"; do rm -f "$RUN/$name.pid"; done
 }
 
 # The single broker, and every node of a cluster that has a pid file (whatever STACK_KAFKA_NODES says

@@ -18,8 +18,17 @@ const KeyInfo = Type.Object(
   { id: Type.String(), workspaceId: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String(), lastUsedAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]) },
   { $id: 'ApiKey', title: 'ApiKey' },
 );
-const WorkspaceList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(Workspace)) }, { $id: 'WorkspaceList', title: 'WorkspaceList' });
-const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(KeyInfo)) }, { $id: 'ApiKeyList', title: 'ApiKeyList' });
+const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' });
+const WorkspaceList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(Workspace)), nextCursor: NextCursor }, { $id: 'WorkspaceList', title: 'WorkspaceList' });
+const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(KeyInfo)), nextCursor: NextCursor }, { $id: 'ApiKeyList', title: 'ApiKeyList' });
+/** Pages as the link API's lists: newest first, `limit` 1 to 100 (default 20), `cursor` the previous page's nextCursor. */
+const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page (1 to 100, default 20).' })),
+    cursor: Type.Optional(Type.String({ maxLength: 500, description: 'nextCursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
 const IssuedApiKey = Type.Object({ key: Type.String({ description: 'The secret key, shown once.' }), apiKey: ref(KeyInfo) }, { $id: 'IssuedApiKey', title: 'IssuedApiKey' });
 // Every admin route: 401 for a wrong token, 429 past the failed-attempt allowance, 404 when no ADMIN_TOKEN is configured.
 const ADMIN_ERRORS = [401, 404, 429] as const;
@@ -47,8 +56,8 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
   }, async (request, reply) => reply.status(201).send(await workspaces.create(request.body.name, request.body.plan)));
 
   app.get('/workspaces', {
-    schema: { tags, security, operationId: 'listWorkspaces', summary: 'List workspaces', response: { 200: ref(WorkspaceList), ...errorResponses(...ADMIN_ERRORS) } },
-  }, async () => ({ object: 'list' as const, data: await workspaces.list() }));
+    schema: { tags, security, operationId: 'listWorkspaces', summary: 'List workspaces', description: 'Newest first.', querystring: PageQuery, response: { 200: ref(WorkspaceList), ...errorResponses(...ADMIN_ERRORS, 400) } },
+  }, async (request) => ({ object: 'list' as const, ...(await workspaces.list(request.query.limit ?? 20, request.query.cursor)) }));
 
   app.patch('/workspaces/:workspaceId', {
     schema: {
@@ -75,10 +84,10 @@ export async function adminRoutes(app: App, deps: { workspaces: Workspaces; keys
   });
 
   app.get('/workspaces/:workspaceId/keys', {
-    schema: { tags, security, operationId: 'listApiKeys', summary: 'List API keys (without secrets)', params: WsParams, response: { 200: ref(ApiKeyList), ...errorResponses(...ADMIN_ERRORS) } },
+    schema: { tags, security, operationId: 'listApiKeys', summary: 'List API keys (without secrets)', description: 'Newest first.', params: WsParams, querystring: PageQuery, response: { 200: ref(ApiKeyList), ...errorResponses(...ADMIN_ERRORS, 400) } },
   }, async (request) => {
     await workspaceOf(request.params.workspaceId);
-    return { object: 'list' as const, data: await keys.list(request.params.workspaceId) };
+    return { object: 'list' as const, ...(await keys.list(request.params.workspaceId, request.query.limit ?? 20, request.query.cursor)) };
   });
 
   app.delete('/workspaces/:workspaceId/keys/:keyId', {

@@ -76,8 +76,14 @@ export async function ensureLocalAccess(options: { baseUrl: string; adminToken: 
 
 /** The workspace named "local", made (Enterprise) if missing, moved to Enterprise if it is on another plan. */
 async function localWorkspace(baseUrl: string, adminToken: string): Promise<string> {
-  const list = await expectStatus('listing workspaces (is ADMIN_TOKEN the kept one?)', 200, await request(baseUrl, 'GET', '/admin/v1/workspaces', adminToken));
-  const found = (list.data as { id: string; name: string; plan: string }[]).find((w) => w.name === LOCAL_WORKSPACE_NAME);
+  let found: { id: string; name: string; plan: string } | undefined;
+  // The list is paged: walk it to the end (or to the local workspace).
+  for (let cursor: string | null = ''; !found && cursor !== null; ) {
+    const path = `/admin/v1/workspaces?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const list = await expectStatus('listing workspaces (is ADMIN_TOKEN the kept one?)', 200, await request(baseUrl, 'GET', path, adminToken));
+    found = (list.data as { id: string; name: string; plan: string }[]).find((w) => w.name === LOCAL_WORKSPACE_NAME);
+    cursor = list.nextCursor;
+  }
   if (!found) {
     const made = await expectStatus('creating the local workspace', 201, await request(baseUrl, 'POST', '/admin/v1/workspaces', adminToken, { name: LOCAL_WORKSPACE_NAME, plan: 'enterprise' }));
     return made.id;

@@ -3,6 +3,7 @@
 // seek reveals nothing about the key), and the stored hash is compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { newestFirst } from '../short-links/cursor.ts';
 import type { Plan } from './plans.ts';
 
 export const API_KEY_PREFIX = 'lk_live_';
@@ -77,9 +78,10 @@ export class ApiKeys {
     return { key, info: toInfo(rows[0]!) };
   }
 
-  async list(workspaceId: string): Promise<ApiKeyInfo[]> {
-    const { rows } = await this.pg.query<Row>('SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC', [workspaceId]);
-    return rows.map(toInfo);
+  /** A page of the workspace's keys, newest first; `cursor` is the previous page's nextCursor. */
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<{ data: ApiKeyInfo[]; nextCursor: string | null }> {
+    const { rows, nextCursor } = await newestFirst<Row>(this.pg, 'SELECT * FROM api_keys WHERE workspace_id = $1', [workspaceId], limit, cursor);
+    return { data: rows.map(toInfo), nextCursor };
   }
 
   /** Revokes a key of the workspace; returns undefined when there is no such key. */

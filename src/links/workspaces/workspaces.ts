@@ -1,5 +1,6 @@
 // Workspaces: the tenant of the link service. Every key, link, campaign and limit belongs to one.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { newestFirst } from '../short-links/cursor.ts';
 import type { Plan } from './plans.ts';
 
 export interface Workspace {
@@ -43,9 +44,10 @@ export class Workspaces {
     return rows[0] && toWorkspace(rows[0]);
   }
 
-  async list(): Promise<Workspace[]> {
-    const { rows } = await this.pg.query<Row>('SELECT * FROM workspaces ORDER BY created_at DESC, id DESC');
-    return rows.map(toWorkspace);
+  /** A page of workspaces, newest first; `cursor` is the previous page's nextCursor. */
+  async list(limit: number, cursor?: string): Promise<{ data: Workspace[]; nextCursor: string | null }> {
+    const { rows, nextCursor } = await newestFirst<Row>(this.pg, 'SELECT * FROM workspaces', [], limit, cursor);
+    return { data: rows.map(toWorkspace), nextCursor };
   }
 
   async setPlan(id: string, plan: Plan): Promise<Workspace | undefined> {

@@ -11,6 +11,7 @@ import { isUuid } from '../../platform/http/validation.ts';
 import { DomainSchema } from '../domains/domain-routes.ts';
 import { toDomain, type Domains } from '../domains/domains.ts';
 import { Hostname, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
+import { PageOf, PageQuery } from '../http/pagination.ts';
 import { KEY_KINDS, type MailKeys } from './mail-keys.ts';
 import type { Organizations } from './organizations.ts';
 import { PLAN_CEILING, PLANS, type Plan } from './plans.ts';
@@ -46,8 +47,9 @@ const MailKeySchema = Type.Object(
   },
   { $id: 'MailApiKey', title: 'MailApiKey' },
 );
-const OrganizationList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(OrganizationSchema)) }, { $id: 'MailOrganizationList', title: 'MailOrganizationList' });
-const MailKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ref(MailKeySchema)) }, { $id: 'MailApiKeyList', title: 'MailApiKeyList' });
+// Paged as every mail list: newest first, ?limit= 1 to 100 (default 20), ?cursor= the previous page's next_cursor.
+const OrganizationList = PageOf(ref(OrganizationSchema), 'MailOrganizationList');
+const MailKeyList = PageOf(ref(MailKeySchema), 'MailApiKeyList');
 const IssuedMailKey = Type.Object({ key: Type.String({ description: 'The secret key (mk_live_…), shown once.' }), api_key: ref(MailKeySchema) }, { $id: 'IssuedMailApiKey', title: 'IssuedMailApiKey' });
 
 const ADMIN_ERRORS = [401, 404, 429] as const;
@@ -86,8 +88,8 @@ export async function mailAdminRoutes(app: App, deps: { organizations: Organizat
   });
 
   app.get('/organizations', {
-    schema: { tags, security, operationId: 'listOrganizations', summary: 'List mail organizations', response: { 200: ref(OrganizationList), ...errorResponses(...ADMIN_ERRORS) } },
-  }, async () => ({ object: 'list' as const, data: await organizations.list() }));
+    schema: { tags, security, operationId: 'listOrganizations', summary: 'List mail organizations', description: 'Newest first.', querystring: PageQuery, response: { 200: ref(OrganizationList), ...errorResponses(...ADMIN_ERRORS, 400) } },
+  }, async (request) => organizations.list(request.query.limit, request.query.cursor));
 
   app.get('/organizations/:organizationId', {
     schema: { tags, security, operationId: 'getOrganization', summary: 'Get a mail organization', params: OrgParams, response: { 200: ref(OrganizationSchema), ...errorResponses(...ADMIN_ERRORS) } },
@@ -128,10 +130,10 @@ export async function mailAdminRoutes(app: App, deps: { organizations: Organizat
   });
 
   app.get('/organizations/:organizationId/keys', {
-    schema: { tags, security, operationId: 'listMailApiKeys', summary: 'List mail API keys (without secrets)', params: OrgParams, response: { 200: ref(MailKeyList), ...errorResponses(...ADMIN_ERRORS) } },
+    schema: { tags, security, operationId: 'listMailApiKeys', summary: 'List mail API keys (without secrets)', description: 'Newest first.', params: OrgParams, querystring: PageQuery, response: { 200: ref(MailKeyList), ...errorResponses(...ADMIN_ERRORS, 400) } },
   }, async (request) => {
     await organizationOf(request.params.organizationId);
-    return { object: 'list' as const, data: await keys.list(request.params.organizationId) };
+    return keys.list(request.params.organizationId, request.query.limit, request.query.cursor);
   });
 
   app.delete('/organizations/:organizationId/keys/:keyId', {

@@ -5,6 +5,7 @@
 // to, and optionally its own per-second request cap.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { page, type Page } from '../http/pagination.ts';
 import { ShortLivedCache } from '../../platform/short-lived-cache.ts';
 
 export const MAIL_KEY_PREFIX = 'mk_live_';
@@ -108,9 +109,9 @@ export class MailKeys {
     return { key, info: toInfo(rows[0]!) };
   }
 
-  async list(organizationId: string): Promise<MailKeyInfo[]> {
-    const { rows } = await this.pg.query<Row>('SELECT * FROM mail_api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC', [organizationId]);
-    return rows.map(toInfo);
+  /** A page of the organization's keys, newest first (pagination.ts). */
+  async list(organizationId: string, limit?: number, cursor?: string): Promise<Page<MailKeyInfo>> {
+    return page(this.pg, { select: 'SELECT * FROM mail_api_keys WHERE organization_id = $1', params: [organizationId], limit, cursor }, toInfo);
   }
 
   /** Revokes a key of the organization; undefined when there is no such key. */

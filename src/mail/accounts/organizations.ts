@@ -1,5 +1,6 @@
 // Organizations: the tenant of the mail product. Every key, domain, contact and message belongs to one.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { page, type Page } from '../http/pagination.ts';
 import { effectiveDailySendCap, type Plan } from './plans.ts';
 
 export interface Organization {
@@ -63,9 +64,9 @@ export class Organizations {
     return rows[0] && this.toOrganization(rows[0]);
   }
 
-  async list(): Promise<Organization[]> {
-    const { rows } = await this.pg.query<Row>('SELECT * FROM mail_organizations ORDER BY created_at DESC, id DESC');
-    return rows.map(this.toOrganization);
+  /** A page of organizations, newest first (pagination.ts). */
+  async list(limit?: number, cursor?: string): Promise<Page<Organization>> {
+    return page(this.pg, { select: 'SELECT * FROM mail_organizations', params: [], limit, cursor }, this.toOrganization);
   }
 
   async update(id: string, change: OrganizationChange): Promise<Organization | undefined> {

@@ -6,8 +6,10 @@ import { Type, type Static } from '@sinclair/typebox';
 export const MAX_RECIPIENTS = 50;
 export const MAX_PART_BYTES = 2 * 1024 * 1024;
 
-const Addresses = (description: string) =>
-  Type.Union([Type.String({ maxLength: 512 }), Type.Array(Type.String({ maxLength: 512 }), { maxItems: MAX_RECIPIENTS })], { description });
+// Recipient lists have no maxItems: more than MAX_RECIPIENTS (to, cc and bcc together) is
+// 400 too_many_recipients from prepare-message.ts, not a schema failure.
+const Addresses = (description: string, maxItems?: number) =>
+  Type.Union([Type.String({ maxLength: 512 }), Type.Array(Type.String({ maxLength: 512 }), maxItems === undefined ? {} : { maxItems })], { description });
 const TagPart = Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9_-]+$' });
 
 export const Attachment = Type.Object(
@@ -26,7 +28,7 @@ export const EmailFields = {
   to: Addresses('One address or up to 50; to, cc and bcc together at most 50.'),
   cc: Type.Optional(Addresses('Carbon copy.')),
   bcc: Type.Optional(Addresses('Blind carbon copy.')),
-  reply_to: Type.Optional(Addresses('Reply-To addresses.')),
+  reply_to: Type.Optional(Addresses('Reply-To addresses, at most 50.', MAX_RECIPIENTS)),
   subject: Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\r\\n]*$', description: '1 to 998 characters, no line breaks.' }),
   html: Type.Optional(Type.String({ description: 'At most 2 MB (UTF-8).' })),
   text: Type.Optional(Type.String({ description: 'At most 2 MB (UTF-8). At least one of html and text.' })),

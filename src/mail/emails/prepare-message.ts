@@ -90,12 +90,14 @@ export function prepareMessage(input: SendEmailInput, headerKey: string | undefi
   if (input.template !== undefined) throw refuse(422, 'template_not_supported', 'template is not supported on /emails yet; send subject and html or text.', `${at}/template`);
   const from = parseMailbox(input.from);
   if (!from) throw refuse(400, 'invalid_from', 'from must be "email" or "Name <email>".', `${at}/from`);
+  // Counted before any address is read: a list too long is refused as such, whatever it holds.
+  const count = (value: string | string[] | undefined) => (value === undefined ? 0 : Array.isArray(value) ? value.length : 1);
+  if (count(input.to) + count(input.cc) + count(input.bcc) > MAX_RECIPIENTS) throw refuse(400, 'too_many_recipients', `to, cc and bcc hold at most ${MAX_RECIPIENTS} addresses together.`, `${at}/to`);
   const to = mailboxes(input.to, 'to', at);
   const cc = mailboxes(input.cc, 'cc', at);
   const bcc = mailboxes(input.bcc, 'bcc', at);
   const replyTo = mailboxes(input.reply_to, 'reply_to', at);
   if (to.length === 0) throw refuse(400, 'missing_recipient', 'to needs at least one address.', `${at}/to`);
-  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw refuse(400, 'too_many_recipients', `to, cc and bcc hold at most ${MAX_RECIPIENTS} addresses together.`, `${at}/to`);
   if (input.html === undefined && input.text === undefined) throw refuse(400, 'missing_content', 'Send html, text or both.', `${at}/html`);
   for (const part of ['html', 'text'] as const) {
     const value = input[part];

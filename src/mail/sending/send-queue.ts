@@ -67,7 +67,7 @@ RETURNING d.message_id, d.organization_id, d.from_domain, d.state, d.lease_token
           (extract(epoch FROM d.queued_at) * 1000000)::bigint AS queued_us, (extract(epoch FROM d.accepted_at) * 1000000)::bigint AS accepted_us, to_char(d.counted_day, 'YYYY-MM-DD') AS counted_day, d.attempts, d.handed_to`;
 
 /** Messages of one organization that may be in flight at once, across senders. */
-const ORGANIZATION_WINDOW = 64;
+export const ORGANIZATION_WINDOW = 64;
 
 export class SendQueue {
   private readonly pg: Pool;

@@ -17,7 +17,7 @@ import type { MailConfig } from '../config.ts';
 import type { MailMessageEvent } from '../emails/message-outbox.ts';
 import type { MailEventOutbox } from '../events/mail-events.ts';
 import { allowanceSettings, countAgainstAllowances, untilNextUtcDay, utcDay, type AllowanceSettings } from './daily-allowances.ts';
-import { SendQueue, type QueuedMessage } from './send-queue.ts';
+import { ORGANIZATION_WINDOW, SendQueue, type QueuedMessage } from './send-queue.ts';
 import { SendRate } from './send-rate.ts';
 import { sendQueueGauge } from './send-metrics.ts';
 import { createRelay, describeFailure, hardRefusedRecipients, isPermanent, prepareHandover, type Copy, type LinkSettings, type Relay } from './smtp-handover.ts';
@@ -297,7 +297,7 @@ export function mailSenderKind(platform: Platform, config: MailConfig & { PUBLIC
   );
   return {
     kind: 'mail-sender',
-    scrapeGauges: sendQueueGauge(platform.pg),
+    scrapeGauges: sendQueueGauge(platform.pg, ORGANIZATION_WINDOW),
     topics: [mailMessagesTopic],
     concurrency: 2,
     background: sender,

@@ -7,9 +7,10 @@
 //   /api/v1/…      product routes, each behind its product's authentication and limits
 //   /api/v1/<unknown>  404 route_not_found, with the limit headers of the product whose key was sent
 //   /api/v1/openapi    the OpenAPI document of the whole service (public)
-//   /admin/v1/…    operator routes of every product, behind ADMIN_TOKEN
+//   /admin/v1/…    operator routes of every product, behind ADMIN_TOKEN; undeclared query parameters refused
 // Every response here carries X-RateLimit-* (api-limit-headers.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { bearerToken, type AttemptGuard } from './attempt-guard.ts';
 import { ApiError } from './errors.ts';
@@ -78,6 +79,11 @@ export async function registerApiShell(app: App, options: ApiShellOptions): Prom
   }, { prefix: API_PREFIX });
 
   await app.register(async (admin) => {
+    // Operator routes take only the query parameters they declare: any other is 400 unknown_field,
+    // as on the public lists (a route that declares none takes none).
+    admin.addHook('onRoute', (route) => {
+      if (route.schema && route.schema.querystring === undefined) route.schema.querystring = Type.Object({}, { additionalProperties: false });
+    });
     admin.addHook('onRequest', adminTokenCheck(options.adminToken, options.guard));
     for (const product of products) if (product.registerAdmin) await admin.register(product.registerAdmin);
   }, { prefix: ADMIN_PREFIX });

@@ -8,7 +8,9 @@
 // recorded, and only while the window has room for it: concurrent guesses that
 // all passed the first read cannot get more than N failures answered, the rest
 // get 429. Valid credentials are never recorded, so any number of concurrent
-// good requests pass.
+// good requests pass while the IP is within its allowance; once it is spent,
+// every request from the IP is refused, good ones too, until the window has room
+// (the allowance is read before the credential is looked at).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { failOpen } from '../limits/fail-open.ts';
 import { fullAllowance, rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../limits/sliding-window.ts';

@@ -94,10 +94,22 @@ export function errorBody(requestId: string, code: string, message: string, deta
 /** Renders an error as a response body; a product may answer in a shape of its own (mail speaks Resend's). */
 export type ErrorRenderer = (requestId: string, code: string, message: string, details: ErrorDetailType[] | undefined, status: number) => unknown;
 
+/**
+ * Requests whose body was empty under Content-Type: application/json. The parser lets them through
+ * as "no body" (SDKs send the header on DELETE, and some routes take no body or an empty one), so a
+ * route that needs a body refuses them in validation: answered `invalid_json`, as for malformed JSON.
+ */
+const emptyJsonBodies = new WeakSet<FastifyRequest>();
+
+const isEmptyJsonBody = (error: Error, request: FastifyRequest): boolean =>
+  (error as FastifyError).validationContext === 'body' && request.body === undefined && emptyJsonBodies.has(request);
+
 /** The error handler of a server or of a product's context: logs by severity and answers with `render`'s body. */
 export function errorHandler(render: ErrorRenderer) {
   return (error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    const { status, code, message, details } = describeError(error);
+    const { status, code, message, details } = isEmptyJsonBody(error, request)
+      ? describeError(Object.assign(new Error('empty body'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY' }))
+      : describeError(error);
     // Error level (with the stack) is for bugs. Refusals we give on purpose are expected: a client's
     // mistake (4xx) at info, a 5xx we raised ourselves (an ApiError such as 503 render_busy) at warn.
     if (error instanceof ApiError && status >= 500) request.log.warn({ status, code }, message);
@@ -139,10 +151,13 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   // JSON only: a text/plain body is refused with 415 instead of reaching a handler as a string.
   app.removeContentTypeParser('text/plain');
   // An empty body with Content-Type: application/json (sent by many SDKs on DELETE) is "no body",
-  // not malformed JSON; routes that need a body still say so through validation.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // not malformed JSON; a route that needs a body answers invalid_json (errorHandler).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
+    if (text.trim() === '') {
+      emptyJsonBodies.add(request);
+      return done(null, undefined);
+    }
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (err) {

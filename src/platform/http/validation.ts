@@ -96,10 +96,22 @@ export interface ValidationFailure {
   details: { path: string; message: string }[];
 }
 
+/**
+ * Whether `e` is the "must be null" of a nullable field's null branch (`Type.Union([X, Type.Null()])`,
+ * an anyOf) while X's branch says what is wrong: the field is not null, so only X's error helps.
+ */
+function isNullBranchNoise(e: ErrorObject, errors: readonly ErrorObject[]): boolean {
+  if (e.keyword !== 'type' || (e.params as { type?: unknown }).type !== 'null') return false;
+  const branch = /^(.*\/anyOf)\/\d+\/type$/.exec(e.schemaPath);
+  if (!branch) return false;
+  const union = `${branch[1]}/`;
+  return errors.some((other) => other !== e && other.schemaPath.startsWith(union) && !other.schemaPath.startsWith(e.schemaPath.slice(0, -'type'.length)));
+}
+
 /** Ajv's errors as the API reports them: one detail per field (the pointer names an unknown field itself), and the code. */
 export function describeValidation(errors: readonly ErrorObject[]): ValidationFailure {
-  // anyOf/const noise from unions adds nothing the other errors do not say.
-  const useful = errors.filter((e) => e.keyword !== 'anyOf' || errors.length === 1);
+  // anyOf/const noise from unions adds nothing the other errors do not say; nor does a nullable field's "must be null".
+  const useful = errors.filter((e) => (e.keyword !== 'anyOf' || errors.length === 1) && !isNullBranchNoise(e, errors));
   return {
     code: errors.some((e) => e.keyword === 'additionalProperties') ? 'unknown_field' : 'validation_failed',
     details: useful.map((e) => ({

@@ -1,9 +1,12 @@
 // The failed-authentication allowance (10 per minute per IP) counts failures
-// only: a client sending many good requests at once is never refused by it,
-// while concurrent bad guesses still cannot get more than 10 answers past it.
+// only: a client sending many good requests at once is not refused by it while
+// the IP is within it, concurrent bad guesses still cannot get more than 10
+// answers past it, and once it is spent every request from the IP is refused,
+// good keys too, as docs/links-api.md says.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { organizationWithKey } from '../../support/mail/organizations.ts';
 
 let ingress: TestIngress;
 const badKey = () => `lk_live_${'x'.repeat(32)}`;
@@ -31,8 +34,9 @@ describe('failed-authentication allowance under concurrency', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
   });
 
-  it('still refuses the 11th failure after 10 bad keys, and a good key from that IP too', async () => {
+  it('still refuses the 11th failure after 10 bad keys, and then good keys of either product and the operator token from that IP too, saying when to retry', async () => {
     const ws = await workspaceWithKey(ingress.url);
+    const org = await organizationWithKey(ingress.url);
     const ip = freshIp();
     for (let i = 0; i < 10; i++) {
       const res = await call(ingress.url, 'GET', '/api/v1/links', { key: badKey(), ip });
@@ -43,7 +47,19 @@ describe('failed-authentication allowance under concurrency', () => {
     expect(eleventh.status).toBe(429);
     expect(eleventh.body.error.code).toBe('auth_rate_limited');
     expect(eleventh.headers.get('x-ratelimit-remaining')).toBe('0');
-    expect((await call(ingress.url, 'GET', '/api/v1/links', { key: ws.key, ip })).status).toBe(429);
+    const good = [
+      await call(ingress.url, 'GET', '/api/v1/links', { key: ws.key, ip }),
+      await call(ingress.url, 'GET', '/api/v1/contacts', { key: org.key, ip }),
+      await call(ingress.url, 'GET', '/admin/v1/workspaces?limit=1', { ip, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
+    ];
+    for (const res of good) {
+      expect([res.status, res.body.error.code]).toEqual([429, 'auth_rate_limited']);
+      // Until the oldest of the ten failures is a minute old.
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(50);
+      expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    }
+    // Another address is not affected.
+    expect((await call(ingress.url, 'GET', '/api/v1/links', { key: ws.key })).status).toBe(200);
   });
 
   it('lets at most 10 of 40 concurrent bad guesses from one IP be answered as failures; the rest get 429', async () => {

@@ -139,6 +139,17 @@ describe('links: bad input is refused with a stable code and changes nothing', (
     expect(await count()).toBe(before);
   });
 
+  it('names one rule for a nullable field, its own, not the union\'s "must be null" (docs/links-api.md, Errors)', async () => {
+    const res = await api.post('/api/v1/links', { destination: 'https://example.com', scanLimit: 0 });
+    expect(res.body.error).toMatchObject({ code: 'validation_failed', message: 'Invalid body: /scanLimit must be >= 1', details: [{ path: '/scanLimit', message: 'must be >= 1' }] });
+    const nested = await api.post('/api/v1/links', { destination: 'https://example.com', expiresAt: 5, testVariants: [{ url: 'https://example.com/a', percent: 5 }, { url: 'https://example.com/b', percent: 95 }] });
+    expect(nested.body.error.details).toEqual([
+      { path: '/expiresAt', message: 'must be string' },
+      { path: '/testVariants/0/percent', message: 'must be >= 10' },
+      { path: '/testVariants/1/percent', message: 'must be <= 90' },
+    ]);
+  });
+
   it('refuses a duplicate custom short ID with 409 and keeps the first link', async () => {
     const shortId = `dup-${Date.now()}`;
     const first = await api.post('/api/v1/links', { destination: 'https://example.com/first', shortId });

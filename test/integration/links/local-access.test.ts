@@ -45,8 +45,14 @@ describe('local access bootstrap', () => {
     expect(link.status).toBe(201);
     const scan = await fetch(link.body.shortUrl.replace(/^https?:\/\/[^/]+/, ingress.url), { redirect: 'manual' });
     expect(scan.status).toBe(302);
-    const ws = await call(ingress.url, 'GET', '/admin/v1/workspaces', { headers: { authorization: `Bearer ${adminToken}` } });
-    expect(ws.body.data.find((w: any) => w.id === first!.workspaceId)).toMatchObject({ plan: 'enterprise' });
+    // The list is paged, and other files make workspaces in the same database meanwhile: walk it.
+    const workspaces: any[] = [];
+    for (let cursor: string | null = ''; cursor !== null; ) {
+      const page: { body: any } = await call(ingress.url, 'GET', `/admin/v1/workspaces?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      workspaces.push(...page.body.data);
+      cursor = page.body.nextCursor;
+    }
+    expect(workspaces.find((w: any) => w.id === first!.workspaceId)).toMatchObject({ plan: 'enterprise' });
   });
 
   it('makes a new key when the kept one no longer works', async () => {

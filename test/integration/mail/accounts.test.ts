@@ -42,6 +42,9 @@ describe('organizations (operators)', () => {
       const res = await call(url, 'POST', '/admin/v1/organizations', { ...adminOptions, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
+    // A nullable field's error is its own rule alone, not also the union's "must be null".
+    const negative = await call(url, 'POST', '/admin/v1/organizations', { ...adminOptions, body: { name, plan: 'pro', daily_send_cap: -1 } });
+    expect(negative.body.error.details).toEqual([{ path: '/daily_send_cap', message: 'must be >= 0' }]);
     const names = (await call(url, 'GET', '/admin/v1/organizations', adminOptions)).body.data.map((o: { name: string }) => o.name);
     expect(names.filter((n: string) => n === name || n === '')).toEqual([]);
     expect((await call(url, 'POST', '/admin/v1/organizations', { body: { name: 'x', plan: 'free' } })).status).toBe(401);

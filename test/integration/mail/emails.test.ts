@@ -86,7 +86,11 @@ describe('POST /emails', () => {
       [{ ...ok, to: 'not an address' }, 400, 'invalid_recipient'],
       [{ ...ok, to: [] }, 400, 'missing_recipient'],
       [{ ...ok, cc: ['x@example.com', 'bad@'] }, 400, 'invalid_recipient'],
-      [{ ...ok, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }, 400, 'validation_failed'],
+      // More than 50 is too_many_recipients (docs/mail-api.md), counted before any address is read.
+      [{ ...ok, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }, 400, 'too_many_recipients'],
+      [{ ...ok, cc: Array.from({ length: 50 }, (_, i) => `c${i}@example.com`) }, 400, 'too_many_recipients'],
+      [{ ...ok, to: [...Array.from({ length: 50 }, (_, i) => `r${i}@example.com`), 'not an address'] }, 400, 'too_many_recipients'],
+      [{ ...ok, reply_to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }, 400, 'validation_failed'],
       [{ ...ok, to: Array.from({ length: 30 }, (_, i) => `r${i}@example.com`), bcc: Array.from({ length: 21 }, (_, i) => `b${i}@example.com`) }, 400, 'too_many_recipients'],
       [{ ...ok, from: 'nobody' }, 400, 'invalid_from'],
       [{ ...ok, subject: 'two\nlines' }, 400, 'validation_failed'],
@@ -112,6 +116,11 @@ describe('POST /emails', () => {
     const huge = await send({ ...ok, attachments: [{ filename: 'big.bin', content: Buffer.alloc(40 * 1024 * 1024 + 1).toString('base64') }] }, fresh.key);
     expect([huge.status, huge.body.name]).toEqual([400, 'attachments_too_large']);
     expect((await call(url, 'POST', '/emails', { key: fresh.key, raw: '{"from":' })).body.name).toBe('invalid_json');
+    // An empty body under Content-Type: application/json is invalid_json too (docs/links-api.md, Errors).
+    const empty = await call(url, 'POST', '/emails', { key: fresh.key, raw: '' });
+    expect([empty.status, empty.body.name, empty.body.error.code]).toEqual([400, 'invalid_json', 'invalid_json']);
+    const batch = await call(url, 'POST', '/emails/batch', { key: fresh.key, body: [ok, { ...ok, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }] });
+    expect([batch.status, batch.body.name, batch.body.error.details]).toEqual([400, 'too_many_recipients', [{ path: '/1/to', message: expect.any(String) }]]);
     expect(await storedCount(ingress.platform.pg, fresh.organizationId)).toBe(0);
   });
 

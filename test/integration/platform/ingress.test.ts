@@ -19,6 +19,13 @@ beforeAll(async () => {
   app = await buildServer({ log: platform.log, checks: platform.checks, bodyLimit: 1024 });
   // A route with a strict body schema, to exercise the platform's validation and error mapping.
   app.post('/echo', { schema: { body: Type.Object({ name: Type.String({ maxLength: 10 }), count: Type.Integer() }, { additionalProperties: false }) } }, async (req) => req.body);
+  // A body that may be left out (as POST /broadcasts/:id/send takes it).
+  app.post('/optional-body', {
+    preValidation: async (req) => {
+      req.body ??= {};
+    },
+    schema: { body: Type.Object({ name: Type.Optional(Type.String()) }, { additionalProperties: false }) },
+  }, async (req) => ({ given: (req.body as { name?: string }).name !== undefined }));
   app.get('/boom', async () => {
     throw new Error('secret internal detail');
   });
@@ -82,17 +89,24 @@ describe('ingress', () => {
     expect(await res.json()).toEqual({ error: { code: 'route_not_found', message: 'No route for GET /no/such/route.', requestId: 'req-404' } });
   });
 
-  it('answers malformed and empty JSON with 400 invalid_json', async () => {
+  it('answers malformed JSON, and an empty JSON body where a body is needed, with 400 invalid_json', async () => {
     for (const body of ['{"name": "x",', '{bad}', 'nul']) {
       const res = await post('/echo', body);
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
     }
     // An empty body with a JSON content type is "no body" (many SDKs send the header on every request):
-    // a route that needs a body says it is missing.
-    const empty = await post('/echo', '');
-    expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+    // a route that needs a body answers invalid_json, as docs/links-api.md says; one whose body may be
+    // left out takes it; no body without the header is a missing body (validation_failed).
+    for (const body of ['', ' \n']) {
+      const empty = await post('/echo', body);
+      expect(empty.status).toBe(400);
+      expect(await empty.json()).toMatchObject({ error: { code: 'invalid_json', message: 'Request body is empty but Content-Type is application/json.' } });
+    }
+    const optional = await post('/optional-body', '');
+    expect([optional.status, await optional.json()]).toEqual([200, { given: false }]);
+    const none = await fetch(`${base}/echo`, { method: 'POST' });
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
     const proto = await post('/echo', '{"name":"a","count":1,"__proto__":{"x":1}}');
     expect(proto.status).toBe(400);
     expect(((await proto.json()) as { error: { code: string } }).error.code).toBe('invalid_json');

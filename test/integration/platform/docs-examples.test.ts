@@ -1,0 +1,210 @@
+// Every request example in docs/*.md, run against a real ingress (over HTTP, and SMTP for the
+// relay's example), so the docs cannot drift from what the service does. The README's code is
+// checked by test/unit/links/readme-snippets.test.ts and run-supervision.test.ts.
+//
+// How docs/ write examples (the conventions this file reads):
+// - A fenced block whose info string starts with `sh` (or `bash`, `shell`) or `http` is a request
+//   example, and is run here in document order. Blocks of any other language (json, js, python,
+//   yaml, none) are not requests and are not run.
+// - A request example that is shown but not run says so with a second word in its info string:
+//   ```sh no-run   (none today; GitHub renders the block by its first word alone).
+// - A `sh` block runs in bash (`set -euo pipefail`) with `curl` pointed at the test's ingress:
+//   `localhost:3000` and `127.0.0.1:3000` reach it, every curl must answer 2xx, and a command that
+//   fails fails the block (so does `swaks`, whose port 2587 reaches the ingress's SMTP relay).
+// - An `http` block is `METHOD path`, header lines `Name: value`, a blank line, then the body; it is
+//   sent as written and must answer 2xx.
+// - Placeholders are shell variables, in `http` blocks too: `$KEY`, `$ADMIN_TOKEN`… — those of
+//   VARIABLES below, made for the test; any other is an error (bash's `set -u`).
+// - A ```json response block right after a block of one request is that request's answer: the
+//   real answer must have the same shape (the same keys of every object, recursively, the same
+//   JSON types; arrays compared item by item). A second one in a row is the answer to the same
+//   request sent again. Text between them is allowed; another block is not.
+// - Each document's MCP tool table (`| \`tool\` | arguments | result |`) names each tool's
+//   arguments (backticked words outside parentheses): they must be the tool's, as tools/list says.
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const DOCS = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+
+interface Block {
+  doc: string;
+  line: number;
+  lang: string;
+  flags: string[];
+  text: string;
+}
+
+/** The fenced blocks of a markdown document, with the line each starts on. */
+function fencedBlocks(doc: string, markdown: string): Block[] {
+  const blocks: Block[] = [];
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(`{3,})\s*([^`]*)$/.exec(lines[i]!);
+    if (!open) continue;
+    const fence = open[1]!;
+    const [lang = '', ...flags] = open[2]!.trim().split(/\s+/).filter(Boolean);
+    const body: string[] = [];
+    let j = i + 1;
+    while (j < lines.length && !(lines[j]!.startsWith(fence) && lines[j]!.trim() === fence)) body.push(lines[j++]!);
+    blocks.push({ doc, line: i + 1, lang: lang.toLowerCase(), flags, text: body.join('\n') });
+    i = j;
+  }
+  return blocks;
+}
+
+const isRequest = (b: Block) => ['sh', 'bash', 'shell', 'http'].includes(b.lang) && !b.flags.includes('no-run');
+const isResponse = (b: Block) => b.lang === 'json' && b.flags.includes('response');
+
+/** The request examples of a document, each with the response blocks that follow it. */
+function examples(doc: string): { request: Block; responses: Block[] }[] {
+  const blocks = fencedBlocks(doc, readFileSync(join(ROOT, doc), 'utf8'));
+  const found: { request: Block; responses: Block[] }[] = [];
+  blocks.forEach((b, i) => {
+    if (isResponse(b) && !(i > 0 && (isRequest(blocks[i - 1]!) || isResponse(blocks[i - 1]!)))) {
+      throw new Error(`${doc}:${b.line}: a \`json response\` block must follow a request example (or another response)`);
+    }
+    if (!isRequest(b)) return;
+    const responses: Block[] = [];
+    for (let k = i + 1; k < blocks.length && isResponse(blocks[k]!); k++) responses.push(blocks[k]!);
+    found.push({ request: b, responses });
+  });
+  return found;
+}
+
+/** The shape of a JSON value: its type, an object's keys and their shapes, an array's items'. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shape);
+  if (value === null) return 'null';
+  if (typeof value === 'object') return Object.fromEntries(Object.keys(value as object).sort().map((k) => [k, shape((value as Record<string, unknown>)[k])]));
+  return typeof value;
+}
+
+let ingress: TestIngress;
+let port: string;
+let variables: Record<string, string>;
+
+// Its own databases: the examples use fixed names (the short ID spring-menu, the externalId order-1042).
+useOwnDatabases();
+
+beforeAll(async () => {
+  ingress = await startIngress({ MAIL_RELAY_SMTP_PORT: '0' });
+  port = new URL(ingress.url).port;
+  const links = await workspaceWithKey(ingress.url);
+  // A workspace of its own for the operator examples, which revoke a key and change the plan.
+  const scratch = await workspaceWithKey(ingress.url);
+  const link = await call(ingress.url, 'POST', '/api/v1/links', { key: links.key, body: { destination: 'https://example.com/landing' } });
+  const scan = await fetch(`${ingress.url}/${link.body.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
+  const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
+  const domain = await verifiedDomain(ingress.url, org.key);
+  variables = {
+    ADMIN_TOKEN,
+    KEY: links.key,
+    WS: scratch.workspaceId,
+    KEY_ID: scratch.keyId,
+    CLICK_ID: new URL(scan.headers.get('location')!).searchParams.get('svc_cid')!,
+    MAIL_KEY: org.key,
+    MAIL_DOMAIN: domain.name,
+  };
+}, 120_000);
+
+afterAll(async () => ingress?.close());
+
+/** Runs a `sh` example; answers each curl's status and what the block printed. */
+function runShell(text: string): Promise<{ code: number; statuses: number[]; stdout: string; stderr: string }> {
+  const preamble = `
+set -euo pipefail
+curl() { command curl --silent --show-error --connect-to localhost:3000:127.0.0.1:${port} --connect-to 127.0.0.1:3000:127.0.0.1:${port} \\
+  -H "x-forwarded-for: ${freshIp()}" --write-out '%{stderr}EXAMPLE-HTTP-STATUS %{http_code}\\n' "$@"; }
+swaks() { local args=(); for a in "$@"; do [ "$a" = 2587 ] && a=${ingress.app.relaySmtpPort}; args+=("$a"); done; command swaks --silent 2 "\${args[@]}"; }
+`;
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', `${preamble}\n${text}`], { env: { PATH: process.env.PATH!, ...variables }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const statuses = [...stderr.matchAll(/^EXAMPLE-HTTP-STATUS (\d+)$/gm)].map((m) => Number(m[1]));
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, statuses, stdout, stderr: stderr.replace(/^EXAMPLE-HTTP-STATUS \d+\n/gm, '') });
+    });
+  });
+}
+
+/** Sends an `http` example: `METHOD path`, headers, a blank line, the body; `$NAME` from VARIABLES. */
+async function runHttp(text: string): Promise<{ status: number; body: string }> {
+  const filled = text.replace(/\$([A-Z_]+)/g, (_, name: string) => {
+    if (!(name in variables)) throw new Error(`unknown variable $${name}`);
+    return variables[name]!;
+  });
+  const [head, ...rest] = filled.split(/\n\s*\n/);
+  const [requestLine, ...headerLines] = head!.split('\n');
+  const [method, path] = requestLine!.trim().split(/\s+/);
+  const headers: Record<string, string> = { 'x-forwarded-for': freshIp() };
+  for (const line of headerLines) {
+    const header = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(line.trim());
+    if (!header) throw new Error(`not a header line: ${line}`);
+    headers[header[1]!.toLowerCase()] = header[2]!;
+  }
+  const res = await fetch(`${ingress.url}${path}`, { method, headers, body: rest.length ? rest.join('\n\n') : undefined });
+  return { status: res.status, body: await res.text() };
+}
+
+/** One run of a request example: its statuses and, for a block of one request, its answer. */
+async function run(request: Block): Promise<{ statuses: number[]; body: string; failure?: string }> {
+  if (request.lang === 'http') {
+    const { status, body } = await runHttp(request.text);
+    return { statuses: [status], body };
+  }
+  const result = await runShell(request.text);
+  return { statuses: result.statuses, body: result.stdout, ...(result.code !== 0 ? { failure: `exit ${result.code}: ${result.stderr.slice(-2000)}` } : {}) };
+}
+
+describe('docs/ examples', () => {
+  it('follow the conventions: every sh or http block is a request, and each response block follows one', () => {
+    for (const doc of DOCS) {
+      const all = fencedBlocks(doc, readFileSync(join(ROOT, doc), 'utf8'));
+      for (const b of all.filter((x) => ['sh', 'bash', 'shell'].includes(x.lang) && !x.flags.includes('no-run'))) {
+        expect(/(^|\n|\$\(|;|&&)\s*(curl|swaks)\s/.test(b.text), `${doc}:${b.line}: a sh block runs curl or swaks (else mark it \`\`\`sh no-run)`).toBe(true);
+      }
+      expect(() => examples(doc)).not.toThrow();
+    }
+    expect(DOCS.flatMap((doc) => examples(doc)).length).toBeGreaterThanOrEqual(4);
+  });
+
+  for (const doc of DOCS) {
+    it(`${doc}: each request example answers 2xx, with the answer its response blocks show`, async () => {
+      for (const { request, responses } of examples(doc)) {
+        const where = `${doc}:${request.line}`;
+        const first = await run(request);
+        expect(first.failure, where).toBeUndefined();
+        const requests = request.lang === 'http' ? 1 : [...request.text.matchAll(/(^|\s|\$\()curl\s/g)].length;
+        expect(first.statuses.length, `${where}: one status per curl`).toBe(requests);
+        expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        for (const [i, response] of responses.entries()) {
+          const answer = i === 0 ? first : await run(request);
+          expect(answer.statuses, `${where}: a response block needs a block of one request`).toHaveLength(1);
+          let documented: unknown;
+          expect(() => (documented = JSON.parse(response.text)), `${doc}:${response.line}: a response block is JSON`).not.toThrow();
+          expect(shape(JSON.parse(answer.body)), `${doc}:${response.line}: the answer's shape (actual: ${answer.body.slice(0, 3000)})`).toEqual(shape(documented));
+        }
+      }
+    }, 120_000);
+  }
+
+  it('the MCP tool table names each tool\'s arguments, as tools/list gives them', async () => {
+    const listed = await call(ingress.url, 'POST', '/api/mcp', {
+      key: variables.KEY,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
+    expect(listed.status).toBe(200);
+    const tools = new Map<string, string[]>(listed.body.result.tools.map((t: { name: string; inputSchema: { properties?: object } }) => [t.name, Object.keys(t.inputSchema.properties ?? {}).sort()]));
+    const text = readFileSync(join(ROOT, 'docs/links-api.md'), 'utf8');
+    const rows = [...text.matchAll(/^\| `([a-z_]+)` \| ([^|]*) \|/gm)].filter(([, name]) => tools.has(name!));
+    const documented = new Map(rows.map(([, name, args]) => [name!, [...new Set([...args!.replace(/\([^)]*\)/g, '').matchAll(/`([A-Za-z]+)(?:\[\])?`/g)].map((m) => m[1]!))].sort()]));
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(tools));
+  });
+});

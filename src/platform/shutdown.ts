@@ -48,7 +48,9 @@ export class Shutdown {
     const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     this.failure ??= { component, error };
     this.log.error({ err, component }, 'cannot go on; the process is failed');
-    if (this.ownsProcess) this.exitAfterShutdown(`failed: ${component}`, 1);
+    if (!this.ownsProcess) return;
+    process.exitCode = 1; // should the loop run dry before the shutdown ends, the exit is still a failure
+    this.exitAfterShutdown(`failed: ${component}`, 1);
   }
 
   private exitAfterShutdown(reason: string, code: number): void {

@@ -86,5 +86,12 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   await publisher.register(topics);
 
   const checks = dependencyChecks({ kafkaAdmin, registryUrl: config.SCHEMA_REGISTRY_URL, clickhouse, pg, redis });
+  // A part that cannot go on (shutdown.fail: e.g. a consumer kafkajs will not restart) makes the process not ready.
+  checks.push({
+    name: 'process',
+    run: async () => {
+      if (shutdown.failure) throw new Error(`${shutdown.failure.component} stopped: ${shutdown.failure.error}`);
+    },
+  });
   return { config, log, pg, clickhouse, kafka, kafkaAdmin, producer, registry, publisher, redis, secrets, shutdown, checks };
 }

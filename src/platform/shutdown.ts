@@ -10,6 +10,10 @@ export class Shutdown {
   private readonly timeoutMs: number;
   private readonly closers: Closer[] = [];
   private running: Promise<void> | undefined;
+  /** Set by installSignalHandlers: this process's lifecycle is ours, so fail() may exit it. */
+  private ownsProcess = false;
+  /** The part that could not go on (fail()), if any: for /readyz. */
+  failure: { component: string; error: string } | undefined;
 
   constructor(log: Logger, timeoutMs: number) {
     this.log = log;
@@ -29,16 +33,34 @@ export class Shutdown {
 
   /** Installs signal handlers that drain and then exit the process. */
   installSignalHandlers(): void {
-    const onSignal = (signal: NodeJS.Signals) => {
-      const timer = setTimeout(() => {
-        this.log.error({ signal }, 'shutdown timed out; exiting');
-        process.exit(1);
-      }, this.timeoutMs);
-      timer.unref();
-      void this.run(signal).then(() => process.exit(0));
-    };
+    this.ownsProcess = true;
+    const onSignal = (signal: NodeJS.Signals) => this.exitAfterShutdown(signal, 0);
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+  }
+
+  /**
+   * A part of the process cannot go on (e.g. a consumer kafkajs will not restart): marks the process
+   * failed and, in a process that installed the signal handlers, shuts down gracefully and exits 1,
+   * so that a supervisor starts it again. Elsewhere (a test hosting parts in-process) it only marks.
+   */
+  fail(component: string, err: unknown): void {
+    const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    this.failure ??= { component, error };
+    this.log.error({ err, component }, 'cannot go on; the process is failed');
+    if (!this.ownsProcess) return;
+    process.exitCode = 1; // should the loop run dry before the shutdown ends, the exit is still a failure
+    this.exitAfterShutdown(`failed: ${component}`, 1);
+  }
+
+  private exitAfterShutdown(reason: string, code: number): void {
+    const timer = setTimeout(() => {
+      this.log.error({ reason }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, this.timeoutMs);
+    timer.unref();
+    // A failure during (or before) a signal's shutdown still ends in a non-zero code.
+    void this.run(reason).then(() => process.exit(this.failure ? 1 : code));
   }
 
   private async closeAll(reason: string): Promise<void> {

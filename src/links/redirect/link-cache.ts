@@ -24,13 +24,18 @@ export class LinkCache {
   private consumer: Consumer | undefined;
   private warm = false;
   private readonly listeners = new Set<(link: LinkState) => void>();
+  /** Called when the consumer crashed and kafkajs will not restart it: the cache no longer follows the changelog. */
+  private readonly onFailed: ((error: Error) => void) | undefined;
+  private stopping = false;
 
   constructor(
     kafka: Kafka,
     registry: SchemaRegistry,
     topicPrefix: string,
     log: Logger,
+    onFailed?: (error: Error) => void,
   ) {
+    this.onFailed = onFailed;
     this.kafka = kafka;
     this.registry = registry;
     this.topicPrefix = topicPrefix;
@@ -101,6 +106,11 @@ export class LinkCache {
 
     const consumer = this.kafka.consumer({ groupId: prefixed(this.topicPrefix, `ingress-link-cache-${randomUUID()}`), maxWaitTimeInMs: 100 });
     this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, (event) => {
+      this.log.error({ err: event.payload.error, restart: event.payload.restart }, 'link cache consumer crashed');
+      // A retriable crash is restarted by kafkajs; any other leaves the cache stale for good.
+      if (!event.payload.restart && !this.stopping) this.onFailed?.(event.payload.error);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -127,6 +137,7 @@ export class LinkCache {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.consumer?.disconnect();
     this.consumer = undefined;
   }

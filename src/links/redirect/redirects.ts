@@ -30,7 +30,7 @@ export interface Redirects {
 export async function registerRedirects(app: App, platform: Platform, links: LinksServices, domains: ServedDomains): Promise<Redirects> {
   const { log } = platform;
   const { config } = links;
-  const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log);
+  const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
   const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
   // The IP database is loaded once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);

@@ -16,6 +16,8 @@ export async function hostWorkers(platform: Platform, kinds: readonly WorkerKind
           defaultMaxAttempts: platform.config.ACTOR_MAX_ATTEMPTS,
           defaultRetryBaseMs: platform.config.ACTOR_RETRY_BASE_MS,
           sessionTimeoutMs: platform.config.ACTOR_SESSION_TIMEOUT_MS,
+          // A consumer stopped for good fails the process: it shuts down and exits 1 for its supervisor to restart.
+          onFailed: (group, error) => platform.shutdown.fail(`consumer ${group}`, error),
         },
         kind,
       ),

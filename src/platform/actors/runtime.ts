@@ -36,6 +36,8 @@ export interface RuntimeDeps {
   defaultRetryBaseMs: number;
   /** The consumer group's session timeout (ACTOR_SESSION_TIMEOUT_MS). */
   sessionTimeoutMs: number;
+  /** Called once when the consumer crashed and kafkajs will not restart it (the kind has stopped for good). */
+  onFailed?: (group: string, error: Error) => void;
 }
 
 class StopRequested extends Error {}
@@ -55,6 +57,9 @@ export class WorkerRuntime<V, S> {
   readonly group: string;
   /** The partitions this member was last given (null until it joined its group): for /readyz. */
   assignment: Record<string, number[]> | null = null;
+  /** Why the consumer stopped for good (a crash kafkajs does not restart from); null while it runs. */
+  failed: string | null = null;
+  private stopping = false;
 
   constructor(deps: RuntimeDeps, kind: WorkerKind<V, S>) {
     this.deps = deps;
@@ -89,6 +94,12 @@ export class WorkerRuntime<V, S> {
     consumer.on(consumer.events.GROUP_JOIN, (event) => this.onAssignment(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, (event) => {
       this.log.error({ err: event.payload.error, restart: event.payload.restart }, 'consumer crashed');
+      // A retriable crash is restarted by kafkajs itself; any other leaves the consumer stopped for good.
+      if (event.payload.restart || this.stopping || this.failed !== null) return;
+      const error = event.payload.error;
+      this.failed = `${error.name}: ${error.message}`;
+      this.assignment = null;
+      this.deps.onFailed?.(this.group, error);
     });
     await consumer.connect();
     await consumer.subscribe({
@@ -108,6 +119,7 @@ export class WorkerRuntime<V, S> {
 
   /** Stops fetching, lets the batch in hand finish (or abort between messages), commits resolved offsets. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.consumer?.disconnect();
     this.consumer = undefined;
   }

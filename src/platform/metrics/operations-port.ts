@@ -43,9 +43,12 @@ export function serveWorkerMetrics(platform: Platform, runtimes: readonly Worker
           (partitions) => ({ lag: partitions.reduce((sum, p) => sum + p.lag, 0) }),
           (err: Error) => ({ lag: null, error: err.message }),
         );
-        return { group: r.group, joined: r.assignment !== null, partitions: r.assignment ?? {}, ...lag };
+        // A consumer stopped for good is never reported joined, whatever it was last assigned.
+        const failed = r.failed === null ? {} : { failed: r.failed };
+        return { group: r.group, joined: r.failed === null && r.assignment !== null, partitions: r.assignment ?? {}, ...lag, ...failed };
       }));
-      return { ready: consumers.every((c) => c.joined && c.lag !== null), consumers };
+      const failure = platform.shutdown.failure;
+      return { ready: !failure && consumers.every((c) => c.joined && c.lag !== null), consumers, ...(failure ? { failed: failure } : {}) };
     },
   });
 }

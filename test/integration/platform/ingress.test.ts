@@ -51,7 +51,7 @@ describe('ingress', () => {
     const body = (await res.json()) as { status: string; checks: { name: string; ok: boolean }[] };
     expect(res.status).toBe(200);
     expect(body.status).toBe('ready');
-    expect(body.checks.map((c) => c.name).sort()).toEqual(['clickhouse', 'kafka', 'postgres', 'redis', 'schemaRegistry']);
+    expect(body.checks.map((c) => c.name).sort()).toEqual(['clickhouse', 'kafka', 'postgres', 'process', 'redis', 'schemaRegistry']);
     expect(body.checks.every((c) => c.ok)).toBe(true);
   });
 

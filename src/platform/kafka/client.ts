@@ -11,13 +11,15 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 };
 
 /**
- * kafkajs's Connection logs every error answer of a broker at ERROR, though the request that got it
- * is retried (a topic created a moment ago that a broker does not host yet, a coordinator still
- * loading): whoever sent it reports the failure should the retries not help. Such an answer is a
- * warning, so that a green start logs no error.
+ * kafkajs logs at ERROR what it is about to retry: every error answer of a broker (Connection: a
+ * topic created a moment ago that a broker does not host yet, a coordinator still loading), and
+ * every failed attempt of a retried operation (its entry names retryCount: a send to a leader that
+ * moved, a broker that is restarting). Whoever asked reports the failure should the retries not
+ * help; until then these are warnings, so that a green start, or a broker's restart, logs no error.
  */
 function levelOf(entry: LogEntry): 'error' | 'warn' | 'info' | 'debug' {
-  if (entry.namespace === 'Connection' && entry.level === logLevel.ERROR) return 'warn';
+  const retried = entry.namespace === 'Connection' || entry.log.retryCount !== undefined;
+  if (retried && entry.level === logLevel.ERROR) return 'warn';
   return LEVELS[entry.level] ?? 'info';
 }
 

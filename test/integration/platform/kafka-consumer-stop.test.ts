@@ -5,18 +5,24 @@
 import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { eventually, testConfig } from '../../support/env.ts';
+import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
+import { probeTopic } from '../../fixtures/probe-topics.ts';
 
 const config = testConfig();
 
 describe('a kafkajs consumer stopped during a crash', () => {
   it('is not restarted once the crash has been handled, and leaves its group empty', async () => {
     const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
-    const topic = `${config.TOPIC_PREFIX}.crashing`;
+    const definition = probeTopic('crashing', 1);
+    const topic = `${config.TOPIC_PREFIX}.${definition.name}`;
     const groupId = `${config.TOPIC_PREFIX}.crashing-group`;
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+      // As the service creates its topics: returns once the broker serves it (a send right after
+      // createTopics met a broker that did not host it yet).
+      await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'));
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({ topic, messages: [{ value: 'x' }] });

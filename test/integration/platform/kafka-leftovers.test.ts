@@ -5,6 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteOwned, ownedLeftovers, underPrefix } from '../../support/kafka-leftovers.ts';
 import { testConfig } from '../../support/env.ts';
+import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
+import { probeTopic } from '../../fixtures/probe-topics.ts';
 
 const config = testConfig();
 const services = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
@@ -22,7 +25,9 @@ describe('kafka leftovers', () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ topics: [{ topic: `${prefix}.events`, numPartitions: 1 }, { topic: `${prefix}-other.events`, numPartitions: 1 }] });
+      // As the service creates its topics: they are served when this returns (a send right after
+      // createTopics can meet a broker that does not host the topic yet).
+      await ensureTopics(admin, config.TOPIC_PREFIX, [probeTopic('made.events', 1), probeTopic('made-other.events', 1)], createLogger(config, 'test'));
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({ topic: `${prefix}.events`, messages: [{ value: 'x' }] });

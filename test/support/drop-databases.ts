@@ -3,10 +3,20 @@ import pg from 'pg';
 import { createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
 import { ident, sql } from '../../src/platform/clickhouse/literal.ts';
 
+/** How long sessions that are closing get before they are terminated. */
+const CLOSING_MS = 2000;
+
 /** Drops the Postgres and ClickHouse databases of this name, on the servers `config` names. */
 export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: string }, name: string): Promise<void> {
   const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
   await admin.connect();
+  // A pool's end() resolves before its sockets have closed: a session still closing when FORCE
+  // terminates it answers its client with 57P01, an uncaught error in the test that just ended it.
+  // Such sessions are waited for (briefly); FORCE is for those of processes that are gone or stuck.
+  for (const end = Date.now() + CLOSING_MS; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    if (rows[0]!.n === 0) break;
+  }
   await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
   await admin.end();
   const ch = createClickHouse(config, '');

@@ -2,7 +2,8 @@
 // every broker knows the new topics (until then a broker answers UNKNOWN_TOPIC_OR_PARTITION, which
 // kafkajs's metadata refresh does not retry), and an ingress and a worker process started at once
 // (on the run's databases, migrated already, so both create their topics at the same moment; nothing
-// else runs beside this file, whose work they could take) both come up and stay up.
+// else runs beside this file, whose work they could take) both come up and stay up. With a broker
+// dead, metadata requests go to the others, and topics are still created.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { topicsAsKnownBy } from '../../../src/platform/kafka/broker-metadata.ts';
 import { createKafka } from '../../../src/platform/kafka/client.ts';
@@ -38,6 +39,28 @@ it('returns from creating topics once every broker knows them', async () => {
   }
   await admin.disconnect();
 });
+
+it('asks the brokers left while one is dead, and creates topics on them', async () => {
+  const log = createLogger({ LOG_LEVEL: 'silent' });
+  const admin = createKafka({ KAFKA_BROKERS: cluster.brokers, KAFKA_CLIENT_ID: 'test' }, log).admin();
+  await admin.connect();
+  await admin.describeCluster(); // the admin's pool now holds all three brokers
+  await cluster.kill(3);
+  try {
+    // Each metadata request asks a broker of the pool picked at random: 20 of them all but surely
+    // pick the dead one first at least once (kafkajs failed such a request with its connection error).
+    for (let i = 0; i < 20; i++) await admin.listTopics();
+    await ensureTopics(admin, 'known-1', serviceTopics, log);
+    // A new topic still gets three replicas: KRaft places one on the dead broker, in sync once it is back.
+    await ensureTopics(admin, 'while-down', serviceTopics, log);
+    const names = serviceTopics.map((d) => `while-down.${d.name}`);
+    const replicas = (await admin.fetchTopicMetadata({ topics: names })).topics.flatMap((t) => t.partitions.map((p) => p.replicas.length));
+    expect(new Set(replicas)).toEqual(new Set([3]));
+  } finally {
+    await cluster.restart();
+    await admin.disconnect();
+  }
+}, 120_000);
 
 it('starts an ingress and a worker process side by side', async () => {
   const env = { KAFKA_BROKERS: cluster.brokers, METRICS_PORT: '0', LOG_LEVEL: 'info' };

@@ -14,7 +14,7 @@ export interface PoolOptions {
   asynchronousCommit?: boolean;
 }
 
-export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
+export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS' | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.DATABASE_URL,
     max: options.max ?? config.DATABASE_POOL_SIZE,
@@ -23,7 +23,9 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     // is down refuses at once).
     connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
     statement_timeout: 30_000,
-    idle_in_transaction_session_timeout: 60_000,
+    // A transaction left silent this long (its process stopped) is ended and its row locks freed;
+    // advisory-lock.ts gives a lock's session the same bound.
+    idle_in_transaction_session_timeout: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
@@ -38,15 +40,20 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // Postgres ending the session between two statements (idle_in_transaction_session_timeout) is an
+  // 'error' event: the transaction fails at its next statement, the process goes on.
+  const onError = (err: Error) => (broken ??= err);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+    if (!broken) await client.query('ROLLBACK').catch(onError);
     throw err;
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }

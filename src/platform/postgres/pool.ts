@@ -12,6 +12,11 @@ export interface PoolOptions {
    * in a Postgres crash only repeats work, such as deleting published outbox rows.
    */
   asynchronousCommit?: boolean;
+  /**
+   * The bound on a silent transaction, when it must differ from DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS:
+   * for transactions held across a Kafka send, which a broker's failover can make longer.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS' | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
@@ -25,7 +30,7 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     statement_timeout: 30_000,
     // A transaction left silent this long (its process stopped) is ended and its row locks freed;
     // advisory-lock.ts gives a lock's session the same bound.
-    idle_in_transaction_session_timeout: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});

@@ -99,7 +99,7 @@ const OUTBOX_IDLE_IN_TRANSACTION_MS = 60_000;
 /** The pool the mail outboxes publish on: their own connections, committing without waiting for the disk (row-outbox.ts). */
 function outboxPool(platform: Platform): Pool {
   // A send may outlast a broker's failover; rows a stopped process holds meanwhile are only skipped by the relays.
-  const pool = createPool(platform.config, { max: OUTBOX_POOL_SIZE, asynchronousCommit: true, idleInTransactionTimeoutMs: OUTBOX_IDLE_IN_TRANSACTION_MS });
+  const pool = createPool(platform.config, { max: OUTBOX_POOL_SIZE, asynchronousCommit: true, idleInTransactionTimeoutMs: OUTBOX_IDLE_IN_TRANSACTION_MS, use: 'outbox' });
   platform.shutdown.add('mail outbox postgres', () => pool.end());
   return pool;
 }

@@ -17,6 +17,8 @@ export interface PoolOptions {
    * for transactions held across a Kafka send, which a broker's failover can make longer.
    */
   idleInTransactionTimeoutMs?: number;
+  /** What the sessions are for, after the process in their application_name (`linkmail:<pid>:<use>`). */
+  use?: string;
 }
 
 export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS' | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
@@ -27,6 +29,8 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     // Fail instead of queueing forever when every connection is busy or the server hangs (one that
     // is down refuses at once).
     connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
+    // pg_stat_activity and pg_locks name the process behind each session (which one holds a lock).
+    application_name: `linkmail:${process.pid}${options.use ? `:${options.use}` : ''}`,
     statement_timeout: 30_000,
     // A transaction left silent this long (its process stopped) is ended and its row locks freed;
     // advisory-lock.ts gives a lock's session the same bound.

@@ -93,10 +93,13 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
 
 /** Connections of the mail outboxes' publishers, which hold one across a Kafka send. */
 const OUTBOX_POOL_SIZE = 4;
+/** How long an outbox transaction may wait on its Kafka send before Postgres ends it (the rows go back to the relay). */
+const OUTBOX_IDLE_IN_TRANSACTION_MS = 60_000;
 
 /** The pool the mail outboxes publish on: their own connections, committing without waiting for the disk (row-outbox.ts). */
 function outboxPool(platform: Platform): Pool {
-  const pool = createPool(platform.config, { max: OUTBOX_POOL_SIZE, asynchronousCommit: true });
+  // A send may outlast a broker's failover; rows a stopped process holds meanwhile are only skipped by the relays.
+  const pool = createPool(platform.config, { max: OUTBOX_POOL_SIZE, asynchronousCommit: true, idleInTransactionTimeoutMs: OUTBOX_IDLE_IN_TRANSACTION_MS, use: 'outbox' });
   platform.shutdown.add('mail outbox postgres', () => pool.end());
   return pool;
 }

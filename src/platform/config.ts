@@ -39,6 +39,12 @@ export const ConfigSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** How long a query may wait for a Postgres connection (one being opened, or a free one when all are busy) before it fails. */
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+  /**
+   * A session in a transaction, or holding a worker's advisory lock, that sends nothing for this
+   * long is ended by Postgres and its locks freed: how long a stopped process (SIGSTOP, a frozen VM)
+   * can block the others. Below ACTOR_SESSION_TIMEOUT_MS, its locks are gone before its partitions move.
+   */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
   KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'linkmail' }),
   /** Prepended to every topic and consumer group name; empty in production, set by tests to isolate runs. */

@@ -7,10 +7,14 @@ const NETWORK_CODES = new Set([
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CLOSED',
 ]);
 
-const TRANSIENT_MESSAGE = /connection terminated|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|too many clients|the database system is (starting|shutting) up/i;
+// "not queryable": a query on a pooled connection that Postgres ended under it (an idle timeout while its process was stopped).
+const TRANSIENT_MESSAGE = /connection terminated|not queryable|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|too many clients|the database system is (starting|shutting) up/i;
 
-/** Postgres SQLSTATEs of connection loss, shutdown, overload, and retryable conflicts. */
-const isTransientPgCode = (code: string) => /^(08|53|57P0[1-3])/.test(code) || code === '40001' || code === '40P01';
+/**
+ * Postgres SQLSTATEs of connection loss, shutdown, overload, retryable conflicts, and a session ended
+ * for idling in a transaction (25P03) or holding a lock (57P05) while its process was stopped.
+ */
+const isTransientPgCode = (code: string) => /^(08|53|57P0[1-3])/.test(code) || ['40001', '40P01', '25P03', '57P05'].includes(code);
 
 export function isTransient(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {

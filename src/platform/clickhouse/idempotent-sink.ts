@@ -5,8 +5,10 @@
 // deduplicated by id, then the ids already in the table are left out. The
 // check and the insert run under a per-partition Postgres lock, so even two
 // consumers that briefly share a partition during a rebalance cannot both
-// insert an event. Readers therefore need no FINAL, and materialized views fed
-// by these inserts are exact.
+// insert an event. A holder that stops answering loses the lock after a bound
+// (advisory-lock.ts), so it confirms that it still holds it before each insert.
+// Readers therefore need no FINAL, and materialized views fed by these inserts
+// are exact.
 //
 // The table's sorting key must be (<tenant column>, ts, <id column>), e.g.
 // (workspace_id, ts, scan_id), so the existence check reads only the batch's
@@ -84,9 +86,13 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
     handleBatch: async (messages: ActorMessage<E>[]) => {
       const first = messages[0];
       if (!first) return;
-      await withAdvisoryLock(pg, `${options.kind}:${first.topic}:${first.partition}`, async () => {
+      await withAdvisoryLock(pg, `${options.kind}:${first.topic}:${first.partition}`, async (lease) => {
         const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
-        for (let i = 0; i < fresh.length; i += chunk) await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
+        for (let i = 0; i < fresh.length; i += chunk) {
+          // A holder stopped since the check may have lost the lock to another, which stored these events.
+          await lease.confirm();
+          await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
+        }
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));
     },

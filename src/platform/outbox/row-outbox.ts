@@ -73,6 +73,9 @@ export class RowOutbox<R> {
     const { table, idColumn } = this.source;
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // Postgres ending the transaction while the send waits is an 'error' event: the commit fails, the process goes on.
+    const onError = (err: Error) => (broken ??= err);
+    client.on('error', onError);
     try {
       // BEGIN and the delete in one round trip (ids checked above, so inlined). Rows are locked
       // in id order, so two waiting publishers never deadlock.
@@ -87,9 +90,10 @@ export class RowOutbox<R> {
       }
       await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      if (!broken) await client.query('ROLLBACK').catch(onError);
       throw err;
     } finally {
+      client.off('error', onError);
       // A connection that could not roll back is closed, not reused.
       client.release(broken);
     }

@@ -1,22 +1,67 @@
 // A Postgres session advisory lock held while fn runs: serialises work on one
 // name across processes (e.g. two consumers that briefly both think they own a
 // partition during a rebalance).
+//
+// A holder that stops answering (SIGSTOP, a frozen VM) must not block the others for longer than
+// the pool's idle_in_transaction_session_timeout (createPool): the lock's session gets that
+// timeout as its idle_session_timeout, so Postgres ends it, and frees the lock, once it has been
+// silent that long. A live holder keeps it busy with a query a third of that apart, however long fn
+// runs. TCP keepalives would not do: a stopped process's kernel still answers them.
+//
+// fn gets a lease whose confirm() throws once the lock is lost: a holder checks it right before a
+// write that the lock guards, so a holder resumed after its session was ended writes nothing.
+import type pg from 'pg';
 import type { Pool } from './pool.ts';
 
-export async function withAdvisoryLock<T>(pg: Pool, name: string, fn: () => Promise<T>): Promise<T> {
-  const client = await pg.connect();
+export interface Lease {
+  /** Resolves while the lock is held; throws (a retriable error) once Postgres has ended the session. */
+  confirm(): Promise<void>;
+}
+
+export class LockLostError extends Error {
+  /** The handler's retries treat it as an outage: the next attempt takes the lock again. */
+  readonly retriable = true;
+}
+
+export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: Lease) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
   let broken: Error | undefined;
+  // Postgres ending the session while no query runs is an 'error' event: the lock is lost, not the process.
+  const onError = (err: Error) => (broken ??= err);
+  client.on('error', onError);
+  let keepAlive: NodeJS.Timeout | undefined;
   try {
+    const boundMs = await boundSession(client);
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
     try {
-      return await fn();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: Error) => {
-        broken = err;
+      if (boundMs > 0) keepAlive = setInterval(() => void client.query('SELECT 1').catch(onError), Math.max(100, Math.floor(boundMs / 3)));
+      return await fn({
+        confirm: async () => {
+          if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
+          await client.query('SELECT 1').catch((err: Error) => {
+            onError(err);
+            throw new LockLostError(`lost the lock ${name}: ${err.message}`, { cause: err });
+          });
+        },
       });
+    } finally {
+      clearInterval(keepAlive);
+      if (!broken) {
+        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0)), set_config($2, $3, false)', [name, 'idle_session_timeout', '0']).catch(onError);
+      }
     }
   } finally {
+    client.off('error', onError);
     // A connection whose unlock failed may still hold the lock: destroy it rather than reuse it.
     client.release(broken);
   }
+}
+
+/** Gives the session the pool's bound on silent transactions as its idle_session_timeout; resolves to it in ms (0: none). */
+async function boundSession(client: pg.PoolClient): Promise<number> {
+  const { rows } = await client.query<{ ms: number }>(
+    `SELECT set_config('idle_session_timeout', current_setting('idle_in_transaction_session_timeout'), false),
+            (SELECT setting::int FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout') AS ms`,
+  );
+  return rows[0]!.ms;
 }

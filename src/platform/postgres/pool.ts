@@ -12,9 +12,16 @@ export interface PoolOptions {
    * in a Postgres crash only repeats work, such as deleting published outbox rows.
    */
   asynchronousCommit?: boolean;
+  /**
+   * The bound on a silent transaction, when it must differ from DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS:
+   * for transactions held across a Kafka send, which a broker's failover can make longer.
+   */
+  idleInTransactionTimeoutMs?: number;
+  /** What the sessions are for, after the process in their application_name (`linkmail:<pid>:<use>`). */
+  use?: string;
 }
 
-export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
+export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATABASE_CONNECT_TIMEOUT_MS' | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'>, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.DATABASE_URL,
     max: options.max ?? config.DATABASE_POOL_SIZE,
@@ -22,8 +29,12 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     // Fail instead of queueing forever when every connection is busy or the server hangs (one that
     // is down refuses at once).
     connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS,
+    // pg_stat_activity and pg_locks name the process behind each session (which one holds a lock).
+    application_name: `linkmail:${process.pid}${options.use ? `:${options.use}` : ''}`,
     statement_timeout: 30_000,
-    idle_in_transaction_session_timeout: 60_000,
+    // A transaction left silent this long (its process stopped) is ended and its row locks freed;
+    // advisory-lock.ts gives a lock's session the same bound.
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
@@ -38,15 +49,20 @@ export function createPool(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // Postgres ending the session between two statements (idle_in_transaction_session_timeout) is an
+  // 'error' event: the transaction fails at its next statement, the process goes on.
+  const onError = (err: Error) => (broken ??= err);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+    if (!broken) await client.query('ROLLBACK').catch(onError);
     throw err;
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }

@@ -1,0 +1,79 @@
+// A process stopped (SIGSTOP) while it holds a Postgres lock blocks the others for a bounded time:
+// DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS ends its silent session, whether the lock is a worker's
+// advisory lock (held across a ClickHouse insert) or a row lock in a transaction. A live holder keeps
+// its advisory lock however long it works, and a holder resumed after losing its lock learns it
+// (its lease's confirm, its transaction's next statement fail) instead of crashing or writing on.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { testConfig } from '../../support/env.ts';
+import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
+
+/** The bound given to the holders, in ms. */
+const BOUND = 2000;
+let db: pg.Client;
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: testConfig().DATABASE_URL });
+  await db.connect();
+  await db.query('CREATE TABLE IF NOT EXISTS lock_probe (id text PRIMARY KEY, holder text)');
+});
+afterAll(async () => {
+  await db?.end();
+});
+
+const holder = (...args: string[]): Child => startTs('test/fixtures/lock-holder.ts', args, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(BOUND) });
+
+/** Stops the holder once it holds its lock; resolves to how long `blocked` then waited. */
+async function waitBehindStopped(child: Child, blocked: () => Promise<unknown>): Promise<number> {
+  await waitForOutput(child, 'held');
+  child.process.kill('SIGSTOP');
+  const stoppedAt = Date.now();
+  await blocked();
+  return Date.now() - stoppedAt;
+}
+
+async function resumeAndEnd(child: Child): Promise<string> {
+  child.process.kill('SIGCONT');
+  const { code } = await child.exited;
+  expect(code, child.output()).toBe(0);
+  return child.output().trim().split('\n').at(-1)!;
+}
+
+it('frees the advisory lock of a stopped holder within the bound; resumed, its lease says it is lost', async () => {
+  const name = `stopped-${randomUUID()}`;
+  const child = holder('advisory', name, '1000');
+  const waited = await waitBehindStopped(child, () => db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]));
+  // The session went silent at its last keepalive, at most a third of the bound before the stop.
+  expect(waited).toBeGreaterThan(BOUND / 2);
+  expect(waited).toBeLessThan(BOUND + 1500);
+  expect(await resumeAndEnd(child)).toMatch(/^lost: lost the lock/);
+  await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+});
+
+it('keeps the advisory lock of a live holder for longer than the bound', async () => {
+  const name = `live-${randomUUID()}`;
+  const child = holder('advisory', name, String(2.5 * BOUND));
+  await waitForOutput(child, 'held');
+  const taken: boolean[] = [];
+  while (child.process.exitCode === null) {
+    const { rows } = await db.query<{ got: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got', [name]);
+    taken.push(rows[0]!.got);
+    if (rows[0]!.got) await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  expect(child.output().trim().split('\n').at(-1)).toBe('kept');
+  expect(taken.length).toBeGreaterThan(10);
+  expect(taken.slice(0, 10)).not.toContain(true);
+});
+
+it('frees a row locked in the transaction of a stopped holder within the bound; resumed, its transaction fails', async () => {
+  const id = randomUUID();
+  await db.query('INSERT INTO lock_probe (id) VALUES ($1)', [id]);
+  const child = holder('row', 'lock_probe', id, '1000');
+  const waited = await waitBehindStopped(child, () => db.query(`UPDATE lock_probe SET holder = 'test' WHERE id = $1`, [id]));
+  expect(waited).toBeGreaterThan(BOUND / 2);
+  expect(waited).toBeLessThan(BOUND + 1500);
+  expect(await resumeAndEnd(child)).toMatch(/^lost: /);
+  expect((await db.query('SELECT holder FROM lock_probe WHERE id = $1', [id])).rows).toEqual([{ holder: 'test' }]);
+});

@@ -89,7 +89,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
-      await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts, pg });
+      await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts });
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });
       await broadcastRoutes(scope, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, pg });

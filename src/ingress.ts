@@ -39,7 +39,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   // Mail's root routes first: they reserve their paths (/emails, /events) before short links are checked against them.
   await mailSurface.registerRoot(app);
   // POST /api/mcp and /.well-known/mcp.json: the key decides the product; a request with no product's key gets the link product's 401.
-  await registerMcpEndpoint(app, { products: [linksSurface.mcp], service: MCP_SERVICE_INFO, publicBaseUrl: config.PUBLIC_BASE_URL, allowedOrigins: config.MCP_ALLOWED_ORIGINS });
+  await registerMcpEndpoint(app, { products: [linksSurface.mcp, mailSurface.mcp], service: MCP_SERVICE_INFO, publicBaseUrl: config.PUBLIC_BASE_URL, allowedOrigins: config.MCP_ALLOWED_ORIGINS });
   const redirects = await linksSurface.registerRoot(app);
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
   const outboxes = [...links.outboxes, ...mail.outboxes];

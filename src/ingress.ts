@@ -15,7 +15,8 @@ import { relayTls } from './mail/relay/relay-tls.ts';
 import { startSmtpRelay } from './mail/relay/smtp-relay.ts';
 import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
-import { SERVICE_INFO, type ServiceConfig } from './service.ts';
+import { registerMcpEndpoint } from './platform/mcp/mcp-endpoint.ts';
+import { MCP_SERVICE_INFO, SERVICE_INFO, type ServiceConfig } from './service.ts';
 
 export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
@@ -37,6 +38,8 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   await registerApiShell(app, { products: [linksSurface.api, mailSurface.api], adminToken: config.ADMIN_TOKEN, guard });
   // Mail's root routes first: they reserve their paths (/emails, /events) before short links are checked against them.
   await mailSurface.registerRoot(app);
+  // POST /api/mcp and /.well-known/mcp.json: the key decides the product; a request with no product's key gets the link product's 401.
+  await registerMcpEndpoint(app, { products: [linksSurface.mcp, mailSurface.mcp], service: MCP_SERVICE_INFO, publicBaseUrl: config.PUBLIC_BASE_URL, allowedOrigins: config.MCP_ALLOWED_ORIGINS });
   const redirects = await linksSurface.registerRoot(app);
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
   const outboxes = [...links.outboxes, ...mail.outboxes];

@@ -31,3 +31,11 @@ export const SERVICE_INFO = {
     'Mail: sending domains, audience, templates, and single and batch sends in Resend\'s shapes with idempotency keys. ' +
     'Errors share one object: `{ "error": { "code", "message", "requestId", "details"? } }`; mail errors also carry Resend\'s `statusCode`, `name` (the code) and `message` at the top.',
 };
+
+/** The MCP discovery document's words for the whole service (each product describes its own tools). */
+export const MCP_SERVICE_INFO = {
+  name: 'linkmail',
+  title: 'linkmail: short links and mail for assistants',
+  version: '1.0.0',
+  description: 'One MCP endpoint for two products: a link key (lk_live_…) gets the short-link tools of its workspace, a mail key (mk_live_…) the mail tools its kind may use, for its organization.',
+};

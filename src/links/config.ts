@@ -2,7 +2,6 @@
 // API limit), checked like the platform's and combined with them by loadConfig.
 import { Type, type Static } from '@sinclair/typebox';
 import type { ProductSettings } from '../platform/config.ts';
-import { parseOrigins } from '../platform/mcp/allowed-origins.ts';
 
 export const LinksConfigSchema = Type.Object({
   /** Base URL of short links (the short domain), e.g. https://go.example.com; defaults to PUBLIC_BASE_URL. */
@@ -75,8 +74,6 @@ export const LinksConfigSchema = Type.Object({
   WEBHOOK_CA_FILE: Type.String({ default: '' }),
   /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
   API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
-  /** Browser origins (https://app.example.com, comma-separated) whose pages may call POST /api/mcp, besides PUBLIC_BASE_URL's own; other Origins get 403. */
-  MCP_ALLOWED_ORIGINS: Type.String({ default: '' }),
 });
 
 export type LinksConfig = Static<typeof LinksConfigSchema>;
@@ -86,6 +83,5 @@ export const linksSettings: ProductSettings<typeof LinksConfigSchema> = {
   schema: LinksConfigSchema,
   check: (config) => [
     ...(config.NODE_ENV === 'production' && config.CLICK_ID_SECRET === 'development-click-id-secret' ? ['CLICK_ID_SECRET must be set in production'] : []),
-    ...parseOrigins(config.MCP_ALLOWED_ORIGINS).invalid.map((entry) => `MCP_ALLOWED_ORIGINS: ${entry} is not an origin (scheme://host[:port], http or https, no path)`),
   ],
 };

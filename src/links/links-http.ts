@@ -1,7 +1,7 @@
 // The link product's HTTP surface: its part of /api/v1 (behind workspace API
-// keys and the workspace limit), its operator routes under /admin/v1, and its
-// root routes: redirects (/:shortId) and the MCP endpoint (/api/mcp,
-// /.well-known/mcp.json). The platform's API shell owns the prefixes.
+// keys and the workspace limit), its operator routes under /admin/v1, its
+// tools on the MCP endpoint (for link keys), and its root routes: redirects
+// (/:shortId). The platform's API shell and MCP endpoint own the paths.
 import type { ApiProduct } from '../platform/http/api-shell.ts';
 import type { AttemptGuard } from '../platform/http/attempt-guard.ts';
 import type { OpenApiProduct } from '../platform/http/openapi.ts';
@@ -12,7 +12,8 @@ import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { createApiAuth, hasLinksKey } from './auth/api-auth.ts';
 import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { conversionRoutes } from './conversions/conversion-routes.ts';
-import { registerMcp } from './mcp/mcp-api.ts';
+import { linksMcpProduct } from './mcp/mcp-api.ts';
+import type { McpProduct } from '../platform/mcp/mcp-product.ts';
 import { qrRoutes } from './qr/qr-routes.ts';
 import { publicQrRoute } from './qr/public-qr-route.ts';
 import type { RenderPool } from './qr/render-pool.ts';
@@ -43,7 +44,6 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
     { name: 'redirect', description: 'The short link itself.' },
-    { name: 'mcp', description: 'The MCP endpoint for AI assistants, with the same keys and limit as the REST API.' },
     { name: 'workspaces', description: 'Operators: workspaces, plans and API keys (ADMIN_TOKEN).' },
   ],
   securitySchemes: {
@@ -53,12 +53,14 @@ export const linksOpenApi: OpenApiProduct = {
 
 export interface LinksHttp {
   api: ApiProduct;
-  /** Registers the root routes (redirects, MCP); call after the API shell. */
+  /** Its part of the MCP endpoint. */
+  mcp: McpProduct;
+  /** Registers the root routes (redirects, public QR codes); call after the API shell and the MCP endpoint. */
   registerRoot: (app: App) => Promise<Redirects>;
 }
 
 export function linksHttp(platform: Platform, links: LinksServices, guard: AttemptGuard): LinksHttp {
-  const { config, redis, log, pg } = platform;
+  const { redis, log, pg } = platform;
   const authenticate = createApiAuth({ keys: links.keys, redis, log, guard, apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE });
   const linkWrites = { store: links.links, changelog: links.changelog, baseUrl: links.shortLinkBase };
   // Which hosts serve which links: read by redirects, refreshed at once by the domain routes.
@@ -99,20 +101,18 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
 
   return {
     api,
+    // Link keys on POST /api/mcp: the same keys and the same limit as /api/v1, through `authenticate`.
+    mcp: linksMcpProduct({
+      authenticate,
+      links: linkWrites,
+      campaigns: links.campaigns,
+      pg,
+      clickhouse: platform.clickhouse,
+      conversions: links.conversions,
+      funnels: links.funnels,
+      apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
+    }),
     registerRoot: async (app) => {
-      // POST /api/mcp (same keys and the same limit as /api/v1, through `authenticate`) and /.well-known/mcp.json.
-      await registerMcp(app, {
-        authenticate,
-        links: linkWrites,
-        campaigns: links.campaigns,
-        pg,
-        clickhouse: platform.clickhouse,
-        conversions: links.conversions,
-        funnels: links.funnels,
-        publicBaseUrl: config.PUBLIC_BASE_URL,
-        apiPerMinute: links.config.API_RATE_LIMIT_PER_MINUTE,
-        allowedOrigins: links.config.MCP_ALLOWED_ORIGINS,
-      });
       const redirects = await registerRedirects(app, platform, links, served);
       // GET /:shortId/qr finds links as the redirect does.
       await publicQrRoute(app, {

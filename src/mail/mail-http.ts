@@ -1,6 +1,6 @@
 // The mail product's HTTP surface: its part of /api/v1 (behind mail API keys, by
-// kind, and the per-key request limit), its operator routes under /admin/v1, and
-// its root routes in Resend's shapes (/emails, /emails/batch, /events), so the
+// kind, and the per-key request limit), its operator routes under /admin/v1, its
+// tools on the MCP endpoint (for mail keys), and its root routes in Resend's shapes (/emails, /emails/batch, /events), so the
 // Resend SDK pointed at this service works unchanged. Every mail route declares
 // the access it needs (auth/permissions.ts); mail errors are Resend-shaped
 // (http/mail-errors.ts).
@@ -11,7 +11,7 @@ import type { OpenApiProduct } from '../platform/http/openapi.ts';
 import type { App } from '../platform/http/server.ts';
 import type { Platform } from '../platform/platform.ts';
 import { mailAdminRoutes } from './accounts/admin-routes.ts';
-import { createMailAuth, hasMailKey, requireDeclaredAccess } from './auth/mail-auth.ts';
+import { createMailAuth, hasMailKey, MAIL_SECURITY_SCHEME, requireDeclaredAccess } from './auth/mail-auth.ts';
 import { createKeyRequestLimit, type KeyRequestLimit } from './auth/key-request-limit.ts';
 import { contactImportRoute } from './audience/contact-import-route.ts';
 import { contactRoutes } from './audience/contact-routes.ts';
@@ -27,10 +27,14 @@ import { suppressionRoutes } from './suppressions/suppression-routes.ts';
 import { templateRoutes } from './templates/template-routes.ts';
 import { trackingRoutes } from './tracking/tracking-routes.ts';
 import { MailError, mailErrorHandler } from './http/mail-errors.ts';
+import { mailMcpProduct } from './mcp/mail-mcp.ts';
+import type { MailToolContext } from './mcp/mail-tool.ts';
+import type { McpProduct } from '../platform/mcp/mcp-product.ts';
+import { MessageChanges } from './emails/message-changes.ts';
+import { defaultRequestsPerSecond } from './config.ts';
 import { mailWebhookRoutes } from './webhooks/mail-webhook-routes.ts';
 import type { MailServices } from './wiring.ts';
 
-export const MAIL_SECURITY_SCHEME = 'mailKey';
 
 /** The mail product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const mailOpenApi: OpenApiProduct = {
@@ -57,6 +61,8 @@ export const mailOpenApi: OpenApiProduct = {
 
 export interface MailHttp {
   api: ApiProduct;
+  /** Its part of the MCP endpoint. */
+  mcp: McpProduct<MailToolContext>;
   /** The per-key request limit, which the SMTP relay applies too. */
   keyLimit: KeyRequestLimit;
   /** Registers the root routes (/emails, /events); call after the API shell. */
@@ -89,7 +95,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
-      await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts, pg });
+      await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts });
       await segmentRoutes(scope, { pg });
       await templateRoutes(scope, { templates: mail.templates, pg });
       await broadcastRoutes(scope, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, pg });
@@ -102,6 +108,23 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
 
   return {
     api,
+    // Mail keys on POST /api/mcp: the same hook, so the same keys and the same per-key allowance as REST.
+    mcp: mailMcpProduct({
+      authenticate,
+      domains: mail.domains,
+      messages: mail.messages,
+      outbox: mail.messageOutbox,
+      changes: new MessageChanges(mail.messages.pg),
+      recipientLimits: mail.recipientLimits,
+      crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE,
+      contacts: mail.contacts,
+      subscriptionTopics: mail.subscriptionTopics,
+      broadcasts: mail.broadcasts,
+      templates: mail.templates,
+      suppressions: mail.suppressions,
+      pg,
+      requestsPerSecond: defaultRequestsPerSecond(mail.config),
+    }),
     keyLimit: limit,
     registerRoot: async (app) => {
       await app.register(async (root) => {

@@ -6,6 +6,7 @@
 // with a message naming the variable.
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { parseOrigins } from './mcp/allowed-origins.ts';
 import { secretsKeysProblems } from './secrets/secrets-keys.ts';
 
 export const ConfigSchema = Type.Object({
@@ -31,6 +32,8 @@ export const ConfigSchema = Type.Object({
    * No pattern here: a refused value would be printed; secretsKeysProblems names only ids and positions.
    */
   SECRETS_KEYS: Type.String({ default: '' }),
+  /** Browser origins (https://app.example.com, comma-separated) whose pages may call POST /api/mcp, besides PUBLIC_BASE_URL's own; other Origins get 403. */
+  MCP_ALLOWED_ORIGINS: Type.String({ default: '' }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   /** Per-IP limits count an IPv6 client by its network of this many bits (a host usually has a whole /64); IPv4 per address. */
@@ -96,6 +99,10 @@ function combinedSchema(products: readonly ProductSettings[]): TObject {
   return Type.Object(properties);
 }
 
+/** MCP_ALLOWED_ORIGINS entries that are not origins, one line each. */
+export const mcpOriginsProblems = (config: Pick<Config, 'MCP_ALLOWED_ORIGINS'>): string[] =>
+  parseOrigins(config.MCP_ALLOWED_ORIGINS).invalid.map((entry) => `MCP_ALLOWED_ORIGINS: ${entry} is not an origin (scheme://host[:port], http or https, no path)`);
+
 /** Reads and validates the platform's settings and the given products'; throws ConfigError listing every bad variable. */
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 /** The settings of these products, together. */
@@ -119,7 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = converted as Config;
-  const problems = [...secretsKeysProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
+  const problems = [...secretsKeysProblems(config), ...mcpOriginsProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

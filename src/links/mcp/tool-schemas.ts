@@ -3,13 +3,12 @@
 // window (`daysBack`), and the text helpers of the tool summaries.
 import { Type, type TSchema, type TString } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/http/schema-types.ts';
-import { withDefault } from '../../platform/mcp/tool.ts';
+import { describedFor, withDefault } from '../../platform/mcp/tool.ts';
 import { INTERVALS, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';
 import { MAX_RANGE_DAYS } from '../analytics/time-range.ts';
 import { DomainFilterParam } from '../short-links/link-domain.ts';
 
-/** A REST schema with a description written for a model; its rules unchanged. */
-export const describedFor = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
+export { describedFor } from '../../platform/mcp/tool.ts';
 
 /** An optional id argument with the REST rule of `schema` (a UUID), lower-cased before the tool runs (ClickHouse compares ids as text). */
 export const lowerCaseId = (schema: TString, description: string) =>

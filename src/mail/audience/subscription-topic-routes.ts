@@ -4,18 +4,17 @@ import { addComponents } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
-import { page, PageQuery } from '../http/pagination.ts';
-import { contactOf } from './contact-routes.ts';
+import { PageQuery } from '../http/pagination.ts';
+import { contactOf } from './contact-operations.ts';
 import type { Contacts } from './contacts.ts';
 import { toSubscriptionTopic, type SubscriptionTopics } from './subscription-topics.ts';
 import {
   ChooseTopicBody, ContactParams, ContactTopicParams, CreateTopicBody, Subscription, SubscriptionList, TopicList, TopicParams, TopicSchema, UpdateTopicBody,
 } from './subscription-topic-schemas.ts';
 
-export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopics: SubscriptionTopics; contacts: Contacts; pg: Pool }): Promise<void> {
-  const { subscriptionTopics, contacts, pg } = deps;
+export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopics: SubscriptionTopics; contacts: Contacts }): Promise<void> {
+  const { subscriptionTopics, contacts } = deps;
   const tags = ['topics'];
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [TopicSchema, TopicList, Subscription, SubscriptionList]);
@@ -42,7 +41,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
   app.get('/topics', {
     config,
     schema: { tags, operationId: 'listTopics', summary: 'List topics', querystring: PageQuery, response: { 200: withRateLimitHeaders(TopicList, 'A page of topics.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
-  }, async (request) => page(pg, { ...subscriptionTopics.listQuery(request.mailAuth.organizationId), ...request.query }, toSubscriptionTopic));
+  }, async (request) => subscriptionTopics.list(request.mailAuth.organizationId, request.query, toSubscriptionTopic));
 
   app.get('/topics/:topic', {
     config,

@@ -4,6 +4,7 @@
 // choice follows the topic's default: opt_in topics include everybody until they
 // opt out; opt_out topics include nobody until they opt in.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { page, type Page } from '../http/pagination.ts';
 
 export const DEFAULT_SUBSCRIPTIONS = ['opt_in', 'opt_out'] as const;
 export type DefaultSubscription = (typeof DEFAULT_SUBSCRIPTIONS)[number];
@@ -71,8 +72,9 @@ export class SubscriptionTopics {
     return rows[0];
   }
 
-  listQuery(organizationId: string): { select: string; params: unknown[] } {
-    return { select: 'SELECT * FROM mail_topics WHERE organization_id = $1', params: [organizationId] };
+  /** A page of the organization's topics, newest first. */
+  list<T>(organizationId: string, request: { limit?: number; cursor?: string }, map: (row: SubscriptionTopicRow) => T): Promise<Page<T>> {
+    return page(this.pg, { select: 'SELECT * FROM mail_topics WHERE organization_id = $1', params: [organizationId], ...request }, map);
   }
 
   /** Every topic of the organization with the contact's effective state, and whether it chose it. */

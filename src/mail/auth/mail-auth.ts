@@ -22,6 +22,9 @@ declare module 'fastify' {
   }
 }
 
+/** The OpenAPI security scheme of mail keys. */
+export const MAIL_SECURITY_SCHEME = 'mailKey';
+
 /** Whether the request carries a mail key (by its prefix), valid or not. */
 export const hasMailKey = (request: FastifyRequest): boolean => bearerToken(request)?.startsWith(MAIL_KEY_PREFIX) ?? false;
 

@@ -1,6 +1,8 @@
-// The TypeBox schemas of /emails: the body of POST /emails and of each item of
-// POST /emails/batch, in Resend's snake_case shape (what the `resend` SDK sends),
-// checked by schema; the rules a schema cannot say are in prepare-message.ts.
+// The TypeBox schemas of /emails requests: the body of POST /emails and of each
+// item of POST /emails/batch, in Resend's snake_case shape (what the `resend` SDK
+// sends), checked by schema (the rules a schema cannot say are in
+// prepare-message.ts), the list's query and the reschedule body. The answers
+// are in email-answers.ts.
 import { Type, type Static } from '@sinclair/typebox';
 
 export const MAX_RECIPIENTS = 50;
@@ -48,3 +50,16 @@ export const SendEmailBody = Type.Object(
 export const BatchEmailItem = Type.Object(EmailFields, { additionalProperties: false, $id: 'BatchEmail', title: 'BatchEmail' });
 
 export type SendEmailInput = Static<typeof SendEmailBody>;
+
+export const ListEmailsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Emails per page (1 to 100, default 20).' })),
+    after: Type.Optional(Type.String({ maxLength: 64, description: 'The id of an email of a previous page: the page holds the emails older than it.' })),
+    before: Type.Optional(Type.String({ maxLength: 64, description: 'The id of an email of a previous page: the page holds the emails newer than it (the nearest ones). Not with after.' })),
+  },
+  { additionalProperties: false },
+);
+export const UpdateEmailBody = Type.Object(
+  { scheduled_at: Type.String({ format: 'date-time', description: 'ISO 8601 with an offset: the new time; a time past or now sends it at once.' }) },
+  { additionalProperties: false, $id: 'UpdateEmail', title: 'UpdateEmail' },
+);

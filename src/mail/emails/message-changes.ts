@@ -4,7 +4,7 @@
 // and the sender's queueing waits on the message row's lock, so a change and a
 // hand-over never both win. A message may change while no sender holds it and
 // the relay has taken none of it; after that the change is refused
-// (MessageChangeRefusal, answered 409 by email-routes.ts) and changes nothing.
+// (MessageChangeRefusal, answered 409 by email-refusals.ts) and changes nothing.
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { PoolClient } from 'pg';
 import type { SendState } from '../sending/send-queue.ts';

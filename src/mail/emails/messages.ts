@@ -196,7 +196,7 @@ export class Messages {
   private readonly together: Coalescer<ToStore, StoreResult>;
   private readonly statements = new Map<number, string>();
 
-  /** The pool is shown so that the routes' other readers and writers of messages share it (email-routes.ts). */
+  /** The pool is shown so that the other readers and writers of messages share it (email-operations.ts). */
   constructor(pg: Pool) {
     this.pg = pg;
     // One statement for the batch: a value Postgres refuses fails it whole, having written nothing,

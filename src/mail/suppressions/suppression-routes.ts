@@ -1,14 +1,14 @@
 // /api/v1/suppressions: the organization's suppression list (FULL keys). An address
 // on it gets no message: /emails drops it from a message's recipients.
 import { addComponents } from '../../platform/http/components.ts';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { parseEmail } from '../http/email-address.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { page, PageQuery } from '../http/pagination.ts';
+import { addSuppression } from './suppression-operations.ts';
 import { toSuppression, type Suppressions } from './suppressions.ts';
 import { AddSuppressionBody, Params, SuppressionList, SuppressionSchema } from './suppression-schemas.ts';
 
@@ -33,10 +33,8 @@ export async function suppressionRoutes(app: App, deps: { suppressions: Suppress
       response: { 200: withRateLimitHeaders(SuppressionSchema, 'Already on the list.'), 201: withRateLimitHeaders(SuppressionSchema, 'Added.'), ...mailErrorResponses(...MAIL_BODY_ERRORS) },
     },
   }, async (request, reply) => {
-    const address = parseEmail(request.body.email.trim());
-    if (!address) throw new ApiError(400, 'invalid_email', 'email is not an email address.', [{ path: '/email', message: 'not an email address' }]);
-    const { row, created } = await suppressions.add(request.mailAuth.organizationId, address.key, request.body.reason ?? 'manual');
-    return reply.status(created ? 201 : 200).send(toSuppression(row));
+    const { suppression, created } = await addSuppression(suppressions, request.mailAuth.organizationId, request.body);
+    return reply.status(created ? 201 : 200).send(suppression);
   });
 
   app.get('/suppressions', {

@@ -111,8 +111,11 @@ export interface OpenApiInfo {
   products: readonly OpenApiProduct[];
 }
 
-/** The tags of the platform's own routes (health, readiness, this document). */
-const PLATFORM_TAGS = [{ name: 'ops', description: 'Health, readiness and this document; no key needed.' }];
+/** The tags of the platform's own routes (health, readiness, this document, the MCP endpoint every product shares). */
+const PLATFORM_TAGS = [
+  { name: 'ops', description: 'Health, readiness and this document; no key needed.' },
+  { name: 'mcp', description: 'The MCP endpoint for AI assistants: the key decides the product (links or mail), with that product\'s keys and limit, shared with its REST API.' },
+];
 
 /** Registers the document's generator; call before any route, so every route is in it. */
 export async function registerOpenApi(app: App, info: OpenApiInfo): Promise<void> {

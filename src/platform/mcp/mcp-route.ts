@@ -1,21 +1,23 @@
-// A product's MCP endpoint, Streamable HTTP without sessions or event streams:
-// one JSON-RPC message per POST, answered with one JSON body.
+// The MCP endpoint, Streamable HTTP without sessions or event streams: one
+// JSON-RPC message per POST, answered with one JSON body. Several products
+// share it: the key's prefix decides which one answers (mcp-product.ts), with
+// its own authentication, limit, server and tools.
 //
 // Layers, outside in:
-// - HTTP: the product's authentication hook (for the link product the one of
-//   /api/v1, so REST and MCP requests share keys, limit and X-RateLimit
-//   headers). Its refusals, and an oversized (413) or non-JSON (415) body,
-//   keep the REST error body.
+// - HTTP: the authentication hook of the product whose key was sent (the first
+//   product's for a request with no product's key), the one of its REST API, so
+//   REST and MCP requests share keys, limit and X-RateLimit headers. Its
+//   refusals, and an oversized (413) or non-JSON (415) body, keep the REST error body.
 // - JSON-RPC, checked here before the SDK sees the message: -32700 for a body
 //   that is not JSON, -32600 for JSON that is not one JSON-RPC message (batches
 //   are gone from protocol 2025-06-18), -32602 for malformed params of the
 //   methods we serve; 406 when the client will not take JSON, 400 for another
 //   protocol version. Every JSON-RPC error body is {jsonrpc, id, error:{code, message}}.
-// - MCP: a fresh server and SDK transport per request (mcp-server.ts);
-//   unknown methods get -32601 from the SDK.
+// - MCP: a fresh server and SDK transport per request (mcp-server.ts), with the
+//   product's tools for this caller; unknown methods get -32601 from the SDK.
 // GET (the event-stream request) and DELETE (session end) are refused with 405
 // and `Allow: POST`, before authentication: they do nothing for anyone.
-// Before all of it, a browser Origin the product does not allow is refused with
+// Before all of it, a browser Origin the service does not allow is refused with
 // 403 and a JSON-RPC error body (DNS rebinding; allowed-origins.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -35,9 +37,9 @@ import { ErrorBody } from '../http/errors.ts';
 import { errorResponses, OTHER_ANSWERS, documentOnly, RATE_LIMIT_HEADERS } from '../http/openapi.ts';
 import type { App } from '../http/server.ts';
 import { originAllowed } from './allowed-origins.ts';
-import { buildMcpServer, MCP_PROTOCOL_VERSION, type McpServerInfo } from './mcp-server.ts';
-import { toolCatalog } from './tool-catalog.ts';
-import type { McpTool } from './tool.ts';
+import { buildMcpServer, MCP_PROTOCOL_VERSION } from './mcp-server.ts';
+import type { AnyMcpProduct } from './mcp-product.ts';
+import { toolCatalog, type ToolCatalog } from './tool-catalog.ts';
 
 export interface McpRouteDeps {
   /** Where the endpoint is, e.g. /api/mcp. */
@@ -45,18 +47,12 @@ export interface McpRouteDeps {
   /** OpenAPI tags of its routes, and the operationIds of POST (messages), GET and DELETE (both refused), unique in the service. */
   tags: string[];
   operationIds: { post: string; get: string; delete: string };
-  /** The OpenAPI security requirement of POST (the product's key scheme). */
-  security: Record<string, string[]>[];
   /** For the OpenAPI description: how the endpoint is authenticated and limited, where its tools are described. */
   about: string;
-  /** The product's authentication (and rate-limit) hook; it refuses with the REST error body. */
-  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  /** The tenant `authenticate` admitted, handed to the tools as ToolContext.tenantId. */
-  tenantOf: (request: FastifyRequest) => string;
   /** Browser origins served (serialised, e.g. https://app.example.com); a request without Origin is always served. */
   allowedOrigins: readonly string[];
-  server: McpServerInfo;
-  tools: readonly McpTool[];
+  /** The products the endpoint serves; the first answers a request that carries no product's key (its 401). */
+  products: readonly AnyMcpProduct[];
 }
 
 /** The JSON-RPC 2.0 error codes answered here (-32601, unknown method, comes from the SDK). */
@@ -134,13 +130,17 @@ const JsonRpcResponse = Type.Object(
 const jsonRpcAnswer = (description: string, headers: object = RATE_LIMIT_HEADERS) => ({ ...ref(JsonRpcResponse), description, headers }) as never;
 
 export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
-  const { path, tags } = deps;
-  const catalog = toolCatalog(deps.tools);
+  const { path, tags, products } = deps;
+  if (products.length === 0) throw new Error('mcpRoute: no product');
+  const catalogs = new Map<AnyMcpProduct, ToolCatalog<any>>(products.map((p) => [p, toolCatalog(p.tools, { refusal: p.refusal, errorBody: p.errorBody })]));
+  /** The product whose key the request carries (by prefix), or the first for none. */
+  const productOf = (request: FastifyRequest): AnyMcpProduct => products.find((p) => p.claims(request)) ?? products[0]!;
   const allowedOrigins = new Set(deps.allowedOrigins);
   const originRefusal = { ...ref(JsonRpcResponse), description: 'JSON-RPC error -32000: the request comes from a browser page whose Origin is not allowed.', headers: RATE_LIMIT_HEADERS };
 
   await app.register(async (scope) => {
     addComponents(scope, [JsonRpcMessage, JsonRpcResponse]);
+    for (const product of products) product.decorate(scope);
     // The body is read as text and parsed here, so that bad JSON is a JSON-RPC
     // parse error rather than the REST invalid_json (only in this scope).
     scope.removeAllContentTypeParsers();
@@ -157,13 +157,13 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
     });
 
     scope.post(path, {
-      onRequest: deps.authenticate,
+      onRequest: (request, reply) => productOf(request).authenticate(request, reply),
       // The body schema documents the message; parseMessage checks it, as JSON-RPC answers, not as a REST 400.
       validatorCompiler: () => () => true,
       schema: {
         tags,
         operationId: deps.operationIds.post,
-        security: deps.security,
+        security: products.map((p) => ({ [p.securityScheme]: [] })),
         summary: `MCP endpoint (JSON-RPC, protocol ${MCP_PROTOCOL_VERSION})`,
         description:
           'Model Context Protocol over Streamable HTTP, stateless: one JSON-RPC message per POST, one JSON answer, no sessions and no event stream. ' +
@@ -180,7 +180,7 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       // Documentation only: the route's 403 serializer stays the REST one, since the Origin refusal is sent as text.
       config: documentOnly({
         response: {
-          403: { anyOf: [ref(ErrorBody), ref(JsonRpcResponse)], description: 'The workspace is not on the Enterprise plan (plan_upgrade_required, the REST error body), or the request comes from a browser page whose Origin is not allowed (JSON-RPC error -32000).', headers: RATE_LIMIT_HEADERS },
+          403: { anyOf: [ref(ErrorBody), ref(JsonRpcResponse)], description: 'The key may not use the endpoint (the REST error body: a link key of a workspace not on the Enterprise plan, plan_upgrade_required), or the request comes from a browser page whose Origin is not allowed (JSON-RPC error -32000).', headers: RATE_LIMIT_HEADERS },
         },
       }),
     }, async (request, reply) => {
@@ -195,7 +195,8 @@ export async function mcpRoute(app: App, deps: McpRouteDeps): Promise<void> {
       const parsed = parseMessage(request.body as unknown as string | undefined);
       if ('status' in parsed) return sendJson(parsed.status, parsed.body);
 
-      const server = buildMcpServer(deps.server, catalog, { tenantId: deps.tenantOf(request), requestId: request.id, log: request.log });
+      const product = productOf(request);
+      const server = buildMcpServer(product.server, catalogs.get(product)!, { ...product.callerOf(request), requestId: request.id, log: request.log });
       // The web-standard core of the SDK's StreamableHTTPServerTransport (which only adapts Node's req/res to it): it hands back a
       // Response, so the answer goes out through Fastify's reply with the headers the hooks set (X-RateLimit-*, x-request-id).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -6,7 +6,7 @@ import type { StaticDecode, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 
-/** Who is calling: the tenant the product authenticated, and the HTTP request (for error bodies and logs). */
+/** Who is calling: the tenant the product authenticated, and the HTTP request (for error bodies and logs). A product may add what its tools need (mail: the key's grant). */
 export interface ToolContext {
   tenantId: string;
   requestId: string;
@@ -18,6 +18,9 @@ export interface ToolOutcome<Result> {
   summary: string;
   result: Result;
 }
+
+/** A REST schema with a description written for a model; its rules unchanged. */
+export const describedFor = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
 
 /** A member schema whose `default` the argument check fills in (Ajv's useDefaults), so the tool always gets a value. */
 export function withDefault<T extends TSchema>(schema: T): T & { default: StaticDecode<T> } {
@@ -32,7 +35,7 @@ type DefaultedKeys<T extends TObject> = {
 /** The arguments a tool runs with: checked, transforms decoded, and the members marked withDefault present. */
 export type ToolArgs<T extends TObject> = StaticDecode<T> & Required<Pick<StaticDecode<T>, DefaultedKeys<T> & keyof StaticDecode<T>>>;
 
-export interface McpTool<Input extends TObject = TObject, Output extends TObject = TObject> {
+export interface McpTool<Input extends TObject = TObject, Output extends TObject = TObject, Ctx extends ToolContext = ToolContext> {
   name: string;
   title: string;
   description: string;
@@ -40,11 +43,12 @@ export interface McpTool<Input extends TObject = TObject, Output extends TObject
   input: Input;
   output: Output;
   annotations: ToolAnnotations;
-  run(args: ToolArgs<Input>, ctx: ToolContext): Promise<ToolOutcome<StaticDecode<Output>>>;
+  run(args: ToolArgs<Input>, ctx: Ctx): Promise<ToolOutcome<StaticDecode<Output>>>;
 }
 
 /** Keeps a tool's argument and result types checked where it is written, and lets tools of any shape share a list. */
-export const defineTool = <Input extends TObject, Output extends TObject>(tool: McpTool<Input, Output>): McpTool => tool as unknown as McpTool;
+export const defineTool = <Input extends TObject, Output extends TObject, Ctx extends ToolContext = ToolContext>(tool: McpTool<Input, Output, Ctx>): McpTool<TObject, TObject, Ctx> =>
+  tool as unknown as McpTool<TObject, TObject, Ctx>;
 
 /** Annotations of a tool that only reads. */
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };

@@ -619,7 +619,7 @@ describe('the rate limit shared with REST', () => {
 });
 
 describe('GET /.well-known/mcp.json', () => {
-  it('is public and names the endpoint, protocol version, auth scheme and every tool the server lists', async () => {
+  it('is public and names the endpoint, protocol version, auth scheme, and the link product\'s limit and every tool its server lists', async () => {
     const res = await fetch(`${ingress.url}/.well-known/mcp.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
@@ -629,12 +629,13 @@ describe('GET /.well-known/mcp.json', () => {
       endpoint: `${ingress.platform.config.PUBLIC_BASE_URL}/api/mcp`,
       transport: { type: 'streamable-http', stateless: true, serverSentEvents: false },
       authentication: { type: 'bearer', header: 'Authorization' },
-      rateLimit: { requestsPerMinute: 100000, scope: 'workspace' },
     });
+    const links = doc.products.find((p: { product: string }) => p.product === 'links');
+    expect(links).toMatchObject({ name: 'linkmail-links', version: '1.0.0', rateLimit: { requests: 100000, windowSeconds: 60, scope: 'workspace' } });
     const mcp = await connect(ingress.url, (await workspaceWithKey(ingress.url)).key);
     const { tools } = await mcp.client.listTools();
     await mcp.client.close();
-    expect(doc.tools).toEqual(tools.map((t) => ({ name: t.name, title: t.title, description: t.description })));
-    expect(doc.tools.map((t: { name: string }) => t.name)).toEqual(TOOLS);
+    expect(links.tools).toEqual(tools.map((t) => ({ name: t.name, title: t.title, description: t.description })));
+    expect(links.tools.map((t: { name: string }) => t.name)).toEqual(TOOLS);
   });
 });

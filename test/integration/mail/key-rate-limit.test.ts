@@ -1,5 +1,5 @@
 // The per-key request limit of the mail API (spec, Limits): one-second windows on
-// Redis's clock, shared by every ingress, exact under concurrency. Bursts start
+// Redis's clock, shared by every ingress and by REST and MCP calls, exact under concurrency. Bursts start
 // just after a window turns (Redis TIME), so one burst falls in one window; a burst
 // that straddled two anyway (its answers name two resets) is sent again.
 import { Redis } from 'ioredis';
@@ -86,6 +86,30 @@ describe('requests per key per second', () => {
     expect(answers.filter((r) => r.status === 200)).toHaveLength(2);
     const next = await inOneWindow(() => Promise.all([call(a.url, 'GET', '/api/v1/domains', { key }), call(b.url, 'GET', '/api/v1/domains', { key }), call(b.url, 'GET', '/api/v1/domains', { key })]));
     expect(statuses(next)).toEqual([200, 200, 429]);
+  });
+
+  it('MCP calls of a mail key count in the same window as its REST calls, on either ingress; the 11th of either is 429 rate_limited', async () => {
+    const { key } = await organizationWithKey(a.url);
+    const rest = (ingress: TestIngress) => call(ingress.url, 'GET', '/api/v1/contacts?limit=1', { key });
+    const mcp = (ingress: TestIngress) => call(ingress.url, 'POST', '/api/mcp', {
+      key,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_contacts', arguments: { limit: 1 } } },
+    });
+    // One after another, so each answer's remaining allowance shows the count so far.
+    const answers = await inOneWindow(async () => {
+      const sent: Response[] = [];
+      for (let i = 0; i < 10; i++) sent.push(await (i % 2 ? rest(i % 4 === 1 ? a : b) : mcp(i % 4 === 0 ? a : b)));
+      sent.push(await mcp(a), await rest(b));
+      return sent;
+    });
+    expect(answers.map((r) => r.status)).toEqual([...Array.from({ length: 10 }, () => 200), 429, 429]);
+    expect(answers.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '0', '0']);
+    // An admitted MCP call is a tool result; a refused one never reaches JSON-RPC: the REST refusal, with Retry-After.
+    expect(answers[0]!.body.result.structuredContent).toMatchObject({ object: 'list' });
+    expect(answers[10]!.body.error.code).toBe('rate_limited');
+    expect(answers[10]!.headers.get('retry-after')).toBe('1');
+    expect(answers[11]!.body.name).toBe('rate_limited');
   });
 });
 

@@ -20,7 +20,8 @@
 //   JSON types; arrays compared item by item). A second one in a row is the answer to the same
 //   request sent again. Text between them is allowed; another block is not.
 // - Each document's MCP tool table (`| \`tool\` | arguments | result |`) names each tool's
-//   arguments (backticked words outside parentheses): they must be the tool's, as tools/list says.
+//   arguments (backticked words outside parentheses): they must be the tool's, as tools/list says
+//   for the product's key (links-api.md: a link key; mail-api.md: a mail key).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,17 +195,20 @@ describe('docs/ examples', () => {
     }, 120_000);
   }
 
-  it('the MCP tool table names each tool\'s arguments, as tools/list gives them', async () => {
-    const listed = await call(ingress.url, 'POST', '/api/mcp', {
-      key: variables.KEY,
-      headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  // Each product's tools, listed with its key: the link tools in links-api.md, the mail tools in mail-api.md.
+  for (const [doc, key] of [['docs/links-api.md', 'KEY'], ['docs/mail-api.md', 'MAIL_KEY']] as const) {
+    it(`the MCP tool table of ${doc} names each tool's arguments, as tools/list gives them`, async () => {
+      const listed = await call(ingress.url, 'POST', '/api/mcp', {
+        key: variables[key],
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      });
+      expect(listed.status).toBe(200);
+      const tools = new Map<string, string[]>(listed.body.result.tools.map((t: { name: string; inputSchema: { properties?: object } }) => [t.name, Object.keys(t.inputSchema.properties ?? {}).sort()]));
+      const text = readFileSync(join(ROOT, doc), 'utf8');
+      const rows = [...text.matchAll(/^\| `([a-z_]+)` \| ([^|]*) \|/gm)].filter(([, name]) => tools.has(name!));
+      const documented = new Map(rows.map(([, name, args]) => [name!, [...new Set([...args!.replace(/\([^)]*\)/g, '').matchAll(/`([A-Za-z_]+)(?:\[\])?`/g)].map((m) => m[1]!))].sort()]));
+      expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(tools));
     });
-    expect(listed.status).toBe(200);
-    const tools = new Map<string, string[]>(listed.body.result.tools.map((t: { name: string; inputSchema: { properties?: object } }) => [t.name, Object.keys(t.inputSchema.properties ?? {}).sort()]));
-    const text = readFileSync(join(ROOT, 'docs/links-api.md'), 'utf8');
-    const rows = [...text.matchAll(/^\| `([a-z_]+)` \| ([^|]*) \|/gm)].filter(([, name]) => tools.has(name!));
-    const documented = new Map(rows.map(([, name, args]) => [name!, [...new Set([...args!.replace(/\([^)]*\)/g, '').matchAll(/`([A-Za-z]+)(?:\[\])?`/g)].map((m) => m[1]!))].sort()]));
-    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(tools));
-  });
+  }
 });

@@ -55,5 +55,8 @@ describe('GET /api/v1/openapi', () => {
     for (const route of ['POST /api/mcp', 'GET /api/mcp', 'DELETE /api/mcp', 'GET /.well-known/mcp.json']) expect(documented, route).toContain(route);
     expect(doc.paths['/.well-known/mcp.json'].get.security).toEqual([]);
     expect(doc.paths['/api/mcp'].post.responses['429']).toBeTruthy();
+    // One endpoint for both products: either product's key.
+    expect(doc.paths['/api/mcp'].post.security).toEqual([{ bearerAuth: [] }, { mailKey: [] }]);
+    expect(doc.paths['/api/mcp'].post.tags).toEqual(['mcp']);
   });
 });

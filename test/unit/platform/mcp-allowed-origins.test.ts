@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeOrigin, originAllowed, parseOrigins } from '../../../src/platform/mcp/allowed-origins.ts';
-import { linksSettings } from '../../../src/links/config.ts';
+import { mcpOriginsProblems } from '../../../src/platform/config.ts';
 
 describe('MCP allowed origins', () => {
   it('compares origins as serialised: case, default port, trailing slash', () => {
@@ -21,7 +21,7 @@ describe('MCP allowed origins', () => {
   });
 
   it('refuses a configuration entry that is not an origin', () => {
-    const check = (value: string) => linksSettings.check!({ NODE_ENV: 'development', CLICK_ID_SECRET: 'x'.repeat(20), MCP_ALLOWED_ORIGINS: value } as never);
+    const check = (value: string) => mcpOriginsProblems({ MCP_ALLOWED_ORIGINS: value });
     expect(check('https://a.example,http://localhost:5173')).toEqual([]);
     expect(check('https://a.example/app')).toEqual([expect.stringContaining('MCP_ALLOWED_ORIGINS: https://a.example/app')]);
   });

@@ -1,0 +1,59 @@
+// What a key may do with contacts, one function per operation, for
+// /api/v1/contacts and the MCP tools alike: the same address and property
+// checks, the same store, the same refusals.
+import type { Static } from '@sinclair/typebox';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { isUuid } from '../../platform/http/validation.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { page } from '../http/pagination.ts';
+import { contactEmail, propertiesProblem, type PropertyValue } from './contact-fields.ts';
+import type { CreateContactBody, ListContactsQuery, UpdateContactBody } from './contact-schemas.ts';
+import { toContact, type ContactRow, type Contacts } from './contacts.ts';
+
+const contactExists = () => new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
+
+/** The contact named by id or address, or 404. */
+export async function contactOf(contacts: Contacts, organizationId: string, idOrEmail: string): Promise<ContactRow> {
+  const row = idOrEmail.includes('@') || isUuid(idOrEmail) ? await contacts.find(organizationId, idOrEmail) : undefined;
+  if (!row) throw notFound('contact');
+  return row;
+}
+
+function checkProperties(properties: Record<string, PropertyValue> | undefined): void {
+  const problem = properties && propertiesProblem(properties);
+  if (problem) throw new ApiError(400, 'invalid_properties', problem, [{ path: '/properties', message: problem }]);
+}
+
+function checkedEmail(value: string): string {
+  const email = contactEmail(value);
+  if (!email) throw new ApiError(400, 'invalid_email', 'email is not an email address.', [{ path: '/email', message: 'not an email address' }]);
+  return email;
+}
+
+/** A new contact; 409 contact_exists when the organization has the address. */
+export async function createContact(contacts: Contacts, organizationId: string, body: Static<typeof CreateContactBody>) {
+  checkProperties(body.properties);
+  const row = await contacts.create(organizationId, { ...body, email: checkedEmail(body.email) });
+  if (!row) throw contactExists();
+  return toContact(row);
+}
+
+/** A page of the organization's contacts, newest first, narrowed by address or status. */
+export function listContacts(pg: Pool, contacts: Contacts, organizationId: string, query: Static<typeof ListContactsQuery>) {
+  return page(pg, { ...contacts.listQuery(organizationId, query), limit: query.limit, cursor: query.cursor }, toContact);
+}
+
+/** Changes the fields given (`properties` as a whole); 404 for no such contact, 409 contact_exists for another contact's address. */
+export async function updateContact(contacts: Contacts, organizationId: string, idOrEmail: string, body: Static<typeof UpdateContactBody>) {
+  const row = await contactOf(contacts, organizationId, idOrEmail);
+  checkProperties(body.properties);
+  const email = body.email === undefined ? undefined : checkedEmail(body.email);
+  const changed = await contacts.update(row.organization_id, row.id, { ...body, email });
+  if (changed === 'contact_exists') throw contactExists();
+  return toContact(changed!);
+}
+
+export async function deleteContact(contacts: Contacts, organizationId: string, idOrEmail: string) {
+  const row = await contactOf(contacts, organizationId, idOrEmail);
+  return toContact((await contacts.delete(row.organization_id, row.id)) ?? row);
+}

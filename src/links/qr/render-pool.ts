@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ApiError } from '../../platform/http/errors.ts';
+import { trackThreads } from '../../platform/metrics/thread-heaps.ts';
 import type { RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 
 export interface RenderPoolOptions {
@@ -16,6 +17,7 @@ export interface RenderPoolOptions {
 
 export class RenderPool {
   private readonly piscina: Piscina;
+  private readonly untrack: () => void;
 
   constructor(options: RenderPoolOptions = {}) {
     const threads = options.threads ?? Math.max(1, availableParallelism());
@@ -26,6 +28,7 @@ export class RenderPool {
       maxQueue: options.maxQueue ?? threads * 4,
       idleTimeout: 60_000,
     });
+    this.untrack = trackThreads('render', () => this.piscina.threads);
   }
 
   get threads(): number {
@@ -44,6 +47,7 @@ export class RenderPool {
   }
 
   close(): Promise<void> {
+    this.untrack();
     return this.piscina.destroy();
   }
 }

@@ -23,6 +23,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../../platform/config.ts';
 import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { trackThreads } from '../../platform/metrics/thread-heaps.ts';
 
 export interface ScanJournalOptions {
   dir: string;
@@ -174,11 +175,13 @@ export class ScanJournal<T> {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
     const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env } });
     this.shipper = shipper;
+    const untrack = trackThreads('scan-shipper', () => [shipper]);
     shipper.on('message', (m: { type: string }) => {
       if (m.type === 'ready') this.shipperRestarts = 0;
     });
     shipper.on('error', (err) => this.options.log.error({ err }, 'scan shipper thread failed'));
     shipper.on('exit', (code) => {
+      untrack();
       if (this.stopping) return;
       // The segments are on disk; a new shipper picks them up.
       const delay = Math.min(30_000, 1000 * 2 ** this.shipperRestarts++);

@@ -23,7 +23,10 @@ export class RenderPool {
     const threads = options.threads ?? Math.max(1, availableParallelism());
     this.piscina = new Piscina({
       filename: new URL('./render-worker.ts', import.meta.url).href,
-      minThreads: 1,
+      // No thread until the first render: an idle thread holds 25-50 MB (its V8 heap, the TypeScript
+      // loader, the QR and barcode code), and most processes render rarely or never. The first render
+      // after start or after idleTimeout waits for a thread to start (docs/operations.md, "Memory").
+      minThreads: 0,
       maxThreads: threads,
       maxQueue: options.maxQueue ?? threads * 4,
       idleTimeout: 60_000,

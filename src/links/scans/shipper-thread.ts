@@ -18,6 +18,7 @@ import { JournalShipper } from './journal-shipper.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
 import { scanEnricher } from './scan-enrichment.ts';
+import { collectStartUpGarbage } from '../../platform/start-up-garbage.ts';
 
 const { dir, env } = workerData as { dir: string; env: Record<string, string> };
 const config = loadConfig(env, [linksSettings]);
@@ -69,5 +70,7 @@ parentPort!.on('message', async (message: { type: 'sealed' } | { type: 'stop'; t
     parentPort!.postMessage({ type: 'stopped', stats: shipper.stats });
   }
 });
+// This thread's heap has its own start-up garbage (its modules, the IP database's read).
+collectStartUpGarbage();
 parentPort!.postMessage({ type: 'ready' });
 shipper.shipSoon();

@@ -11,11 +11,20 @@ import { deleteOwned, underPrefix } from '../test/support/kafka-leftovers.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
+/**
+ * The memory settings `npm start`, `npm run workers` and run.sh give both processes (docs/operations.md,
+ * "Memory"): a small young generation per V8 instance, and two malloc arenas instead of glibc's eight per core.
+ */
+export const PROCESS_SETTINGS = { NODE_OPTIONS: '--max-semi-space-size=8', MALLOC_ARENA_MAX: '2' };
+
+/** The ingress's own on top (package.json, run.sh): large image buffers stay in malloc's heap (docs/links-api.md). */
+export const INGRESS_SETTINGS = { MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '268435456' };
+
 /** Settings of every benchmark process: a separate database, ClickHouse database and topic prefix. */
 export const BENCH_ENV: Record<string, string> = {
   NODE_ENV: 'production',
-  // As `npm start` and `npm run workers` run them (README, "Deployment": V8's young generation).
-  NODE_OPTIONS: `--max-semi-space-size=32 ${process.env.NODE_OPTIONS ?? ''}`.trim(),
+  NODE_OPTIONS: `${PROCESS_SETTINGS.NODE_OPTIONS} ${process.env.NODE_OPTIONS ?? ''}`.trim(),
+  MALLOC_ARENA_MAX: PROCESS_SETTINGS.MALLOC_ARENA_MAX,
   LOG_LEVEL: 'info',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/linkmail_bench',
   CLICKHOUSE_DATABASE: 'linkmail_bench',
@@ -31,9 +40,8 @@ export const BENCH_ENV: Record<string, string> = {
   MAIL_RELAY_SMTP_PORT: '-1',
   // Any free operations port (/metrics): a bench runs several ingresses or worker processes at once.
   METRICS_PORT: '0',
-  // As `npm start` runs the ingress (package.json): large image buffers stay in malloc's heap.
-  MALLOC_MMAP_THRESHOLD_: '33554432',
-  MALLOC_TRIM_THRESHOLD_: '268435456',
+  // Every benchmark process gets the ingress's malloc settings (they also render QR codes in their own process).
+  ...INGRESS_SETTINGS,
 };
 
 export interface Proc {

@@ -47,6 +47,31 @@ delay = function()
 end
 `;
 
+/**
+ * Lua for a fixed rate whatever the latency: request n goes out at start + n / rate (wrk 4.1's
+ * delay() against the wall clock, read through LuaJIT's ffi), as long as the connections suffice.
+ * Add it to a script and leave WrkOptions.rate out.
+ */
+export const fixedRate = (rate: number) => `
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_usec; } timeval;
+int gettimeofday(timeval *tv, void *tz);
+]]
+local __tv = ffi.new("timeval")
+local function __now_ms()
+  ffi.C.gettimeofday(__tv, nil)
+  return tonumber(__tv.tv_sec) * 1000 + tonumber(__tv.tv_usec) / 1000
+end
+local __start = nil
+local __slot = 0
+delay = function()
+  __start = __start or __now_ms()
+  __slot = __slot + 1
+  return math.max(0, __start + __slot * 1000 / ${rate} - __now_ms())
+end
+`;
+
 /** `times` of the shell that ran wrk: its second line is its children's user and system time. */
 function childCpuMs(stderr: string): number {
   const lines = stderr.trim().split('\n');

@@ -2,6 +2,7 @@
 import { ConfigError } from './platform/config.ts';
 import { startPlatform } from './platform/platform.ts';
 import { buildIngress } from './ingress.ts';
+import { collectStartUpGarbage } from './platform/start-up-garbage.ts';
 import { serveIngressMetrics } from './platform/metrics/operations-port.ts';
 import { loadServiceConfig, serviceSealedColumns, serviceTopics } from './service.ts';
 
@@ -23,3 +24,4 @@ platform.shutdown.add('http', () => app.close());
 const address = await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
 await serveIngressMetrics(platform, app.outboxes);
 platform.log.info({ address }, 'ingress listening');
+collectStartUpGarbage();

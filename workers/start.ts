@@ -3,6 +3,7 @@ import { hostWorkers } from '../src/platform/actors/host.ts';
 import { serveWorkerMetrics } from '../src/platform/metrics/operations-port.ts';
 import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
+import { collectStartUpGarbage } from '../src/platform/start-up-garbage.ts';
 import { wireLinks } from '../src/links/wiring.ts';
 import { wireMail } from '../src/mail/wiring.ts';
 import { loadServiceConfig, serviceSealedColumns, serviceTopics } from '../src/service.ts';
@@ -34,4 +35,5 @@ export async function startWorkerProcess(name: string, givenNames: readonly stri
   const runtimes = await hostWorkers(platform, kinds);
   await serveWorkerMetrics(platform, runtimes, kinds);
   platform.log.info({ kinds: kindNames }, 'worker process ready');
+  collectStartUpGarbage();
 }

@@ -25,9 +25,11 @@ ensure_node
 supervise() {
   local logs=$1 name pid status
   local -A cmd pids starts fails
-  local young="--max-semi-space-size=32 ${NODE_OPTIONS:-}"
-  cmd[workers]="env NODE_OPTIONS='$young' node workers/all.ts"
-  cmd[ingress]="env NODE_OPTIONS='$young' MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456 node src/main.ts"
+  # Memory settings (docs/operations.md, "Memory"; the same as npm start and npm run workers): a small
+  # V8 young generation in every thread, two malloc arenas; the ingress keeps large image buffers in malloc's heap.
+  local memory="env NODE_OPTIONS='--max-semi-space-size=8 ${NODE_OPTIONS:-}' MALLOC_ARENA_MAX=2"
+  cmd[workers]="$memory node workers/all.ts"
+  cmd[ingress]="$memory MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456 node src/main.ts"
   launch() {
     # Output to the terminal and to the process's log; $! is the process itself, not tee.
     eval "exec ${cmd[$1]}" > >(tee -a "$logs/$1.log") 2>&1 &

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ApiError } from '../../platform/http/errors.ts';
+import { trackThreads } from '../../platform/metrics/thread-heaps.ts';
 import type { RenderRefusal, RenderResult, RenderTask } from './render-task.ts';
 
 export interface RenderPoolOptions {
@@ -16,16 +17,21 @@ export interface RenderPoolOptions {
 
 export class RenderPool {
   private readonly piscina: Piscina;
+  private readonly untrack: () => void;
 
   constructor(options: RenderPoolOptions = {}) {
     const threads = options.threads ?? Math.max(1, availableParallelism());
     this.piscina = new Piscina({
       filename: new URL('./render-worker.ts', import.meta.url).href,
-      minThreads: 1,
+      // No thread until the first render: an idle thread holds 25-50 MB (its V8 heap, the TypeScript
+      // loader, the QR and barcode code), and most processes render rarely or never. The first render
+      // after start or after idleTimeout waits for a thread to start (docs/operations.md, "Memory").
+      minThreads: 0,
       maxThreads: threads,
       maxQueue: options.maxQueue ?? threads * 4,
       idleTimeout: 60_000,
     });
+    this.untrack = trackThreads('render', () => this.piscina.threads);
   }
 
   get threads(): number {
@@ -44,6 +50,7 @@ export class RenderPool {
   }
 
   close(): Promise<void> {
+    this.untrack();
     return this.piscina.destroy();
   }
 }

@@ -1,7 +1,7 @@
 // The visitor's country for links with geo destinations, from the same IP
-// database as the scans (geo.ts), in memory. Loaded only once the cache holds
-// a link with geo destinations (about 130 MB), so an ingress without any pays
-// nothing; a geo redirect that comes before the load is done waits for it, once.
+// database as the scans (geo.ts): the same memory as the shipper thread's, once
+// the cache holds a link with geo destinations; a geo redirect that comes before
+// the lookup is ready waits for it, once.
 import { Geo } from '../scans/geo.ts';
 import type { Logger } from '../../platform/logger.ts';
 

@@ -106,6 +106,15 @@ describe('/metrics of every process', () => {
     expect(ingressMetrics.text).toMatch(/^linkmail_outbox_backlog\{outbox="mail\.messages"\} \d+$/m);
     expect(ingressMetrics.text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(ingressMetrics.text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
+    // The heap of the ingress's other thread, which prom-client's nodejs_heap_* do not see (once
+    // that thread runs: it may still be loading its code when the ingress answers).
+    const shipperHeap = /^linkmail_thread_heap_size_bytes\{thread="scan-shipper-0"\} \d/m;
+    let threadMetrics = ingressMetrics;
+    for (const end = Date.now() + 60_000; !shipperHeap.test(threadMetrics.text) && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 500));
+      threadMetrics = await get(`${ingressOps}/metrics`);
+    }
+    expect(threadMetrics.text).toMatch(shipperHeap);
 
     let workerMetrics = await get(`${workerOps}/metrics`);
     for (const end = Date.now() + 60_000; !/^linkmail_kafka_consumer_lag\{/m.test(workerMetrics.text) && Date.now() < end; ) {

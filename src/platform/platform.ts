@@ -2,7 +2,6 @@
 // store, migrations, topics and schemas, and an ordered shutdown. Ingress and
 // worker processes both start here.
 import type { Admin, Kafka, Producer } from 'kafkajs';
-import { CachedDefaultPartitioner } from './kafka/cached-partitioner.ts';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { deadLettersTopic } from './actors/dead-letters-topic.ts';
 import type { TopicDefinition } from './kafka/topic-definition.ts';
@@ -10,6 +9,7 @@ import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
 import type { Config } from './config.ts';
 import { dependencyChecks, type Check } from './health.ts';
 import { createKafka } from './kafka/client.ts';
+import { createProducer } from './kafka/producer.ts';
 import { Publisher } from './kafka/publisher.ts';
 import { ensureTopics } from './kafka/topics.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -77,8 +77,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log);
 
   const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
-  // The Java-compatible murmur2 partitioner: a key lands on the same partition whichever client produced it.
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: CachedDefaultPartitioner });
+  const producer = createProducer(kafka);
   await producer.connect();
   // Registered after the stores, so it closes before them: pending sends flush first.
   shutdown.add('kafka-producer', () => producer.disconnect());

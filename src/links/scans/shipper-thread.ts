@@ -10,7 +10,7 @@ import { loadConfig } from '../../platform/config.ts';
 import { linksSettings } from '../config.ts';
 import { createKafka } from '../../platform/kafka/client.ts';
 import { Publisher } from '../../platform/kafka/publisher.ts';
-import { CachedDefaultPartitioner } from '../../platform/kafka/cached-partitioner.ts';
+import { createProducer } from '../../platform/kafka/producer.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
 import { Geo, type GeoDatabases } from './geo.ts';
@@ -34,7 +34,7 @@ if (config.SCAN_SHIPPER_NICE > 0 && process.platform === 'linux') {
 }
 const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
-const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: CachedDefaultPartitioner });
+const producer = createProducer(kafka);
 const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
 const enrich = scanEnricher(Geo.over(geo), config.CLICK_ID_SECRET);
 

@@ -1,7 +1,7 @@
 // TypeBox pieces the MCP tools share, taken from the REST schemas where REST
 // has the same rule (ids, includeBots), plus the MCP-only trailing analytics
 // window (`daysBack`), and the text helpers of the tool summaries.
-import { Type, type TSchema, type TString } from '@sinclair/typebox';
+import { Type, type TString } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import { describedFor, withDefault } from '../../platform/mcp/tool.ts';
 import { INTERVALS, WorkspaceAnalyticsQuery } from '../analytics/analytics-schemas.ts';

@@ -1,6 +1,5 @@
 // What the mail tools share: their annotations, the id argument (the REST path
 // parameter), and the text of a page's summary.
-import { Type } from '@sinclair/typebox';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { describedFor } from '../../platform/mcp/tool.ts';
 import { IdParams } from '../http/mail-schemas.ts';

@@ -14,7 +14,7 @@
 // (BENCH_MEMORY_ENV='{"NODE_OPTIONS":"…","MALLOC_ARENA_MAX":"…"}' starts both processes with other
 // settings, to compare; BENCH_RESULT names the result file.)
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { loadServiceConfig } from '../src/service.ts';
@@ -285,4 +285,6 @@ ${fixedRate(RATE)}`;
   for (const proc of running.reverse()) await proc.stop();
   await dropDatabases(config, NAME).catch((err) => console.error('could not drop the databases:', err));
   await deleteRunResources(RUN_ENV.TOPIC_PREFIX!);
+  // Every scan of the run is in Kafka by now (or the run failed): its journal is of no further use.
+  rmSync(RUN_ENV.SCAN_JOURNAL_DIR!, { recursive: true, force: true });
 }

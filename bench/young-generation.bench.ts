@@ -13,6 +13,7 @@
 // headline; the machine's busy time is not used (other sessions' load is in it).
 // Results: bench/results/young-generation.json. Run: node bench/young-generation.bench.ts
 // (BENCH_A / BENCH_B: JSON of the settings to compare, e.g. '{"NODE_OPTIONS":"--max-semi-space-size=16"}'.)
+import { rmSync } from 'node:fs';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, processCpuMs, start, writeResult, type Proc } from './lib.ts';
 import { fixedRate, wrk } from './wrk.ts';
 import { loadServiceConfig } from '../src/service.ts';
@@ -131,4 +132,5 @@ ${fixedRate(rate)}`;
 } finally {
   for (const proc of running.reverse()) await proc.stop();
   for (const pair of pairs) await deleteRunResources(pair.prefix);
+  for (const name of ['A', 'B']) rmSync(`${BENCH_ENV.SCAN_JOURNAL_DIR}-young-${name}-${stamp}`, { recursive: true, force: true });
 }

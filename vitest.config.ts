@@ -42,6 +42,8 @@ const ALONE = [
   'test/integration/platform/kafka-acknowledged-sends.test.ts',
   // Starts a three-node Kafka cluster of its own, and an ingress and a worker process on it.
   'test/integration/platform/cluster-clean-start.test.ts',
+  // Starts a three-node Kafka cluster of its own, kills and stops its brokers under redirects, a fan-out and webhooks.
+  'test/integration/platform/broker-faults.test.ts',
   // Three worker processes and an ingress under 3,000 redirects and a fan-out, one killed and one stopped:
   // beside broadcasts and automations (kill tests of their own) the three loaded the two cores past their bounds.
   'test/integration/platform/worker-processes.test.ts',

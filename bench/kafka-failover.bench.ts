@@ -8,8 +8,9 @@
 //   stopped (SIGSTOP: its connections stay open and unanswered), then resumed once the others lead,
 // and the run records, from the fault:
 //   electedMs   when a surviving broker first names other leaders for all of its partitions;
-//   firstAckMs  when the first send resolves after the fault (every send spans every partition, so
-//               the new leaders have taken the fault's partitions by then);
+//   firstAckMs  when the first send started after the fault resolves (every send spans every
+//               partition, so the new leaders have taken the fault's partitions by then; a send
+//               begun before it may have been written just before it);
 // and every acknowledged message is read back at the end (none missing). Each round starts with every
 // replica in sync. Results: bench/results/kafka-failover.json. Run: node bench/kafka-failover.bench.ts
 import { createKafka } from '../src/platform/kafka/client.ts';
@@ -57,7 +58,8 @@ try {
   const producer = createProducer(kafka);
   await producer.connect();
   const acknowledged: string[] = [];
-  const acks: number[] = [];
+  /** Each acknowledged send: when it started and when it resolved. */
+  const acks: { startedAt: number; ackedAt: number }[] = [];
   let failedSends = 0;
   let stopping = false;
   let sends = 0;
@@ -65,10 +67,11 @@ try {
     while (!stopping) {
       const ids = Array.from({ length: BATCH }, (_, i) => `${sends}-${i}`);
       sends++;
+      const startedAt = Date.now();
       try {
         await producer.send({ topic: TOPIC, acks: -1, messages: ids.map((id) => ({ key: id, value: id })) });
         acknowledged.push(...ids);
-        acks.push(Date.now());
+        acks.push({ startedAt, ackedAt: Date.now() });
       } catch {
         failedSends++;
       }
@@ -90,7 +93,7 @@ try {
       const now = await leadersSeenBy(observer);
       return partitions.every((p) => now[p] !== victim && now[p]! >= 0) && Date.now();
     });
-    const firstAck = until('first acknowledged send', async () => acks.find((t) => t > at), ROUND_TIMEOUT_MS, 20);
+    const firstAck = until('first acknowledged send', async () => acks.find((a) => a.startedAt > at)?.ackedAt, ROUND_TIMEOUT_MS, 20);
     const [electedAt, ackAt] = await Promise.all([elected, firstAck]);
     if (fault === 'kill') await c.restart();
     else c.resume(victim);

@@ -17,6 +17,9 @@
 // ours / bare. After each run of ours, outside its measured window, the scans in
 // ClickHouse are counted (every redirect, once). The run also measures p99 at half
 // of ours' maximum rate, and two ingresses (one per core) against one.
+// `ours on a cluster` is ours again with Kafka a three-node cluster of its own (replication factor
+// 3, min.insync.replicas 2, test/support/kafka-cluster.ts) beside the single broker, in the same rounds:
+// its own ingress, worker process, topic prefix and link (BENCH_KAFKA_CLUSTER=0 leaves it out).
 // Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
 // (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json)
 import { spawn } from 'node:child_process';
@@ -29,6 +32,7 @@ import { join } from 'node:path';
 import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses, withChildren } from './cpu.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
+import { startTestCluster, type TestCluster } from '../test/support/kafka-cluster.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 // BENCH_LINK=routed loads a link with country rules (none matching the load's GB address, so each
@@ -43,6 +47,7 @@ const LINK = ROUTED
   }
   : { destination: 'https://example.com/landing?ref=bench' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CLUSTER = process.env.BENCH_KAFKA_CLUSTER !== '0';
 const MAX_REQUESTS = 3_000_000;
 const CONNECTIONS = 50;
 const DRAIN_TIMEOUT_MS = 180_000;
@@ -87,6 +92,7 @@ http {
   };
 }
 
+/** The scans ClickHouse holds for the link. */
 async function clickhouseScans(shortId: string): Promise<{ rows: number; distinct: number }> {
   const url = `${process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123'}/?database=${BENCH_ENV.CLICKHOUSE_DATABASE}`;
   const res = await fetch(url, { method: 'POST', body: `SELECT count(), uniqExact(scan_id) FROM scans WHERE short_id = '${shortId}' FORMAT TSV` });
@@ -103,16 +109,20 @@ interface Measured {
   otherByProcessUs: Record<string, number>;
 }
 
-/** One wrk run, with the machine's CPU until `settled` says the work of the run is done. */
-async function measure(url: string, path: string, groups: Record<string, number[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
+/**
+ * One wrk run, with the machine's CPU until `settled` says the work of the run is done; `groupsOf`
+ * names the processes by part, asked again after the run (Postgres forks backends as pools connect).
+ */
+async function measure(url: string, path: string, groupsOf: () => Record<string, number[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
   const busyBefore = machineBusyMs();
   const interruptsBefore = machineInterruptMs();
+  const groups = groupsOf();
   const before = sampleCpu(groups);
   const allBefore = sampleAll();
   const load = await wrk(url, { connections: rate ? 20 : CONNECTIONS, seconds: SECONDS, maxRequests: MAX_REQUESTS, script: script(path), ...(rate ? { rate } : {}) });
   await settled(load);
   // The stack's processes again: those started during the run count in their group.
-  const groupsAfter = { ...groups, ...stackProcesses() };
+  const groupsAfter = groupsOf();
   const spent = cpuDelta(before, sampleCpu(groupsAfter));
   const others = otherProcesses(allBefore, sampleAll(), groupsAfter);
   const busy = machineBusyMs() - busyBefore - load.wrkCpuMs;
@@ -127,20 +137,86 @@ async function measure(url: string, path: string, groups: Record<string, number[
   };
 }
 
-console.log('starting nginx, the bare server, two ingresses and the scan workers…');
+console.log(`starting nginx, the bare server, two ingresses and the scan workers${CLUSTER ? ', and on a three-node cluster an ingress and the scan workers' : ''}…`);
 const topicPrefix = `bench-redirect-${Date.now()}`;
+const clusterPrefix = `${topicPrefix}-cluster`;
 const nginxPort = freePort();
 const barePort = freePort();
-const ingressPorts = [freePort(), freePort()];
+const ingressPorts = [freePort(), freePort(), freePort()];
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
 /** Every process started, stopped in reverse order at the end, also when a later start fails. */
 const running: Proc[] = [];
-let admin: Admin | undefined;
+const admins: Admin[] = [];
+let cluster: TestCluster | undefined;
 const started = async (starting: Promise<Proc>) => {
   const proc = await starting;
   running.push(proc);
   return proc;
 };
+
+/** The link loaded on an ingress, made through it (so it is in that ingress's cache and on its Kafka). */
+async function makeLink(base: string): Promise<string> {
+  const { key } = await adminCreateKey(base);
+  const link = (await (await fetch(`${base}/api/v1/links`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(LINK),
+  })).json()) as { shortId: string };
+  return link.shortId;
+}
+
+/**
+ * A Kafka (the stack's broker, or the cluster) with its ingress's scans: `drained` waits until every
+ * redirect answered so far is in the scans topic (its end offsets) and every consumer of scans has
+ * committed all of the topic, so that no consumer's work (a slow one's, say) is left to a later run's
+ * account. Kafka is asked, not ClickHouse: counting over a million rows there every 200 ms cost
+ * ClickHouse about 7 µs a scan, charged to ours. `stored`, outside the measured windows, waits until
+ * every scan answered so far is in ClickHouse.
+ */
+async function scansOf(brokers: string, prefix: string, groups: string[], shortId: string) {
+  const kafkaAdmin = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  admins.push(kafkaAdmin);
+  await kafkaAdmin.connect();
+  const topic = prefixed(prefix, 'scans');
+  type EndOffsets = Awaited<ReturnType<typeof kafkaAdmin.fetchTopicOffsets>>;
+  const consumersBehind = async (end: EndOffsets): Promise<number> => {
+    let behind = 0;
+    for (const group of groups) {
+      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(prefix, group), topics: [topic] });
+      for (const p of end) {
+        const at = Number(committed?.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
+        behind += Math.max(0, Number(p.offset) - Math.max(at, 0));
+      }
+    }
+    return behind;
+  };
+  let expected = 0;
+  return {
+    expected: () => expected,
+    drained: async (answered: number) => {
+      expected += answered;
+      const end = Date.now() + DRAIN_TIMEOUT_MS;
+      for (;;) {
+        // One read of the topic's end offsets for both checks.
+        const offsets = await kafkaAdmin.fetchTopicOffsets(topic);
+        const inTopic = offsets.reduce((sum, p) => sum + Number(p.offset), 0);
+        const behind = await consumersBehind(offsets);
+        if (inTopic >= expected && behind === 0) return;
+        if (Date.now() > end) throw new Error(`${inTopic} of ${expected} scans in Kafka (${brokers}), consumers ${behind} behind, after ${DRAIN_TIMEOUT_MS / 1000} s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+    stored: async (): Promise<{ rows: number; distinct: number }> => {
+      const end = Date.now() + DRAIN_TIMEOUT_MS;
+      for (;;) {
+        const counts = await clickhouseScans(shortId);
+        if (counts.distinct >= expected) return counts;
+        if (Date.now() > end) throw new Error(`${counts.distinct} of ${expected} scans reached ClickHouse after ${DRAIN_TIMEOUT_MS / 1000} s`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    },
+  };
+}
 
 try {
   const nginx = await started(startNginx(nginxPort));
@@ -154,108 +230,91 @@ try {
   const kinds = (process.env.BENCH_WORKER_KINDS ?? 'links-scan-sink,links-conversion-sink,links-webhooks').split(',');
   // A kind's consumer group kept its name from before kinds were named by product.
   const groupOf = (kind: string) => kind.replace(/^links-/, '');
+  const scanGroups = kinds.map(groupOf).filter((g) => g !== 'conversion-sink');
   const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, kinds));
+  // On the cluster: a topic prefix of its own, since the applied offsets in Postgres are kept per group, topic and partition.
+  let onCluster: { ingress: Proc; workers: Proc } | undefined;
+  if (CLUSTER) {
+    cluster = await startTestCluster();
+    const clusterEnv = { KAFKA_BROKERS: cluster.brokers, TOPIC_PREFIX: clusterPrefix };
+    onCluster = {
+      ingress: await started(start('src/main.ts', { ...ingressEnv(ingressPorts[2]!), ...clusterEnv, SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-3` }, 'ingress listening')),
+      workers: await started(start('workers/run.ts', clusterEnv, 'worker process ready', 180_000, kinds)),
+    };
+  }
 
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
-  const { key } = await adminCreateKey(base(0));
-  const link = (await (await fetch(`${base(0)}/api/v1/links`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(LINK),
-  })).json()) as { shortId: string };
-  const path = `/${link.shortId}`;
+  const shortId = await makeLink(base(0));
+  const clusterShortId = CLUSTER ? await makeLink(base(2)) : undefined;
+  const path = `/${shortId}`;
+  const clusterPath = `/${clusterShortId}`;
   await new Promise((r) => setTimeout(r, 1000));
+  const single = await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, topicPrefix, scanGroups, shortId);
+  const onClusterScans = cluster ? await scansOf(cluster.brokers, clusterPrefix, scanGroups, clusterShortId!) : undefined;
+  const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
+
   let warmedUp = 0;
   for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, base(0), base(1)]) {
     const warm = await wrk(url, { connections: 10, seconds: 2, maxRequests: 20_000, script: script(url.endsWith(String(barePort)) ? '/bench' : path) });
-    if (url === base(0) || url === base(1)) warmedUp += warm.requests - warm.non2xx3xx;
+    if (url === base(0) || url === base(1)) warmedUp += answered(warm);
+  }
+  await single.drained(warmedUp);
+  await single.stored();
+  if (onClusterScans) {
+    const warm = await wrk(base(2), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(clusterPath) });
+    await onClusterScans.drained(answered(warm));
+    await onClusterScans.stored();
   }
 
-  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both') => ({
+  // The kafka group is the brokers the server under test uses: the stack's one, or the cluster's three.
+  const clusterPids = () => (cluster ? [1, 2, 3].map((n) => cluster!.pidOf(n as 1 | 2 | 3)) : []);
+  const stack = () => {
+    const processes = stackProcesses();
+    return { ...processes, kafka: processes.kafka!.filter((pid) => !clusterPids().includes(pid)) };
+  };
+  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
     ...(server === 'ours' || server === 'both' ? { ingress: withChildren(ingresses[0]!.child.pid!) } : {}),
     ...(server === 'both' ? { 'second ingress': withChildren(ingresses[1]!.child.pid!) } : {}),
     ...(server === 'ours' || server === 'both' ? { workers: withChildren(scanWorkers.child.pid!) } : {}),
     // Looked up at each run's start: Postgres forks backends as pools connect.
-    ...stackProcesses(),
+    ...stack(),
+    ...(server === 'cluster' ? { ingress: withChildren(onCluster!.ingress.child.pid!), workers: withChildren(onCluster!.workers.child.pid!), kafka: clusterPids() } : {}),
   });
 
-  // A run's work is done when every redirect answered so far is in the topic (its end offsets)
-  // and every consumer of scans has committed all of the topic, so that no consumer's work (a slow
-  // one's, say) is left to a later run's account. Kafka is asked, not ClickHouse: counting over a
-  // million rows there every 200 ms cost ClickHouse about 7 µs a scan, charged to ours.
-  const kafkaAdmin = new Kafka({ brokers: loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
-  admin = kafkaAdmin;
-  await kafkaAdmin.connect();
-  const scansTopicName = prefixed(topicPrefix, 'scans');
-  type EndOffsets = Awaited<ReturnType<typeof kafkaAdmin.fetchTopicOffsets>>;
-  const consumersBehind = async (end: EndOffsets): Promise<number> => {
-    let behind = 0;
-    for (const kind of kinds.filter((k) => groupOf(k) !== 'conversion-sink')) {
-      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: prefixed(topicPrefix, groupOf(kind)), topics: [scansTopicName] });
-      for (const p of end) {
-        const at = Number(committed?.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
-        behind += Math.max(0, Number(p.offset) - Math.max(at, 0));
-      }
-    }
-    return behind;
-  };
-  let expected = 0;
-  const drained = async (answered: number) => {
-    expected += answered;
-    const end = Date.now() + DRAIN_TIMEOUT_MS;
-    for (;;) {
-      // One read of the topic's end offsets for both checks.
-      const offsets = await kafkaAdmin.fetchTopicOffsets(scansTopicName);
-      const inTopic = offsets.reduce((sum, p) => sum + Number(p.offset), 0);
-      const behind = await consumersBehind(offsets);
-      if (inTopic >= expected && behind === 0) return;
-      if (Date.now() > end) throw new Error(`${inTopic} of ${expected} scans in Kafka, consumers ${behind} behind, after ${DRAIN_TIMEOUT_MS / 1000} s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
-  // Checked after each measured window, outside it: every scan answered so far is in ClickHouse.
-  const stored = async (): Promise<{ rows: number; distinct: number }> => {
-    const end = Date.now() + DRAIN_TIMEOUT_MS;
-    for (;;) {
-      const counts = await clickhouseScans(link.shortId);
-      if (counts.distinct >= expected) return counts;
-      if (Date.now() > end) throw new Error(`${counts.distinct} of ${expected} scans reached ClickHouse after ${DRAIN_TIMEOUT_MS / 1000} s`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  };
-  const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
-
-  await drained(warmedUp);
-  await stored();
   console.log('measuring…');
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const nginxRun = await measure(`http://127.0.0.1:${nginxPort}`, path, groupsFor('nginx'));
-    const bareRun = await measure(`http://127.0.0.1:${barePort}`, '/bench', groupsFor('bare'));
-    const ours = await measure(base(0), path, groupsFor('ours'), (load) => drained(answered(load)));
-    await stored();
+    const nginxRun = await measure(`http://127.0.0.1:${nginxPort}`, path, () => groupsFor('nginx'));
+    const bareRun = await measure(`http://127.0.0.1:${barePort}`, '/bench', () => groupsFor('bare'));
+    const ours = await measure(base(0), path, () => groupsFor('ours'), (load) => single.drained(answered(load)));
+    await single.stored();
+    const oursOnCluster = onClusterScans ? await measure(base(2), clusterPath, () => groupsFor('cluster'), (load) => onClusterScans.drained(answered(load))) : undefined;
+    if (onClusterScans) await onClusterScans.stored();
     // Two ingresses, one per core: two wrk processes at once, half the connections each.
     const busyBefore = machineBusyMs();
     const both = await Promise.all([0, 1].map((i) => wrk(base(i), { connections: CONNECTIONS / 2, seconds: SECONDS, maxRequests: MAX_REQUESTS, script: script(path) })));
-    await drained(both.reduce((sum, l) => sum + answered(l), 0));
+    await single.drained(both.reduce((sum, l) => sum + answered(l), 0));
     const twoBusy = machineBusyMs() - busyBefore - both.reduce((sum, l) => sum + l.wrkCpuMs, 0);
-    await stored();
+    await single.stored();
     const twoRequests = both.reduce((sum, l) => sum + l.requests, 0);
     const twoIngresses = { requestsPerSecond: both.reduce((sum, l) => sum + l.requestsPerSecond, 0), p99Ms: Math.max(...both.map((l) => l.latencyMs.p99)), cpuPerRedirectUs: Number(((twoBusy * 1000) / twoRequests).toFixed(1)) };
     rounds.push({
-      nginx: nginxRun, bare: bareRun, ours, twoIngresses,
+      nginx: nginxRun, bare: bareRun, ours, ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
       ratio: Number((ours.cpuPerRedirectUs / bareRun.cpuPerRedirectUs).toFixed(2)),
+      ...(oursOnCluster ? { clusterOverSingleBroker: Number((oursOnCluster.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}),
       twoOverOne: Number((twoIngresses.requestsPerSecond / ours.load.requestsPerSecond).toFixed(2)),
     });
     console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
-      `${ours.load.requestsPerSecond} req/s; two ingresses ${twoIngresses.requestsPerSecond} req/s`);
+      `${ours.load.requestsPerSecond} req/s;${oursOnCluster ? ` on the cluster ${oursOnCluster.cpuPerRedirectUs} µs, ${oursOnCluster.load.requestsPerSecond} req/s;` : ''} two ingresses ${twoIngresses.requestsPerSecond} req/s`);
   }
   const ratio = medianBy(rounds, (r) => r.ratio).ratio;
   const oursMax = medianBy(rounds, (r) => r.ours.load.requestsPerSecond).ours.load.requestsPerSecond;
-  const half = await measure(base(0), path, groupsFor('ours'), (load) => drained(answered(load)), Math.floor(oursMax / 2));
-  const counted = await stored();
+  const half = await measure(base(0), path, () => groupsFor('ours'), (load) => single.drained(answered(load)), Math.floor(oursMax / 2));
+  const counted = await single.stored();
+  const clusterCounted = onClusterScans ? await onClusterScans.stored() : undefined;
+  const clusterRounds = rounds.flatMap((r) => (r.oursOnCluster ? [{ ...r, oursOnCluster: r.oursOnCluster, clusterOverSingleBroker: r.clusterOverSingleBroker! }] : []));
   const result = {
     benchmark: 'redirect',
     link: ROUTED ? 'routed (geo rules that miss, then a 50/50 A/B test)' : 'plain',
@@ -269,19 +328,35 @@ try {
       oursCpuPerRedirectUs: medianBy(rounds, (r) => r.ours.cpuPerRedirectUs).ours.cpuPerRedirectUs,
       oursRequestsPerSecond: oursMax,
       twoIngressesOverOne: medianBy(rounds, (r) => r.twoOverOne).twoOverOne,
+      ...(clusterRounds.length > 0
+        ? {
+          oursOnClusterCpuPerRedirectUs: medianBy(clusterRounds, (r) => r.oursOnCluster.cpuPerRedirectUs).oursOnCluster.cpuPerRedirectUs,
+          oursOnClusterRequestsPerSecond: medianBy(clusterRounds, (r) => r.oursOnCluster.load.requestsPerSecond).oursOnCluster.load.requestsPerSecond,
+          clusterOverSingleBroker: medianBy(clusterRounds, (r) => r.clusterOverSingleBroker).clusterOverSingleBroker,
+        }
+        : {}),
     },
     ratioOursOverBare: ratio,
     halfRate: { targetRate: Math.floor(oursMax / 2), requestsPerSecond: half.load.requestsPerSecond, p99Ms: half.load.latencyMs.p99, cpuPerRedirectUs: half.cpuPerRedirectUs },
-    scansInClickHouse: { expected, rows: counted.rows, distinct: counted.distinct },
+    scansInClickHouse: { expected: single.expected(), rows: counted.rows, distinct: counted.distinct },
+    ...(clusterCounted ? { clusterScansInClickHouse: { expected: onClusterScans!.expected(), rows: clusterCounted.rows, distinct: clusterCounted.distinct } } : {}),
     targets: { ratioAtMost: 3, p99AtHalfMaxBelowMs: 10 },
     // Every answered redirect is in ClickHouse, once (rows = distinct scan ids). A few more scans than
     // answers are expected: requests wrk had in flight when it stopped counting were still served.
-    met: { ratio: ratio <= 3, p99AtHalfMax: half.load.latencyMs.p99 < 10, everyScanRecorded: counted.distinct >= expected && counted.rows === counted.distinct },
+    met: {
+      ratio: ratio <= 3,
+      p99AtHalfMax: half.load.latencyMs.p99 < 10,
+      everyScanRecorded: counted.distinct >= single.expected() && counted.rows === counted.distinct &&
+        (!clusterCounted || (clusterCounted.distinct >= onClusterScans!.expected() && clusterCounted.rows === clusterCounted.distinct)),
+    },
   };
   console.log(JSON.stringify(result, null, 2));
   writeResult(ROUTED ? 'redirect-routed' : 'redirect', result);
 } finally {
-  await admin?.disconnect();
+  for (const admin of admins) await admin.disconnect();
   for (const proc of running.reverse()) await proc.stop();
+  await cluster?.remove();
   await deleteRunResources(topicPrefix);
+  // The cluster's topics went with it; its registry subjects are the stack's.
+  if (CLUSTER) await deleteRunResources(clusterPrefix);
 }

@@ -9,6 +9,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { linksChangelogTopic } from '../../../topics/links-changelog.ts';
 import { prefixed } from '../../platform/kafka/topic-definition.ts';
+import { METADATA_MAX_AGE_MS } from '../../platform/kafka/metadata-age.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
 import { within } from '../../platform/within.ts';
@@ -104,10 +105,12 @@ export class LinkCache {
       }
     };
 
-    const consumer = this.kafka.consumer({ groupId: prefixed(this.topicPrefix, `ingress-link-cache-${randomUUID()}`), maxWaitTimeInMs: 100 });
+    // metadataMaxAge: a dead or hung leader's partitions are read from their new leaders within a second of the election.
+    const consumer = this.kafka.consumer({ groupId: prefixed(this.topicPrefix, `ingress-link-cache-${randomUUID()}`), maxWaitTimeInMs: 100, metadataMaxAge: METADATA_MAX_AGE_MS });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, (event) => {
-      this.log.error({ err: event.payload.error, restart: event.payload.restart }, 'link cache consumer crashed');
+      // A crash kafkajs restarts (a broker away, say) is a warning; one it does not, an error.
+      this.log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'link cache consumer crashed');
       // A retriable crash is restarted by kafkajs; any other leaves the cache stale for good.
       if (!event.payload.restart && !this.stopping) this.onFailed?.(event.payload.error);
     });

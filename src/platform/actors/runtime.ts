@@ -14,6 +14,7 @@ import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import { deadLettersTopic } from './dead-letters-topic.ts';
 import { prefixed } from '../kafka/topic-definition.ts';
+import { METADATA_MAX_AGE_MS } from '../kafka/metadata-age.ts';
 import type { Logger } from '../logger.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import { backoffDelay, sleepWithHeartbeat } from './backoff.ts';
@@ -81,6 +82,8 @@ export class WorkerRuntime<V, S> {
     const consumer = this.deps.kafka.consumer({
       groupId: this.group,
       allowAutoTopicCreation: false,
+      // A dead or hung leader's partitions are fetched from their new leaders within a second of the election.
+      metadataMaxAge: METADATA_MAX_AGE_MS,
       sessionTimeout: this.deps.sessionTimeoutMs,
       heartbeatInterval: this.heartbeatMs,
       // Waits of at most 5 s (createKafka): 28 retries ride out a broker away for about two minutes.
@@ -93,7 +96,8 @@ export class WorkerRuntime<V, S> {
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, (event) => this.onAssignment(event.payload.memberAssignment));
     consumer.on(consumer.events.CRASH, (event) => {
-      this.log.error({ err: event.payload.error, restart: event.payload.restart }, 'consumer crashed');
+      // A crash kafkajs restarts (a broker away, say) is a warning; one it does not, an error.
+      this.log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'consumer crashed');
       // A retriable crash is restarted by kafkajs itself; any other leaves the consumer stopped for good.
       if (event.payload.restart || this.stopping || this.failed !== null) return;
       const error = event.payload.error;

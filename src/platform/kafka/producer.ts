@@ -5,15 +5,13 @@
 // wait for it too (acks=all) until the cluster fences it: broker.session.timeout.ms (9 s by default)
 // after its last heartbeat the controller gives its partitions other leaders and drops it from the
 // metadata. A publish then goes on after one metadata refresh: while a send waits, kafkajs (patched:
-// patches/kafkajs+2.2.4.patch) refreshes the metadata as it reaches METADATA_MAX_AGE_MS, from the
+// patches/kafkajs+2.2.4.patch) refreshes the metadata as it reaches METADATA_MAX_AGE_MS (metadata-age.ts), from the
 // first broker that answers, and fails the requests a broker gone from the metadata holds, so the
 // send retries on the new leaders instead of waiting for requestTimeout (client.ts). Measured with
 // bench/kafka-failover.bench.ts.
 import type { Kafka, Producer } from 'kafkajs';
 import { CachedDefaultPartitioner } from './cached-partitioner.ts';
-
-/** How old the producer's metadata may grow: a leader change is seen within this after the cluster made it. */
-export const METADATA_MAX_AGE_MS = 1000;
+import { METADATA_MAX_AGE_MS } from './metadata-age.ts';
 
 export function createProducer(kafka: Kafka): Producer {
   return kafka.producer({

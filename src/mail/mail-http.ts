@@ -33,6 +33,9 @@ import type { McpProduct } from '../platform/mcp/mcp-product.ts';
 import { MessageChanges } from './emails/message-changes.ts';
 import { defaultRequestsPerSecond } from './config.ts';
 import { mailWebhookRoutes } from './webhooks/mail-webhook-routes.ts';
+import { addIetfRateLimitHeaders } from './resend/ietf-rate-limit-headers.ts';
+import { ResendError, resendErrorHandler } from './resend/resend-errors.ts';
+import { resendResources } from './resend/resend-resources.ts';
 import type { MailServices } from './wiring.ts';
 
 
@@ -53,6 +56,8 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
+    { name: 'resend-api-keys', description: 'Resend\'s /api-keys: the organization\'s keys, managed with one of its full keys.' },
+    { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {
     [MAIL_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'Mail API key (mk_live_…) of kind full, send or test.' },
@@ -75,14 +80,22 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
   const authenticate = createMailAuth({ keys: mail.keys, guard, limitRequests: limit.limit });
 
   /** What every mail context shares: the request field, Resend-shaped errors, declared access. */
-  const mailContext = (scope: App) => {
+  const mailContext = (scope: App, handleErrors: typeof mailErrorHandler = mailErrorHandler) => {
     scope.decorateRequest('mailAuth', null as never);
     scope.decorateRequest('mailBatchReservation', null);
     scope.addHook('onResponse', limit.refundUnsettled);
-    scope.setErrorHandler(mailErrorHandler);
+    scope.setErrorHandler(handleErrors);
     scope.addHook('onRoute', requireDeclaredAccess);
     addComponents(scope, [MailError]);
   };
+  /** Root routes need a mail key; they are documented with it. */
+  const keyedRoot = (root: App) => {
+    root.addHook('onRoute', (route) => {
+      if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
+    });
+    root.addHook('onRequest', authenticate);
+  };
+  const resolver = createResolver(mail.config.MAIL_DNS_SERVERS);
 
   const api: ApiProduct = {
     name: 'mail',
@@ -91,7 +104,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     authenticate,
     register: async (scope) => {
       mailContext(scope);
-      await domainRoutes(scope, { domains: mail.domains, pg, resolver: createResolver(mail.config.MAIL_DNS_SERVERS) });
+      await domainRoutes(scope, { domains: mail.domains, pg, resolver });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
@@ -129,13 +142,18 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     registerRoot: async (app) => {
       await app.register(async (root) => {
         mailContext(root);
-        root.addHook('onRoute', (route) => {
-          if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
-        });
-        root.addHook('onRequest', authenticate);
+        keyedRoot(root);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
         await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });
         await mailWebhookRoutes(root, { ...mail.webhooks, pg });
+      });
+      // Resend's other resources, in Resend's shapes and with Resend's error names.
+      await app.register(async (resend) => {
+        mailContext(resend, resendErrorHandler);
+        addComponents(resend, [ResendError]);
+        keyedRoot(resend);
+        resend.addHook('onSend', addIetfRateLimitHeaders);
+        await resendResources(resend, { mail, pg, resolver });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

@@ -1,0 +1,24 @@
+// Resend's resources at the root paths (/domains, /api-keys, /contacts, …): a
+// second HTTP face of the mail product, in Resend's request and response shapes,
+// over the same stores and operations as /api/v1. Registered in their own context
+// (mail-http.ts) with Resend's error names (resend-errors.ts), pages
+// (resend-pages.ts) and the IETF rate-limit headers. Every path registered here is
+// a reserved first segment, so no short link can take it (platform/http/reserved-paths.ts).
+import type { Resolver } from 'node:dns/promises';
+import type { App } from '../../platform/http/server.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { resendApiKeyRoutes } from '../accounts/resend-api-key-routes.ts';
+import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
+import type { MailServices } from '../wiring.ts';
+
+export interface ResendResourceDeps {
+  mail: MailServices;
+  pg: Pool;
+  resolver: Resolver;
+}
+
+export async function resendResources(app: App, deps: ResendResourceDeps): Promise<void> {
+  const { mail, pg, resolver } = deps;
+  await resendDomainRoutes(app, { domains: mail.domains, pg, resolver });
+  await resendApiKeyRoutes(app, { keys: mail.keys, domains: mail.domains, pg });
+}

@@ -57,6 +57,10 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
     { name: 'resend-api-keys', description: 'Resend\'s /api-keys: the organization\'s keys, managed with one of its full keys.' },
+    { name: 'resend-contacts', description: 'Resend\'s /contacts, by id or email, with their segments and topics, over the same contacts as /api/v1/contacts.' },
+    { name: 'resend-contact-properties', description: 'Resend\'s /contact-properties: declared contact properties with a type and a fallback value.' },
+    { name: 'resend-segments', description: 'Resend\'s /segments: lists of contacts, stored with /api/v1\'s filter segments (a segment holds its members and whom its filter matches).' },
+    { name: 'resend-topics', description: 'Resend\'s /topics: created without a slug (derived from the name), over the same topics as /api/v1/topics.' },
     { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {

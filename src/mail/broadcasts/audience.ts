@@ -1,13 +1,15 @@
 // Who a broadcast goes to, read in contact-id order a batch at a time (keyset), so
 // a fan-out holds one batch in memory whatever the audience's size. A contact
 // matches when it is subscribed, its effective state for the topic is subscribed
-// (its row, else the topic's default), and it is in the segment if one is set;
+// (its row, else the topic's default), and it is in the segment if one is set (a
+// member of it, or matched by its filter: audience/segments.ts);
 // a match on the suppression list comes back flagged, to be counted and left out.
 // A resend's audience is also narrowed to its parent's recipients whose message
 // has no open and no click yet (spec: Resend rule 7). The rest of an A/B test
 // re-checks its waiting recipients by the same rule (eligibleSql), when it sends.
 import type { PoolClient } from 'pg';
 import { compileSegmentFilter, type SegmentFilter } from '../audience/segment-filter.ts';
+import { memberSql } from '../audience/segments.ts';
 import { subscribedSql } from '../audience/subscription-topics.ts';
 
 export interface AudienceContact {
@@ -23,7 +25,8 @@ export interface AudienceQuery {
   organizationId: string;
   topicId: string;
   topicDefault: string;
-  segment: SegmentFilter | null;
+  /** The segment's id and its checked filter, or null for the whole topic. */
+  segment: { id: string; filter: SegmentFilter } | null;
   parentId: string | null;
 }
 
@@ -42,9 +45,10 @@ function eligibleSql(q: AudienceQuery, params: unknown[]): string {
   const $ = (value: unknown) => `$${params.push(value)}`;
   let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed' AND ${subscribedSql($(q.topicId), $(q.topicDefault))}`;
   if (q.segment) {
-    const segment = compileSegmentFilter(q.segment, params.length + 1);
+    const member = memberSql($(q.segment.id));
+    const segment = compileSegmentFilter(q.segment.filter, params.length + 1);
     params.push(...segment.params);
-    sql += ` AND ${segment.sql}`;
+    sql += ` AND (${member} OR ${segment.sql})`;
   }
   if (q.parentId) {
     sql += ` AND EXISTS (SELECT 1 FROM mail_broadcast_recipients r WHERE r.broadcast_id = ${$(q.parentId)} AND r.contact_id = c.id AND r.message_id IS NOT NULL

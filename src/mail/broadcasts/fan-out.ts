@@ -232,7 +232,7 @@ export class FanOut {
         const e = parsed.errors[0]!;
         return `The segment ${b.segment_id} has a filter that is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${b.segment_id}, then create a new broadcast.`;
       }
-      segment = parsed.filter;
+      segment = { id: b.segment_id, filter: parsed.filter };
     }
     return { organizationId: b.organization_id, topicId: topics[0].id, topicDefault: topics[0].default_subscription, segment, parentId: b.parent_id };
   }

@@ -8,6 +8,12 @@ import type { Resolver } from 'node:dns/promises';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { resendApiKeyRoutes } from '../accounts/resend-api-key-routes.ts';
+import { resendContactPropertyRoutes } from '../audience/resend-contact-property-routes.ts';
+import { resendContactRoutes } from '../audience/resend-contact-routes.ts';
+import { resendContactSegmentRoutes } from '../audience/resend-contact-segment-routes.ts';
+import { resendContactTopicRoutes } from '../audience/resend-contact-topic-routes.ts';
+import { resendSegmentRoutes } from '../audience/resend-segment-routes.ts';
+import { resendTopicRoutes } from '../audience/resend-topic-routes.ts';
 import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
 import type { MailServices } from '../wiring.ts';
 
@@ -21,4 +27,11 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   const { mail, pg, resolver } = deps;
   await resendDomainRoutes(app, { domains: mail.domains, pg, resolver });
   await resendApiKeyRoutes(app, { keys: mail.keys, domains: mail.domains, pg });
+  const { contacts, contactProperties, segmentMembers, subscriptionTopics } = mail;
+  await resendContactRoutes(app, { contacts, contactProperties, segmentMembers, subscriptionTopics, pg });
+  await resendContactSegmentRoutes(app, { contacts, segmentMembers, pg });
+  await resendContactTopicRoutes(app, { contacts, subscriptionTopics, pg });
+  await resendContactPropertyRoutes(app, { contactProperties, pg });
+  await resendSegmentRoutes(app, { pg });
+  await resendTopicRoutes(app, { subscriptionTopics, pg });
 }

@@ -61,6 +61,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'resend-contact-properties', description: 'Resend\'s /contact-properties: declared contact properties with a type and a fallback value.' },
     { name: 'resend-segments', description: 'Resend\'s /segments: lists of contacts, stored with /api/v1\'s filter segments (a segment holds its members and whom its filter matches).' },
     { name: 'resend-topics', description: 'Resend\'s /topics: created without a slug (derived from the name), over the same topics as /api/v1/topics.' },
+    { name: 'resend-templates', description: 'Resend\'s /templates: an alias, From, Reply-To and {{{VARIABLES}}} with fallbacks, over the same templates and versions as /api/v1/templates.' },
     { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {
@@ -147,7 +148,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await app.register(async (root) => {
         mailContext(root);
         keyedRoot(root);
-        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
+        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits, templates: mail.templates });
         await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });
         await mailWebhookRoutes(root, { ...mail.webhooks, pg });
       });

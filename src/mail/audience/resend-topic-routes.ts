@@ -12,7 +12,7 @@ import { RESEND_BODY_ERRORS, RESEND_ERRORS, resendErrorResponses } from '../rese
 import { resendPage, ResendListOf, ResendPageQuery } from '../resend/resend-pages.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { DEFAULT_SUBSCRIPTIONS, type SubscriptionTopicRow, type SubscriptionTopics } from './subscription-topics.ts';
-import { slugCandidate, slugOf } from './topic-slug.ts';
+import { slugCandidate, slugOf } from '../http/derived-slug.ts';
 
 /** How many derived slugs ("news", "news-2", …) are tried before giving up. */
 const SLUG_TRIES = 20;

@@ -15,6 +15,7 @@ import { resendContactTopicRoutes } from '../audience/resend-contact-topic-route
 import { resendSegmentRoutes } from '../audience/resend-segment-routes.ts';
 import { resendTopicRoutes } from '../audience/resend-topic-routes.ts';
 import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
+import { resendTemplateRoutes } from '../templates/resend-template-routes.ts';
 import type { MailServices } from '../wiring.ts';
 
 export interface ResendResourceDeps {
@@ -34,4 +35,5 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   await resendContactPropertyRoutes(app, { contactProperties, pg });
   await resendSegmentRoutes(app, { pg });
   await resendTopicRoutes(app, { subscriptionTopics, pg });
+  await resendTemplateRoutes(app, { templates: mail.templates, pg });
 }

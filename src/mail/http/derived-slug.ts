@@ -1,5 +1,5 @@
-// A slug for a topic created without one (Resend's topics have none; /api/v1's
-// broadcasts and unsubscribe links name topics by slug): the name lower-cased,
+// A slug for a topic or template created without one (Resend's topics have none,
+// its templates' alias is optional; /api/v1 names both by slug): the name lower-cased,
 // runs of anything but a-z and 0-9 turned into one "-", at most 56 characters,
 // "topic" when nothing is left; "-2", "-3"… when the organization has it already.
 export function slugOf(name: string): string {

@@ -15,6 +15,7 @@ import { resendContactTopicRoutes } from '../audience/resend-contact-topic-route
 import { resendSegmentRoutes } from '../audience/resend-segment-routes.ts';
 import { resendTopicRoutes } from '../audience/resend-topic-routes.ts';
 import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
+import { resendSuppressionRoutes } from '../suppressions/resend-suppression-routes.ts';
 import { resendTemplateRoutes } from '../templates/resend-template-routes.ts';
 import type { MailServices } from '../wiring.ts';
 
@@ -36,4 +37,5 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   await resendSegmentRoutes(app, { pg });
   await resendTopicRoutes(app, { subscriptionTopics, pg });
   await resendTemplateRoutes(app, { templates: mail.templates, pg });
+  await resendSuppressionRoutes(app, { suppressions: mail.suppressions, pg });
 }

@@ -63,6 +63,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'resend-topics', description: 'Resend\'s /topics: created without a slug (derived from the name), over the same topics as /api/v1/topics.' },
     { name: 'resend-templates', description: 'Resend\'s /templates: an alias, From, Reply-To and {{{VARIABLES}}} with fallbacks, over the same templates and versions as /api/v1/templates.' },
     { name: 'resend-suppressions', description: 'Resend\'s /suppressions, one by one or 100 at once, over the same list as /api/v1/suppressions.' },
+    { name: 'resend-broadcasts', description: 'Resend\'s /broadcasts: to a segment, with a topic or without, over the same broadcasts and worker as /api/v1/broadcasts.' },
     { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {

@@ -23,8 +23,8 @@ export interface AudienceContact {
 
 export interface AudienceQuery {
   organizationId: string;
-  topicId: string;
-  topicDefault: string;
+  /** The topic and its default; null for a broadcast without one (Resend's), where the topic rule does not apply. */
+  topic: { id: string; defaultSubscription: string } | null;
   /** The segment's id and its checked filter, or null for the whole topic. */
   segment: { id: string; filter: SegmentFilter } | null;
   parentId: string | null;
@@ -43,7 +43,8 @@ const SUPPRESSED = 'EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organizati
  */
 function eligibleSql(q: AudienceQuery, params: unknown[]): string {
   const $ = (value: unknown) => `$${params.push(value)}`;
-  let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed' AND ${subscribedSql($(q.topicId), $(q.topicDefault))}`;
+  let sql = `c.organization_id = ${$(q.organizationId)} AND c.status = 'subscribed'`;
+  if (q.topic) sql += ` AND ${subscribedSql($(q.topic.id), $(q.topic.defaultSubscription))}`;
   if (q.segment) {
     const member = memberSql($(q.segment.id));
     const segment = compileSegmentFilter(q.segment.filter, params.length + 1);

@@ -1,7 +1,11 @@
 // One contact's message of a broadcast: the subject of its variant, the HTML and
 // text personalised, and the preview text as a hidden block at the top of the HTML
-// part (never a header; the text part is unchanged).
-import { escapeHtml, renderPart, type RenderContact } from '../templates/render.ts';
+// part (never a header; the text part is unchanged). Personalised with the spec's
+// {{contact.x}} and with Resend's {{{FIRST_NAME}}}, {{{LAST_NAME}}}, {{{EMAIL}}} and
+// {{{<property>}}} (each with its own |fallback); {{{RESEND_UNSUBSCRIBE_URL}}} is
+// filled by the sender, per recipient.
+import { escapeHtml, renderPart, type Part, type RenderContact } from '../templates/render.ts';
+import { renderVariables } from '../templates/resend-variables.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 
 export interface RenderedMessage {
@@ -14,17 +18,32 @@ export interface RenderedMessage {
 const previewBlock = (preview: string) =>
   `<div style="display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">${preview}</div>`;
 
+/** A contact's value for one of Resend's variables: its fields by Resend's names, else its property of that name. */
+function variableOf(contact: RenderContact, name: string): string | number | boolean | null | undefined {
+  if (name === 'FIRST_NAME') return contact.first_name;
+  if (name === 'LAST_NAME') return contact.last_name;
+  if (name === 'EMAIL') return contact.email;
+  return contact.properties?.[name];
+}
+
+/** A part with both kinds of tags filled for the contact. */
+const personalised = (source: string, part: Part, contact: RenderContact): string =>
+  renderVariables(renderPart(source, part, contact), part, (name) => {
+    const value = variableOf(contact, name);
+    return typeof value === 'boolean' ? String(value) : value;
+  });
+
 /** The contact's message with `subject` (A's, B's or the winner's); throws when it cannot be made. */
 export function renderBroadcastMessage(b: BroadcastRow, subject: string, contact: RenderContact): RenderedMessage {
-  const renderedSubject = renderPart(subject, 'subject', contact).trim();
+  const renderedSubject = personalised(subject, 'subject', contact).trim();
   if (renderedSubject === '') throw new Error('the subject renders empty for this contact');
-  let html = b.html === null ? null : renderPart(b.html, 'html', contact);
+  let html = b.html === null ? null : personalised(b.html, 'html', contact);
   if (html !== null && b.preview_text) {
-    const block = previewBlock(escapeHtml(renderPart(b.preview_text, 'subject', contact)));
+    const block = previewBlock(escapeHtml(personalised(b.preview_text, 'subject', contact)));
     const body = /<body\b[^>]*>/i.exec(html);
     html = body ? html.slice(0, body.index + body[0].length) + block + html.slice(body.index + body[0].length) : block + html;
   }
-  return { subject: renderedSubject, html, text: b.text_body === null ? null : renderPart(b.text_body, 'text', contact) };
+  return { subject: renderedSubject, html, text: b.text_body === null ? null : personalised(b.text_body, 'text', contact) };
 }
 
 /** A or B for a contact, by its id: about half each (ids are random). */

@@ -10,6 +10,7 @@ export function refused(r: BroadcastRefusal): ApiError {
     case 'not_found': return notFound('broadcast');
     case 'not_schedulable': return new ApiError(409, r.reason, `The broadcast is ${r.status}; only a draft or scheduled broadcast can be sent or scheduled.`);
     case 'not_cancelable': return new ApiError(409, r.reason, `The broadcast is already ${r.status}.`);
+    case 'not_editable': return new ApiError(409, r.reason, `The broadcast is ${r.status}; only a draft can be changed or removed.`);
     case 'not_testing': return new ApiError(409, r.reason, `The broadcast is ${r.status}; only a broadcast in its A/B test can be decided.`);
     case 'not_resendable': return new ApiError(409, r.reason, r.isResend ? 'The broadcast is itself a resend; resend its parent instead.' : `The broadcast is ${r.status}; only a sent broadcast can be resent.`);
     case 'subject_from_template': return new ApiError(422, r.reason, 'The broadcast takes its subject from its template; a resend cannot change it.');

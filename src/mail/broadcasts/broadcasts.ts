@@ -26,7 +26,8 @@ export interface BroadcastRow {
   status: BroadcastStatus;
   from_address: string;
   from_domain: string;
-  topic: string;
+  /** The topic's slug; null for a broadcast of Resend's without one (its segment's subscribed contacts). */
+  topic: string | null;
   segment_id: string | null;
   template_id: string | null;
   template_slug: string | null;
@@ -62,7 +63,7 @@ export interface NewBroadcast {
   name: string;
   from_address: string;
   from_domain: string;
-  topic: string;
+  topic: string | null;
   segment_id: string | null;
   template: { id: string; slug: string; version: number } | null;
   subject: string;
@@ -119,7 +120,7 @@ export function toBroadcast(r: BroadcastRow) {
 /** Why a transition was refused. */
 export type BroadcastRefusal =
   | { reason: 'not_found' }
-  | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing'; status: BroadcastStatus }
+  | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing' | 'not_editable'; status: BroadcastStatus }
   | { reason: 'not_resendable'; status: BroadcastStatus; isResend: boolean }
   | { reason: 'subject_from_template' }
   | { reason: 'resend_exists'; resendId: string }
@@ -175,6 +176,34 @@ export class Broadcasts {
       if (early) return early;
       await state.send(db, b.id, at);
     });
+  }
+
+  /** Resend's update: a draft's fields changed (checked by the caller); 409 not_editable once it left draft. */
+  edit(organizationId: string, id: string, scope: DomainScope, change: state.DraftChange): Promise<Transition> {
+    return this.transition(organizationId, id, scope, async (db, b) => {
+      if (b.status !== 'draft') return { reason: 'not_editable', status: b.status };
+      await state.editDraft(db, b.id, change);
+    });
+  }
+
+  /** Resend's remove: a draft deleted; 409 not_editable once it left draft. The draft as it was. */
+  async remove(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
+    return withTransaction(this.pg, async (db): Promise<Transition> => {
+      const b = await this.lock(db, organizationId, id, scope);
+      if (!b) return { ok: false, reason: 'not_found' };
+      if (b.status !== 'draft') return { ok: false, reason: 'not_editable', status: b.status };
+      await state.removeDraft(db, b.id);
+      return { ok: true, broadcast: b };
+    });
+  }
+
+  /** Resend's duplicate: a new draft with the broadcast's content, sender, topic and segment. */
+  async duplicate(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
+    const made = await withTransaction(this.pg, async (db) => {
+      const b = await this.lock(db, organizationId, id, scope);
+      return b ? state.duplicate(db, b.id) : undefined;
+    });
+    return made ? this.after(organizationId, made, scope) : { ok: false, reason: 'not_found' };
   }
 
   /** POST /:id/cancel: canceled, its pending jobs removed; a fan-out in progress stops before its next batch. */

@@ -14,6 +14,7 @@ import { resendContactSegmentRoutes } from '../audience/resend-contact-segment-r
 import { resendContactTopicRoutes } from '../audience/resend-contact-topic-routes.ts';
 import { resendSegmentRoutes } from '../audience/resend-segment-routes.ts';
 import { resendTopicRoutes } from '../audience/resend-topic-routes.ts';
+import { resendBroadcastRoutes } from '../broadcasts/resend-broadcast-routes.ts';
 import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
 import { resendSuppressionRoutes } from '../suppressions/resend-suppression-routes.ts';
 import { resendTemplateRoutes } from '../templates/resend-template-routes.ts';
@@ -38,4 +39,5 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   await resendTopicRoutes(app, { subscriptionTopics, pg });
   await resendTemplateRoutes(app, { templates: mail.templates, pg });
   await resendSuppressionRoutes(app, { suppressions: mail.suppressions, pg });
+  await resendBroadcastRoutes(app, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, subscriptionTopics, pg });
 }

@@ -52,7 +52,9 @@ describe('resend.broadcasts', () => {
       const made = await resend.contacts.create({ email, firstName: email.split('@')[0], segments: [{ id: segment.id }], ...extra });
       expect(made.error).toBeNull();
     };
-    await add('eligible@example.net', { properties: { plan: 'pro' } });
+    // A declared property's fallback fills {{{company}}} for every contact without one.
+    await resend.contactProperties.create({ key: 'company', type: 'string', fallbackValue: 'your team' });
+    await add('eligible@example.net', { properties: { plan: 'pro', company: 'Acme' } });
     await add('fallback@example.net', { firstName: undefined });
     await add('unsubscribed@example.net', { unsubscribed: true });
     await add('opted-out@example.net', { topics: [{ id: topic.id, subscription: 'opt_out' }] });
@@ -62,7 +64,7 @@ describe('resend.broadcasts', () => {
 
     const created = await resend.broadcasts.create({
       segmentId: segment.id, topicId: topic.id, from, name: 'Launch', subject: 'Hi {{{FIRST_NAME|friend}}}',
-      html: '<p>Dear {{{FIRST_NAME|friend}}} ({{{EMAIL}}}), plan {{{plan|free}}}. <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
+      html: '<p>Dear {{{FIRST_NAME|friend}}} ({{{EMAIL}}}) of {{{company}}}, plan {{{plan|free}}}. <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
       text: 'Dear {{{FIRST_NAME|friend}}}', previewText: 'News for {{{FIRST_NAME|you}}}', replyTo: 'help@example.com', send: true,
     });
     expect(created.error).toBeNull();
@@ -77,10 +79,10 @@ describe('resend.broadcasts', () => {
     expect(messages.map((m) => m.to)).toEqual(['eligible@example.net', 'fallback@example.net']);
     const [eligible, fallback] = messages;
     expect(eligible).toMatchObject({ subject: 'Hi eligible', text_body: 'Dear eligible', kind: 'broadcast.launches' });
-    expect(eligible!.html).toContain('Dear eligible (eligible@example.net), plan pro.');
+    expect(eligible!.html).toContain('Dear eligible (eligible@example.net) of Acme, plan pro.');
     expect(eligible!.html).toContain('News for eligible');
     expect(fallback).toMatchObject({ subject: 'Hi friend', text_body: 'Dear friend' });
-    expect(fallback!.html).toContain('plan free');
+    expect(fallback!.html).toContain('Dear friend (fallback@example.net) of your team, plan free.');
     // The sender fills the unsubscribe link per recipient at hand-over: a one-click link for this topic.
     const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, eligible!.id, { secret: 'development-mail-link-secret', publicBaseUrl: 'https://mail.example.org', bounceDomain: '' });
     const mail = outgoing.copies[0]!.mail;

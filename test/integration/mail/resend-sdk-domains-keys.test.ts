@@ -4,7 +4,7 @@
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
-import { freshDomain, organizationWithKey } from '../../support/mail/organizations.ts';
+import { freshDomain, mailKey, nextSecond, organizationWithKey } from '../../support/mail/organizations.ts';
 import { startTestDns, type TestDns } from '../../support/mail/dns-server.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
@@ -96,6 +96,19 @@ describe('resend.domains', () => {
     expect(unknown.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
   });
 
+  it('show a domain-restricted key only its domains', async () => {
+    const { organizationId, key } = await organizationWithKey(ingress.url);
+    const client = new Resend(key);
+    const mine = (await client.domains.create({ name: freshDomain() })).data!;
+    const other = (await client.domains.create({ name: freshDomain() })).data!;
+    const { key: restrictedKey } = await mailKey(ingress.url, organizationId, { domains: [mine.name] });
+    const restricted = new Resend(restrictedKey);
+    expect((await restricted.domains.list()).data!.data.map((d) => d.id)).toEqual([mine.id]);
+    expect((await restricted.domains.get(other.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await restricted.domains.remove(other.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await restricted.domains.create({ name: freshDomain() })).error).toMatchObject({ name: 'invalid_access', statusCode: 403 });
+  });
+
   it('keeps each organization to its own domains', async () => {
     const mine = (await resend.domains.create({ name: freshDomain() })).data!;
     expect((await other.domains.get(mine.id)).error).toMatchObject({ name: 'not_found' });
@@ -183,6 +196,19 @@ describe('the root paths', () => {
     const noKey = await fetch(`${ingress.url}/domains`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });
+  });
+
+  it('answer a key over its requests per second with rate_limit_exceeded and Retry-After', async () => {
+    const { key } = await organizationWithKey(ingress.url, { rate_limit: 1 });
+    const client = new Resend(key);
+    await nextSecond();
+    // Three at once with a cap of one a second: they span at most two windows, so one at least is refused.
+    const answers = await Promise.all([client.domains.list(), client.domains.list(), client.domains.list()]);
+    const refused = answers.filter((a) => a.error);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused[0]!.error).toMatchObject({ name: 'rate_limit_exceeded', statusCode: 429 });
+    expect((refused[0]!.error as any).error.code).toBe('rate_limited');
+    expect(refused[0]!.headers).toMatchObject({ 'retry-after': '1', 'ratelimit-limit': '1', 'ratelimit-remaining': '0' });
   });
 
   it('carry the IETF rate-limit headers beside X-RateLimit-*', async () => {

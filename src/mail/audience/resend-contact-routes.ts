@@ -17,7 +17,6 @@ import type { ContactProperties } from './contact-properties.ts';
 import type { ContactRow, Contacts } from './contacts.ts';
 import { checkDeclaredTypes, mergedProperties, statusOf, withoutNulls } from './resend-contact-fields.ts';
 import { ResendContact, ResendContactItem, ResendContactList, toResendContact, toResendContactItem } from './resend-contact-shape.ts';
-import type { SegmentMembers } from './segment-members.ts';
 import { Segments } from './segments.ts';
 import { DEFAULT_SUBSCRIPTIONS, type SubscriptionTopics } from './subscription-topics.ts';
 
@@ -33,13 +32,12 @@ export const ContactParams = Type.Object({ contact: Type.String({ maxLength: 254
 export interface ResendContactDeps {
   contacts: Contacts;
   contactProperties: ContactProperties;
-  segmentMembers: SegmentMembers;
   subscriptionTopics: SubscriptionTopics;
   pg: Pool;
 }
 
 export async function resendContactRoutes(app: App, deps: ResendContactDeps): Promise<void> {
-  const { contacts, contactProperties, segmentMembers, subscriptionTopics, pg } = deps;
+  const { contacts, contactProperties, subscriptionTopics, pg } = deps;
   const segments = new Segments(pg);
   const tags = ['resend-contacts'];
   const config = { mailAccess: 'manage' as const };
@@ -66,7 +64,7 @@ export async function resendContactRoutes(app: App, deps: ResendContactDeps): Pr
     const body = request.body;
     const properties = body.properties ?? {};
     checkDeclaredTypes(properties, await contactProperties.all(organizationId));
-    // Every segment and topic is checked before anything is written.
+    // Every segment and topic is checked first; the contact, its memberships and choices are then written in one statement.
     const joins = await Promise.all((body.segments ?? []).map(async (s, i) => {
       const row = await segments.get(organizationId, s.id);
       if (!row) throw new ApiError(422, 'segment_not_found', `Segment ${s.id} is not a segment of this organization.`, [{ path: `/segments/${i}/id`, message: 'not found' }]);
@@ -84,9 +82,7 @@ export async function resendContactRoutes(app: App, deps: ResendContactDeps): Pr
       ...(body.last_name !== undefined ? { last_name: body.last_name } : {}),
       properties: withoutNulls(properties),
       ...(status ? { status } : {}),
-    });
-    for (const segment of joins) await segmentMembers.add(segment.id, contact.id);
-    for (const choice of choices) await subscriptionTopics.choose(choice.topicId, contact.id, choice.subscribed);
+    }, { segments: [...new Set(joins.map((segment) => segment.id))], topics: [...new Map(choices.map((c) => [c.topicId, c])).values()] });
     return reply.status(201).send({ object: 'contact' as const, id: contact.id });
   });
 

@@ -31,7 +31,7 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   await resendDomainRoutes(app, { domains: mail.domains, pg, resolver });
   await resendApiKeyRoutes(app, { keys: mail.keys, domains: mail.domains, pg });
   const { contacts, contactProperties, segmentMembers, subscriptionTopics } = mail;
-  await resendContactRoutes(app, { contacts, contactProperties, segmentMembers, subscriptionTopics, pg });
+  await resendContactRoutes(app, { contacts, contactProperties, subscriptionTopics, pg });
   await resendContactSegmentRoutes(app, { contacts, segmentMembers, pg });
   await resendContactTopicRoutes(app, { contacts, subscriptionTopics, pg });
   await resendContactPropertyRoutes(app, { contactProperties, pg });

@@ -141,7 +141,8 @@ describe('resend.apiKeys', () => {
     expect((await client.apiKeys.list()).data!.data[0]!.name).toBe('ci');
 
     expect((await client.apiKeys.remove(created.data!.id)).data).toEqual({ object: 'api_key', id: created.data!.id, deleted: true });
-    expect((await made.domains.list()).error).toMatchObject({ name: 'invalid_api_key', statusCode: 401 });
+    // Resend's status for a revoked key: 403 (/emails keeps our 401).
+    expect((await made.domains.list()).error).toMatchObject({ name: 'invalid_api_key', statusCode: 403 });
     expect((await client.apiKeys.list()).data!.data.map((k) => k.id)).not.toContain(created.data!.id);
     expect((await client.apiKeys.remove(created.data!.id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
     // The operator sees it revoked.
@@ -156,7 +157,7 @@ describe('resend.apiKeys', () => {
     const sending = await client.apiKeys.create({ name: 'sender', permission: 'sending_access', domain_id: domain.id });
     const sender = new Resend(sending.data!.token);
     const refused = await sender.apiKeys.list();
-    expect(refused.error).toMatchObject({ name: 'restricted_api_key', statusCode: 403 });
+    expect(refused.error).toMatchObject({ name: 'restricted_api_key', statusCode: 401 });
     expect((refused.error as any).error.code).toBe('insufficient_permissions');
     expect((await sender.apiKeys.create({ name: 'more' })).error).toMatchObject({ name: 'restricted_api_key' });
     expect((await sender.domains.list()).error).toMatchObject({ name: 'restricted_api_key' });

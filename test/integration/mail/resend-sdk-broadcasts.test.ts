@@ -139,12 +139,17 @@ describe('resend.broadcasts', () => {
 
     const listed = await resend.broadcasts.list();
     expect(listed.data!.data.map((b) => [b.id, b.status])).toEqual([[draft.id, 'canceled']]);
+    expect(listed.data).toMatchObject({ object: 'list', has_more: false });
     expect((await resend.broadcasts.create({ from, subject: 'S', html: 'x' } as any)).error).toMatchObject({ name: 'missing_required_field', statusCode: 422 });
     const foreignTopic = await resend.broadcasts.create({ segmentId: segment.id, topicId: '00000000-0000-4000-8000-000000000000', from, subject: 'S', html: 'x' });
     expect((foreignTopic.error as any).error.code).toBe('topic_not_found');
     const unverified = await resend.broadcasts.create({ segmentId: segment.id, from: 'a@unverified.example.com', subject: 'S', html: 'x' });
     expect(unverified.error).toMatchObject({ statusCode: 422 });
     expect((unverified.error as any).error.code).toBe('from_domain_not_verified');
+    // send with scheduledAt in English: scheduled for then.
+    const later = await resend.broadcasts.create({ segmentId: segment.id, from, subject: 'Later', html: 'x', send: true, scheduledAt: 'tomorrow at 9am' });
+    const expected = new Date(); expected.setUTCHours(24 + 9, 0, 0, 0);
+    expect((await resend.broadcasts.get(later.data!.id)).data).toMatchObject({ status: 'scheduled', scheduled_at: expected.toISOString() });
     const when = await resend.broadcasts.create({ segmentId: segment.id, from, subject: 'S', html: 'x', send: true, scheduledAt: 'whenever' });
     expect((when.error as any).error.code).toBe('invalid_scheduled_at');
   });

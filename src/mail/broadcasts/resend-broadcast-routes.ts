@@ -12,7 +12,6 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
 import type { MailKeyGrant } from '../accounts/mail-keys.ts';
 import type { SubscriptionTopics } from '../audience/subscription-topics.ts';
 import { fromDomainRefusal } from '../auth/permissions.ts';

@@ -1,7 +1,8 @@
 // The mail product's HTTP surface: its part of /api/v1 (behind mail API keys, by
 // kind, and the per-key request limit), its operator routes under /admin/v1, its
-// tools on the MCP endpoint (for mail keys), and its root routes in Resend's shapes (/emails, /emails/batch, /events), so the
-// Resend SDK pointed at this service works unchanged. Every mail route declares
+// tools on the MCP endpoint (for mail keys), and its root routes in Resend's shapes (/emails, /emails/batch, /events,
+// /webhooks, and Resend's other resources: resend/resend-resources.ts), so the Resend SDK pointed at this service
+// works unchanged. Every mail route declares
 // the access it needs (auth/permissions.ts); mail errors are Resend-shaped
 // (http/mail-errors.ts).
 import type { ApiProduct } from '../platform/http/api-shell.ts';
@@ -77,7 +78,7 @@ export interface MailHttp {
   mcp: McpProduct<MailToolContext>;
   /** The per-key request limit, which the SMTP relay applies too. */
   keyLimit: KeyRequestLimit;
-  /** Registers the root routes (/emails, /events); call after the API shell. */
+  /** Registers the root routes (/emails, /events, /webhooks, Resend's other resources); call after the API shell. */
   registerRoot: (app: App) => Promise<void>;
 }
 

@@ -65,6 +65,7 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'resend-templates', description: 'Resend\'s /templates: an alias, From, Reply-To and {{{VARIABLES}}} with fallbacks, over the same templates and versions as /api/v1/templates.' },
     { name: 'resend-suppressions', description: 'Resend\'s /suppressions, one by one or 100 at once, over the same list as /api/v1/suppressions.' },
     { name: 'resend-broadcasts', description: 'Resend\'s /broadcasts: to a segment, with a topic or without, over the same broadcasts and worker as /api/v1/broadcasts.' },
+    { name: 'resend-not-offered', description: 'Paths of Resend\'s SDK this service does not offer: 404 not_found in Resend\'s shape (not the link product\'s HTML 404).' },
     { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {

@@ -19,6 +19,7 @@ import { resendDomainRoutes } from '../domains/resend-domain-routes.ts';
 import { resendSuppressionRoutes } from '../suppressions/resend-suppression-routes.ts';
 import { resendTemplateRoutes } from '../templates/resend-template-routes.ts';
 import type { MailServices } from '../wiring.ts';
+import { resendNotOfferedRoutes } from './resend-not-offered-routes.ts';
 
 export interface ResendResourceDeps {
   mail: MailServices;
@@ -40,4 +41,5 @@ export async function resendResources(app: App, deps: ResendResourceDeps): Promi
   await resendTemplateRoutes(app, { templates: mail.templates, pg });
   await resendSuppressionRoutes(app, { suppressions: mail.suppressions, pg });
   await resendBroadcastRoutes(app, { broadcasts: mail.broadcasts, domains: mail.domains, templates: mail.templates, subscriptionTopics, pg });
+  await resendNotOfferedRoutes(app);
 }

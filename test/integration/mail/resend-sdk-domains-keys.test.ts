@@ -189,11 +189,18 @@ describe('resend.apiKeys', () => {
 describe('the root paths', () => {
   it('are reserved: no short link may take them, and they answer JSON errors, not the link product\'s 404', async () => {
     const { key: linkKey } = await workspaceWithKey(ingress.url);
-    for (const shortId of ['domains', 'api-keys']) {
+    for (const shortId of ['domains', 'api-keys', 'contacts', 'contact-properties', 'segments', 'topics', 'templates', 'broadcasts', 'suppressions']) {
       const link = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId } });
       expect(link.status, shortId).toBe(400);
       expect(link.body.error.code).toBe('short_id_reserved');
     }
+    // Paths of the SDK this service does not offer answer Resend's not_found, not the link product's HTML 404.
+    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list()]) {
+      expect(answer.error).toMatchObject({ name: 'not_found', statusCode: 404 });
+      expect((answer.error as any).error.code).toBe('not_offered');
+    }
+    const usageLink = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId: 'usage' } });
+    expect(usageLink.body.error.code).toBe('short_id_reserved');
     const noKey = await fetch(`${ingress.url}/domains`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });

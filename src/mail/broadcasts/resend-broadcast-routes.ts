@@ -23,6 +23,7 @@ import { RESEND_BODY_ERRORS, RESEND_ERRORS, resendErrorResponses } from '../rese
 import { resendPage, ResendListOf, ResendPageQuery } from '../resend/resend-pages.ts';
 import { checkSegment, createBroadcast, sendBroadcast, cancelBroadcast, type BroadcastOperationDeps } from './broadcast-operations.ts';
 import { broadcastId, found, refused } from './broadcast-refusals.ts';
+import { clickedLinks } from './broadcast-clicked-links.ts';
 import { OneLine } from './broadcast-schemas.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 import { RESEND_BROADCAST_STATUSES, toResendBroadcast, toResendBroadcastItem } from './resend-broadcast-shape.ts';
@@ -64,6 +65,9 @@ const ResendBroadcast = Type.Object(
 );
 const ResendBroadcastList = ResendListOf(ref(ResendBroadcastItem), 'ResendBroadcastList');
 const ResendBroadcastRef = Type.Object({ object: Type.Literal('broadcast'), id: Type.String() }, { $id: 'ResendBroadcastRef', title: 'ResendBroadcastRef' });
+const ResendClickedLinkList = ResendListOf(Type.Object({
+  id: Type.String({ description: 'An opaque name of the URL, for paging.' }), url: Type.String(), clicks: Type.Integer({ description: 'Clicks by people (not flagged automated).' }), unique_clicks: Type.Integer({ description: 'Messages with such a click.' }),
+}), 'ResendClickedLinkList');
 const ResendBroadcastRemoved = Type.Object({ object: Type.Literal('broadcast'), id: Type.String(), deleted: Type.Literal(true) }, { $id: 'ResendBroadcastRemoved', title: 'ResendBroadcastRemoved' });
 
 export interface ResendBroadcastDeps extends BroadcastOperationDeps {
@@ -77,7 +81,7 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
   const { broadcasts, domains, subscriptionTopics, pg } = deps;
   const tags = ['resend-broadcasts'];
   const config = { mailAccess: 'broadcasts' as const };
-  addComponents(app, [ResendBroadcastItem, ResendBroadcast, ResendBroadcastList, ResendBroadcastRef, ResendBroadcastRemoved]);
+  addComponents(app, [ResendBroadcastItem, ResendBroadcast, ResendBroadcastList, ResendBroadcastRef, ResendBroadcastRemoved, ResendClickedLinkList]);
 
   /** The slug of the organization's topic named by id or slug; undefined for none given, null for none (null). */
   const topicSlugOf = async (organizationId: string, topicId: string | null | undefined): Promise<string | null | undefined> => {
@@ -209,6 +213,15 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
     const b = await sendBroadcast(broadcasts, request.mailAuth, request.params.id, at?.toISOString());
     return { object: 'broadcast' as const, id: b.id };
   });
+
+  app.get('/broadcasts/:id/clicked-links', {
+    config,
+    schema: {
+      tags, operationId: 'resendListBroadcastClickedLinks', summary: 'The links people clicked in a broadcast\'s messages', description: 'Most clicked first; machines\' clicks (flagged automated) are not counted.',
+      params: IdParams, querystring: ResendPageQuery,
+      response: { 200: withRateLimitHeaders(ResendClickedLinkList, 'Most clicked first.'), ...resendErrorResponses(...RESEND_ERRORS, 400, 404) },
+    },
+  }, async (request) => clickedLinks(pg, (await visible(request.mailAuth, request.params.id)).id, request.query));
 
   app.post('/broadcasts/:id/cancel', {
     config,

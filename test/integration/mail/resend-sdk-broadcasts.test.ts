@@ -154,6 +154,44 @@ describe('resend.broadcasts', () => {
     expect((when.error as any).error.code).toBe('invalid_scheduled_at');
   });
 
+  it('lists the links people clicked: clicks and the messages that clicked, most clicked first', async () => {
+    const org = await organizationWithKey(url, { rate_limit: 1000 });
+    const domain = (await verifiedDomain(url, org.key, undefined, 'links.example.com')).name;
+    const resend = new Resend(org.key);
+    const segment = (await resend.segments.create({ name: 'Readers' })).data!;
+    for (const email of ['a@example.net', 'b@example.net']) await resend.contacts.create({ email, segments: [{ id: segment.id }] });
+    const id = (await resend.broadcasts.create({
+      segmentId: segment.id, from: `News <news@${domain}>`, subject: 'Links', send: true,
+      html: '<p><a href="https://example.com/menu">Menu</a> <a href="https://example.com/shop">Shop</a></p>',
+    })).data!.id;
+    await eventually(async () => (await resend.broadcasts.get(id)).data!.status === 'sent', 60_000);
+    expect((await resend.broadcasts.clickedLinks(id)).data).toEqual({ object: 'list', has_more: false, data: [] });
+
+    // Each recipient's tracked links, as the sender hands them over; people click them.
+    const click = async (messageId: string, destination: string) => {
+      const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, messageId, { secret: 'development-mail-link-secret', publicBaseUrl: url, bounceDomain: '' });
+      const links = [...String(outgoing.copies[0]!.mail.html).matchAll(/href="https:\/\/links\.example\.com(\/m\/c\/[^"]+)"/g)].map((m) => m[1]!);
+      const res = await fetch(`${url}${links[destination === 'menu' ? 0 : 1]}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } });
+      expect(res.headers.get('location')).toBe(`https://example.com/${destination}`);
+    };
+    const [a, b] = await messagesOf(id);
+    // A click repeated within the tracking period counts once (tracking-record.ts).
+    await click(a!.id, 'menu');
+    await click(a!.id, 'menu');
+    await click(a!.id, 'shop');
+    await click(b!.id, 'menu');
+    const links = (await eventually(async () => {
+      const page = (await resend.broadcasts.clickedLinks(id)).data!;
+      return page.data.length === 2 && page.data[0]!.clicks === 2 ? page : undefined;
+    }, 20_000))!;
+    expect(links.data.map((l) => [l.url, l.clicks, l.unique_clicks])).toEqual([['https://example.com/menu', 2, 2], ['https://example.com/shop', 1, 1]]);
+    const second = await resend.broadcasts.clickedLinks(id, { limit: 1, after: links.data[0]!.id });
+    expect(second.data).toMatchObject({ has_more: false, data: [{ url: 'https://example.com/shop' }] });
+    expect((await resend.broadcasts.clickedLinks(id, { limit: 1 })).data!.has_more).toBe(true);
+    // The report's top links count the same clicks.
+    expect((await call(url, 'GET', `/api/v1/broadcasts/${id}/report`, { key: org.key })).body.top_links).toEqual([{ url: 'https://example.com/menu', clicks: 2 }, { url: 'https://example.com/shop', clicks: 1 }]);
+  });
+
   it('keeps each organization to its own broadcasts and segments', async () => {
     const mine = await sender();
     const theirs = await sender();
@@ -161,7 +199,7 @@ describe('resend.broadcasts', () => {
     const draft = (await mine.resend.broadcasts.create({ segmentId: segment.id, from: mine.from, subject: 'Mine', html: 'x' })).data!;
     const r = theirs.resend;
     for (const res of [await r.broadcasts.get(draft.id), await r.broadcasts.update(draft.id, { subject: 'X' }), await r.broadcasts.remove(draft.id),
-      await r.broadcasts.duplicate(draft.id), await r.broadcasts.send(draft.id), await r.broadcasts.cancel(draft.id)]) {
+      await r.broadcasts.duplicate(draft.id), await r.broadcasts.send(draft.id), await r.broadcasts.cancel(draft.id), await r.broadcasts.clickedLinks(draft.id)]) {
       expect(res.error).toMatchObject({ name: 'not_found', statusCode: 404 });
     }
     const foreignSegment = await r.broadcasts.create({ segmentId: segment.id, from: theirs.from, subject: 'S', html: 'x' });

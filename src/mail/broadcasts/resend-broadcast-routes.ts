@@ -24,6 +24,7 @@ import { resendPage, ResendListOf, ResendPageQuery } from '../resend/resend-page
 import { checkSegment, createBroadcast, sendBroadcast, cancelBroadcast, type BroadcastOperationDeps } from './broadcast-operations.ts';
 import { broadcastId, found, refused } from './broadcast-refusals.ts';
 import { clickedLinks } from './broadcast-clicked-links.ts';
+import { broadcastRecipients, RECIPIENT_EVENT_TYPES } from './broadcast-recipients.ts';
 import { OneLine } from './broadcast-schemas.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 import { RESEND_BROADCAST_STATUSES, toResendBroadcast, toResendBroadcastItem } from './resend-broadcast-shape.ts';
@@ -68,6 +69,12 @@ const ResendBroadcastRef = Type.Object({ object: Type.Literal('broadcast'), id: 
 const ResendClickedLinkList = ResendListOf(Type.Object({
   id: Type.String({ description: 'An opaque name of the URL, for paging.' }), url: Type.String(), clicks: Type.Integer({ description: 'Clicks by people (not flagged automated).' }), unique_clicks: Type.Integer({ description: 'Messages with such a click.' }),
 }), 'ResendClickedLinkList');
+const ResendBroadcastRecipientList = ResendListOf(Type.Object({
+  id: Type.String({ description: 'The message.' }), contact_id: Type.Union([Type.String(), Type.Null()]), email: Type.String(),
+  count: Type.Optional(Type.Integer({ description: 'Opens or clicks by people.' })),
+  clicked_links: Type.Optional(Type.Array(Type.Object({ url: Type.String(), clicks: Type.Integer() }))),
+  bounce_type: Type.Optional(Type.Literal('permanent')),
+}), 'ResendBroadcastRecipientList');
 const ResendBroadcastRemoved = Type.Object({ object: Type.Literal('broadcast'), id: Type.String(), deleted: Type.Literal(true) }, { $id: 'ResendBroadcastRemoved', title: 'ResendBroadcastRemoved' });
 
 export interface ResendBroadcastDeps extends BroadcastOperationDeps {
@@ -81,7 +88,7 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
   const { broadcasts, domains, subscriptionTopics, pg } = deps;
   const tags = ['resend-broadcasts'];
   const config = { mailAccess: 'broadcasts' as const };
-  addComponents(app, [ResendBroadcastItem, ResendBroadcast, ResendBroadcastList, ResendBroadcastRef, ResendBroadcastRemoved, ResendClickedLinkList]);
+  addComponents(app, [ResendBroadcastItem, ResendBroadcast, ResendBroadcastList, ResendBroadcastRef, ResendBroadcastRemoved, ResendClickedLinkList, ResendBroadcastRecipientList]);
 
   /** The slug of the organization's topic named by id or slug; undefined for none given, null for none (null). */
   const topicSlugOf = async (organizationId: string, topicId: string | null | undefined): Promise<string | null | undefined> => {
@@ -212,6 +219,23 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
     const at = request.body.scheduled_at === undefined ? undefined : sendTimeOrRefused(request.body.scheduled_at, '/scheduled_at');
     const b = await sendBroadcast(broadcasts, request.mailAuth, request.params.id, at?.toISOString());
     return { object: 'broadcast' as const, id: b.id };
+  });
+
+  app.get('/broadcasts/:id/recipients', {
+    config,
+    schema: {
+      tags, operationId: 'resendListBroadcastRecipients', summary: 'A broadcast\'s recipients with an event of one type',
+      description: 'sent and delivered are both the receiving server\'s acceptance; opens and clicks are people\'s (not flagged automated); bounces are permanent.',
+      params: IdParams,
+      querystring: Type.Composite([ResendPageQuery, Type.Object({ type: StringEnum(RECIPIENT_EVENT_TYPES), email: Type.Optional(Type.String({ maxLength: 254 })), bounce_type: Type.Optional(StringEnum(['permanent', 'transient', 'undetermined'] as const)) })], { additionalProperties: false }),
+      response: { 200: withRateLimitHeaders(ResendBroadcastRecipientList, 'Newest message first.'), ...resendErrorResponses(...RESEND_ERRORS, 400, 404, 422) },
+    },
+  }, async (request) => {
+    const b = await visible(request.mailAuth, request.params.id);
+    // Every bounce recorded is permanent: asking for another kind finds none.
+    if (request.query.bounce_type !== undefined && request.query.bounce_type !== 'permanent') return { object: 'list' as const, has_more: false, data: [] };
+    const { bounce_type: _, ...query } = request.query;
+    return broadcastRecipients(pg, b.id, query);
   });
 
   app.get('/broadcasts/:id/clicked-links', {

@@ -154,7 +154,7 @@ describe('resend.broadcasts', () => {
     expect((when.error as any).error.code).toBe('invalid_scheduled_at');
   });
 
-  it('lists the links people clicked: clicks and the messages that clicked, most clicked first', async () => {
+  it('lists the links people clicked, and the recipients by event: clicks, opens', async () => {
     const org = await organizationWithKey(url, { rate_limit: 1000 });
     const domain = (await verifiedDomain(url, org.key, undefined, 'links.example.com')).name;
     const resend = new Resend(org.key);
@@ -188,6 +188,22 @@ describe('resend.broadcasts', () => {
     const second = await resend.broadcasts.clickedLinks(id, { limit: 1, after: links.data[0]!.id });
     expect(second.data).toMatchObject({ has_more: false, data: [{ url: 'https://example.com/shop' }] });
     expect((await resend.broadcasts.clickedLinks(id, { limit: 1 })).data!.has_more).toBe(true);
+    // Its recipients by event: who clicked what, who opened (the pixel), nobody delivered yet (no sender runs here).
+    const clicked = (await resend.broadcasts.recipients(id, { type: 'clicked' })).data!.data.sort((x, y) => x.email.localeCompare(y.email));
+    expect(clicked).toEqual([
+      { id: a!.id, contact_id: expect.any(String), email: 'a@example.net', count: 2, clicked_links: [{ url: 'https://example.com/menu', clicks: 1 }, { url: 'https://example.com/shop', clicks: 1 }] },
+      { id: b!.id, contact_id: expect.any(String), email: 'b@example.net', count: 1, clicked_links: [{ url: 'https://example.com/menu', clicks: 1 }] },
+    ]);
+    expect((await resend.broadcasts.recipients(id, { type: 'clicked', email: 'B@example.net' })).data!.data.map((r) => r.email)).toEqual(['b@example.net']);
+    const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, b!.id, { secret: 'development-mail-link-secret', publicBaseUrl: url, bounceDomain: '' });
+    const pixel = /src="https:\/\/links\.example\.com(\/m\/o\/[^"]+)"/.exec(String(outgoing.copies[0]!.mail.html))![1]!;
+    expect((await fetch(`${url}${pixel}`, { headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } })).status).toBe(200);
+    const opened = (await eventually(async () => {
+      const page = (await resend.broadcasts.recipients(id, { type: 'opened' })).data!;
+      return page.data.length > 0 ? page : undefined;
+    }, 20_000))!;
+    expect(opened.data).toEqual([{ id: b!.id, contact_id: expect.any(String), email: 'b@example.net', count: 1 }]);
+    expect((await resend.broadcasts.recipients(id, { type: 'delivered' })).data).toEqual({ object: 'list', has_more: false, data: [] });
     // The report's top links count the same clicks.
     expect((await call(url, 'GET', `/api/v1/broadcasts/${id}/report`, { key: org.key })).body.top_links).toEqual([{ url: 'https://example.com/menu', clicks: 2 }, { url: 'https://example.com/shop', clicks: 1 }]);
   });
@@ -199,7 +215,8 @@ describe('resend.broadcasts', () => {
     const draft = (await mine.resend.broadcasts.create({ segmentId: segment.id, from: mine.from, subject: 'Mine', html: 'x' })).data!;
     const r = theirs.resend;
     for (const res of [await r.broadcasts.get(draft.id), await r.broadcasts.update(draft.id, { subject: 'X' }), await r.broadcasts.remove(draft.id),
-      await r.broadcasts.duplicate(draft.id), await r.broadcasts.send(draft.id), await r.broadcasts.cancel(draft.id), await r.broadcasts.clickedLinks(draft.id)]) {
+      await r.broadcasts.duplicate(draft.id), await r.broadcasts.send(draft.id), await r.broadcasts.cancel(draft.id), await r.broadcasts.clickedLinks(draft.id),
+      await r.broadcasts.recipients(draft.id, { type: 'sent' })]) {
       expect(res.error).toMatchObject({ name: 'not_found', statusCode: 404 });
     }
     const foreignSegment = await r.broadcasts.create({ segmentId: segment.id, from: theirs.from, subject: 'S', html: 'x' });

@@ -31,8 +31,19 @@ function clock(text: string): number | undefined {
   return hour * 60 + minute;
 }
 
-/** The time `text` names, seen from `now`; undefined when it names none. */
+// The last instant of year 9999: later times (e.g. "in 999999 days") are refused, since
+// an invalid or far Date breaks toISOString and Postgres (22007) instead of a 4xx.
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** The time `text` names, seen from `now`; undefined when it names none or one past year 9999. */
 export function parseSendTime(text: string, now: Date = new Date()): Date | undefined {
+  const time = readSendTime(text, now);
+  if (time === undefined) return undefined;
+  const ms = time.getTime();
+  return Number.isFinite(ms) && ms <= LATEST ? time : undefined;
+}
+
+function readSendTime(text: string, now: Date): Date | undefined {
   if (isDateTime(text)) return new Date(text);
   const words = text.trim().toLowerCase().replace(/\s+/g, ' ');
   if (words === 'now') return now;

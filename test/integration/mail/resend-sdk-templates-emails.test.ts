@@ -129,6 +129,19 @@ describe('resend.emails with Resend\'s additions', () => {
     expect(bad.error).toMatchObject({ name: 'invalid_scheduled_at', statusCode: 400 });
   });
 
+  it('refuses a scheduled_at past year 9999 ("in 999999 weeks") as invalid_scheduled_at on send, batch and reschedule', async () => {
+    const { resend, key, domain } = await sender();
+    const from = `a@${domain}`;
+    const far = await call(url, 'POST', '/emails', { key, body: { from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' } });
+    expect(far.status).toBe(400);
+    expect(far.body.error.code).toBe('invalid_scheduled_at');
+    const batch = await call(url, 'POST', '/emails/batch', { key, body: [{ from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' }] });
+    expect(batch.status).toBe(400);
+    const later = await resend.emails.send({ from, to: 'a@example.com', subject: 'Later', text: 'x', scheduledAt: 'in 1 hour' });
+    const moved = await call(url, 'PATCH', `/emails/${later.data!.id}`, { key, body: { scheduled_at: 'in 999999 weeks' } });
+    expect([moved.status, moved.body.error.code]).toEqual([400, 'invalid_scheduled_at']);
+  });
+
   it('checks topic_id: the organization\'s topic by id or slug; another\'s, or none, is 422 topic_not_found and nothing is stored', async () => {
     const { resend, key, organizationId, domain } = await sender();
     const from = `a@${domain}`;

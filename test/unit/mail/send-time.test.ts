@@ -37,4 +37,13 @@ describe('parseSendTime', () => {
       expect(at(text), text).toBeUndefined();
     }
   });
+
+  it('answers undefined for a time past year 9999 rather than an invalid Date', () => {
+    for (const text of ['in 999999 weeks', '9999-12-31T23:59:59-05:00', '+275760-09-13T00:00:00Z']) {
+      expect(at(text), text).toBeUndefined();
+    }
+    expect(at('9999-12-31T23:59:59Z')).toBe('9999-12-31T23:59:59.000Z');
+    // Far but within year 9999: still a time.
+    expect(at('in 999999 days')).toBe('4764-01-29T14:30:00.000Z');
+  });
 });

@@ -6,6 +6,7 @@
 // filled by the sender, per recipient.
 import { escapeHtml, renderPart, type Part, type RenderContact } from '../templates/render.ts';
 import { renderVariables } from '../templates/resend-variables.ts';
+import { MAX_PART_BYTES } from '../emails/email-schemas.ts';
 import type { BroadcastRow } from './broadcasts.ts';
 
 export interface RenderedMessage {
@@ -31,7 +32,7 @@ const personalised = (source: string, part: Part, contact: RenderContact): strin
   renderVariables(renderPart(source, part, contact), part, (name) => {
     const value = variableOf(contact, name);
     return typeof value === 'boolean' ? String(value) : value;
-  });
+  }, MAX_PART_BYTES); // too large: the contact is skipped with the reason (fan-out.ts)
 
 /** The contact's message with `subject` (A's, B's or the winner's); throws when it cannot be made. */
 export function renderBroadcastMessage(b: BroadcastRow, subject: string, contact: RenderContact): RenderedMessage {

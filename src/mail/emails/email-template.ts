@@ -6,10 +6,10 @@
 // send, checked as any other (prepare-message.ts).
 import { ApiError } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
-import { renderVariables } from '../templates/resend-variables.ts';
+import { renderVariables, VariablesTooLarge } from '../templates/resend-variables.ts';
 import { resolvedOrRefused } from '../templates/template-refusals.ts';
 import type { Templates } from '../templates/templates.ts';
-import type { SendEmailInput } from './email-schemas.ts';
+import { MAX_PART_BYTES, type SendEmailInput } from './email-schemas.ts';
 
 export async function withTemplate(templates: Templates, organizationId: string, input: SendEmailInput, at = ''): Promise<SendEmailInput> {
   const { template: ref, ...rest } = input;
@@ -22,12 +22,21 @@ export async function withTemplate(templates: Templates, organizationId: string,
   const valueOf = (name: string) => ref.variables?.[name] ?? declared.get(name);
   const from = input.from ?? template.from ?? undefined;
   const replyTo = input.reply_to ?? template.reply_to ?? undefined;
+  // Filling stops once a part passes the part limit, refused as an oversized html or text is (prepare-message.ts).
+  const fill = (source: string, part: 'subject' | 'html' | 'text') => {
+    try {
+      return renderVariables(source, part, valueOf, MAX_PART_BYTES);
+    } catch (err) {
+      if (!(err instanceof VariablesTooLarge)) throw err;
+      throw new ApiError(400, 'content_too_large', `The template's ${part} is larger than 2 MB once its variables are filled.`, [{ path: `${at}/template/variables`, message: 'too large once filled' }]);
+    }
+  };
   return {
     ...rest,
     ...(from !== undefined ? { from } : {}),
     ...(replyTo !== undefined ? { reply_to: replyTo } : {}),
-    subject: renderVariables(input.subject ?? template.subject, 'subject', valueOf),
-    ...(template.html !== null ? { html: renderVariables(template.html, 'html', valueOf) } : {}),
-    ...(template.text !== null ? { text: renderVariables(template.text, 'text', valueOf) } : {}),
+    subject: fill(input.subject ?? template.subject, 'subject'),
+    ...(template.html !== null ? { html: fill(template.html, 'html') } : {}),
+    ...(template.text !== null ? { text: fill(template.text, 'text') } : {}),
   };
 }

@@ -19,15 +19,30 @@ const fallbackOf = (text: string): string => {
   return /^".*"$|^'.*'$/.test(t) ? t.slice(1, -1) : t;
 };
 
-/** The part with each variable replaced; `valueOf` answers a variable's value or its known fallback, or undefined. */
-export function renderVariables(source: string, part: Part, valueOf: (name: string) => string | number | null | undefined): string {
-  return source.replace(VARIABLE, (tag: string, name: string, inline: string | undefined) => {
+/** Thrown when filled variables make a part longer than the caller allows. */
+export class VariablesTooLarge extends Error {
+  constructor(part: Part, maxLength: number) {
+    super(`the ${part} is longer than ${maxLength} characters once its variables are filled`);
+  }
+}
+
+/**
+ * The part with each variable replaced; `valueOf` answers a variable's value or its known fallback, or undefined.
+ * Stops with VariablesTooLarge as soon as the output passes `maxLength` characters: many tags with a long
+ * value would otherwise build a string of gigabytes (RangeError, memory) before any size check sees it.
+ */
+export function renderVariables(source: string, part: Part, valueOf: (name: string) => string | number | null | undefined, maxLength = Infinity): string {
+  // Characters the output has gained (or lost) over the source so far.
+  let grown = 0;
+  return source.replace(VARIABLE, (tag: string, name: string, inline: string | undefined, offset: number) => {
     if (name === UNSUBSCRIBE_VARIABLE) return tag;
     const found = valueOf(name);
     const value = found !== null && found !== undefined && found !== '' ? String(found) : inline !== undefined ? fallbackOf(inline) : '';
-    if (part === 'html') return escapeHtml(value);
-    if (part === 'subject') return value.replace(/[\r\n]+/g, ' ');
-    return value;
+    const out = part === 'html' ? escapeHtml(value) : part === 'subject' ? value.replace(/[\r\n]+/g, ' ') : value;
+    grown += out.length - tag.length;
+    // The output up to this tag's end is already this long: the whole can only be as long or longer.
+    if (offset + tag.length + grown > maxLength) throw new VariablesTooLarge(part, maxLength);
+    return out;
   });
 }
 

@@ -129,6 +129,18 @@ describe('resend.emails with Resend\'s additions', () => {
     expect(bad.error).toMatchObject({ name: 'invalid_scheduled_at', statusCode: 400 });
   });
 
+  it('refuses a template whose filled variables pass 2 MB as content_too_large, as an oversized html is', async () => {
+    const { resend, domain } = await sender();
+    const from = `a@${domain}`;
+    const template = await resend.templates.create({ name: 'Big', subject: 'S', html: '{{{A}}}'.repeat(600) }).publish();
+    expect(template.error).toBeNull();
+    const big = await resend.emails.send({ from, to: 'a@example.com', template: { id: template.data!.id, variables: { A: 'x'.repeat(4096) } } } as any);
+    const html = await resend.emails.send({ from, to: 'a@example.com', subject: 'S', html: 'x'.repeat(2 * 1024 * 1024 + 1) });
+    expect(html.error).toMatchObject({ statusCode: 400 });
+    expect(big.error).toMatchObject({ statusCode: html.error!.statusCode, name: html.error!.name });
+    expect((big.error as any).error.code).toBe('content_too_large');
+  });
+
   it('refuses a scheduled_at past year 9999 ("in 999999 weeks") as invalid_scheduled_at on send, batch and reschedule', async () => {
     const { resend, key, domain } = await sender();
     const from = `a@${domain}`;

@@ -1,7 +1,7 @@
 // Resend's template variables (src/mail/templates/resend-variables.ts) and the derived slugs of
 // topics and templates made without one (src/mail/http/derived-slug.ts).
 import { describe, expect, it } from 'vitest';
-import { renderVariables, variablesOf, VARIABLE_INNER } from '../../../src/mail/templates/resend-variables.ts';
+import { renderVariables, variablesOf, VARIABLE_INNER, VariablesTooLarge } from '../../../src/mail/templates/resend-variables.ts';
 import { tagProblems } from '../../../src/mail/templates/render.ts';
 import { slugCandidate, slugOf } from '../../../src/mail/http/derived-slug.ts';
 
@@ -15,6 +15,19 @@ describe('renderVariables', () => {
     expect(renderVariables('{{{MISSING|friend}}} {{{EMPTY|there}}} {{{NOTHING|x}}} [{{{MISSING}}}]', 'text', valueOf)).toBe('friend there x []');
     expect(renderVariables('{{{X|"quoted fallback"}}}', 'text', valueOf)).toBe('quoted fallback');
     expect(renderVariables('{{{LINES}}}', 'subject', valueOf)).toBe('a b');
+  });
+
+  it('stops with VariablesTooLarge as soon as the output passes the limit, without building the whole', () => {
+    const long = 'x'.repeat(4096);
+    let calls = 0;
+    const source = '{{{A}}}'.repeat(285_000);
+    expect(() => renderVariables(source, 'html', () => { calls++; return long; }, 2 * 1024 * 1024)).toThrow(VariablesTooLarge);
+    // 2 MB / 4 KB: it stopped after about 512 values, not 285,000.
+    expect(calls).toBeLessThan(600);
+    // At the limit exactly it is fine; a tag that shrinks the output counts as such.
+    expect(renderVariables('ab{{{A}}}', 'text', () => 'cd', 4)).toBe('abcd');
+    expect(() => renderVariables('ab{{{A}}}', 'text', () => 'cde', 4)).toThrow(VariablesTooLarge);
+    expect(renderVariables('abcdefgh{{{A}}}', 'text', () => '', 8)).toBe('abcdefgh');
   });
 
   it('leaves the unsubscribe link for the sender, and other tags as they are', () => {

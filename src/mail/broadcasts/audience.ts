@@ -28,6 +28,8 @@ export interface AudienceQuery {
   /** The segment's id and its checked filter, or null for the whole topic. */
   segment: { id: string; filter: SegmentFilter } | null;
   parentId: string | null;
+  /** Fill declared property fallbacks (Resend's contact-properties): only for broadcasts made at the root. */
+  declaredFallbacks: boolean;
 }
 
 /** A contact id lower than any: where a keyset walk of the audience starts. */
@@ -38,8 +40,11 @@ export const BEFORE_FIRST_ID = '00000000-0000-0000-0000-000000000000';
  * (Resend's contact-properties) that the contact does not hold, so {{{KEY}}} and {{contact.KEY}}
  * render it.
  */
-const PROPERTIES = `coalesce((SELECT jsonb_object_agg(p.key, p.fallback_value) FROM mail_contact_properties p
+const DECLARED_PROPERTIES = `coalesce((SELECT jsonb_object_agg(p.key, p.fallback_value) FROM mail_contact_properties p
    WHERE p.organization_id = c.organization_id AND p.fallback_value IS NOT NULL AND p.fallback_value <> 'null'::jsonb), '{}'::jsonb) || c.properties AS properties`;
+
+/** The properties column: an /api/v1 broadcast sees the contact's own, so its tags' own fallbacks apply as before. */
+const propertiesOf = (q: AudienceQuery): string => (q.declaredFallbacks ? DECLARED_PROPERTIES : 'c.properties');
 
 /** Whether contact `c` is suppressed (counted and left out, not an eligibility rule of the SQL). */
 const SUPPRESSED = 'EXISTS (SELECT 1 FROM mail_suppressions s WHERE s.organization_id = c.organization_id AND s.email = c.email)';
@@ -71,7 +76,7 @@ export async function nextContacts(db: PoolClient, q: AudienceQuery, after: stri
   const params: unknown[] = [];
   const eligible = eligibleSql(q, params);
   const { rows } = await db.query<AudienceContact>(
-    `SELECT c.id, c.email, c.first_name, c.last_name, ${PROPERTIES}, ${SUPPRESSED} AS suppressed
+    `SELECT c.id, c.email, c.first_name, c.last_name, ${propertiesOf(q)}, ${SUPPRESSED} AS suppressed
        FROM mail_contacts c WHERE ${eligible} AND c.id > $${params.push(after ?? BEFORE_FIRST_ID)} ORDER BY c.id LIMIT $${params.push(limit)}`,
     params,
   );
@@ -92,7 +97,7 @@ export async function nextWaiting(db: PoolClient, q: AudienceQuery, broadcastId:
   const params: unknown[] = [];
   const eligible = eligibleSql(q, params);
   const { rows } = await db.query<AudienceContact & { contact_id: string; eligible: boolean }>(
-    `SELECT r.contact_id, c.id, c.email, c.first_name, c.last_name, ${PROPERTIES},
+    `SELECT r.contact_id, c.id, c.email, c.first_name, c.last_name, ${propertiesOf(q)},
             c.id IS NOT NULL AND coalesce(${eligible}, false) AS eligible, c.id IS NOT NULL AND ${SUPPRESSED} AS suppressed
        FROM mail_broadcast_recipients r LEFT JOIN mail_contacts c ON c.id = r.contact_id
       WHERE r.broadcast_id = $${params.push(broadcastId)} AND r.state = 'waiting' AND r.contact_id > $${params.push(after ?? BEFORE_FIRST_ID)}

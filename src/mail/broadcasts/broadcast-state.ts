@@ -20,10 +20,10 @@ export async function lock(db: PoolClient, broadcastId: string): Promise<Broadca
 export async function create(db: PoolClient, organizationId: string, b: NewBroadcast): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
+                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id, resend_face)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`,
     [organizationId, b.name, b.scheduled_at ? 'scheduled' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
-      b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id],
+      b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id, b.resend_face ?? false],
   );
   const id = rows[0]!.id;
   if (b.scheduled_at) await setJob(db, id, 'start', b.scheduled_at);
@@ -68,9 +68,9 @@ export async function removeDraft(db: PoolClient, broadcastId: string): Promise<
 export async function duplicate(db: PoolClient, broadcastId: string): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text)
+                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, resend_face)
      SELECT organization_id, name, 'draft', from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-            subject, html, text_body, subject_b, ab_test, reply_to, preview_text
+            subject, html, text_body, subject_b, ab_test, reply_to, preview_text, resend_face
        FROM mail_broadcasts WHERE id = $1 RETURNING id`,
     [broadcastId],
   );
@@ -81,9 +81,9 @@ export async function duplicate(db: PoolClient, broadcastId: string): Promise<st
 export async function createResend(db: PoolClient, parentId: string, change: { subject?: string; scheduled_at?: Date }): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                  subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id)
+                                  subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id, resend_face)
      SELECT organization_id, name, $2, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-            coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id
+            coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id, resend_face
        FROM mail_broadcasts WHERE id = $1 RETURNING id`,
     [parentId, change.scheduled_at ? 'scheduled' : 'draft', change.subject ?? null, change.scheduled_at ?? null],
   );

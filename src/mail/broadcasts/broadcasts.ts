@@ -29,6 +29,8 @@ export interface BroadcastRow {
   /** The topic's slug; null for a broadcast of Resend's without one (its segment's subscribed contacts). */
   topic: string | null;
   segment_id: string | null;
+  /** Made at Resend's root paths: renders Resend's variables and declared property fallbacks. */
+  resend_face: boolean;
   template_id: string | null;
   template_slug: string | null;
   template_version: number | null;
@@ -65,6 +67,8 @@ export interface NewBroadcast {
   from_domain: string;
   topic: string | null;
   segment_id: string | null;
+  /** True for Resend's root paths; the spec's /api/v1 leaves it out (false). */
+  resend_face?: boolean;
   template: { id: string; slug: string; version: number } | null;
   subject: string;
   html: string | null;

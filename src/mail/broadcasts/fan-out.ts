@@ -241,7 +241,7 @@ export class FanOut {
       }
       segment = { id: b.segment_id, filter: parsed.filter };
     }
-    return { organizationId: b.organization_id, topic: topic && { id: topic.id, defaultSubscription: topic.default_subscription }, segment, parentId: b.parent_id };
+    return { organizationId: b.organization_id, topic: topic && { id: topic.id, defaultSubscription: topic.default_subscription }, segment, parentId: b.parent_id, declaredFallbacks: b.resend_face };
   }
 }
 

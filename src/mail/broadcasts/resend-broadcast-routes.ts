@@ -125,6 +125,7 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
       name: name ?? content.subject.slice(0, 120),
       topic,
       segment_id: segmentId,
+      resend_face: true,
       ...(replyTo !== undefined ? { reply_to: replyTo } : {}),
       // Scheduled at once only without send; with send, the send below schedules it.
       ...(at && !send ? { scheduled_at: at.toISOString() } : {}),

@@ -19,7 +19,8 @@ export async function withTemplate(templates: Templates, organizationId: string,
   }
   const template = resolvedOrRefused(await templates.resolve(organizationId, isUuid(ref.id) ? { id: ref.id } : { slug: ref.id }));
   const declared = new Map(template.variables.map((v) => [v.key, v.fallback_value]));
-  const valueOf = (name: string) => ref.variables?.[name] ?? declared.get(name);
+  // Own keys only: {{{constructor}}} must not reach Object.prototype.
+  const valueOf = (name: string) => (ref.variables && Object.hasOwn(ref.variables, name) ? ref.variables[name] : undefined) ?? declared.get(name);
   const from = input.from ?? template.from ?? undefined;
   const replyTo = input.reply_to ?? template.reply_to ?? undefined;
   // Filling stops once a part passes the part limit, refused as an oversized html or text is (prepare-message.ts).

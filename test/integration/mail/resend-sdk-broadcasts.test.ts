@@ -91,6 +91,24 @@ describe('resend.broadcasts', () => {
     expect((mail.headers as Record<string, string>)['List-Unsubscribe']).toMatch(/^<https:\/\/mail\.example\.org\/m\/u\//);
   });
 
+  it('an /api/v1 broadcast renders as the spec says: {{{X}}} stays, a tag\'s own fallback wins over a declared property fallback', async () => {
+    const { resend, key, from } = await sender();
+    const segment = (await resend.segments.create({ name: 'Spec' })).data!;
+    await call(url, 'POST', '/api/v1/topics', { key, body: { slug: 'spec-news', name: 'Spec news', default_subscription: 'opt_in' } });
+    await resend.contactProperties.create({ key: 'plan', type: 'string', fallbackValue: 'declared' });
+    await resend.contacts.create({ email: 'ada@example.net', firstName: 'Ada', segments: [{ id: segment.id }] });
+    const made = await call(url, 'POST', '/api/v1/broadcasts', { key, body: {
+      name: 'Spec', from, topic: 'spec-news', segment_id: segment.id, subject: 'Hi {{contact.first_name}}',
+      html: '<p>{{{FIRST_NAME}}} {{contact.plan | "free"}} {{{constructor}}}</p>', text: '{{{plan|x}}} {{contact.plan | "free"}}',
+    } });
+    expect(made.status).toBe(201);
+    expect((await call(url, 'POST', `/api/v1/broadcasts/${made.body.id}/send`, { key })).status).toBeLessThan(300);
+    await eventually(async () => (await call(url, 'GET', `/api/v1/broadcasts/${made.body.id}`, { key })).body.status === 'sent', 60_000);
+    const [message] = await messagesOf(made.body.id);
+    expect(message).toMatchObject({ to: 'ada@example.net', subject: 'Hi Ada', text_body: '{{{plan|x}}} free' });
+    expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}}</p>');
+  });
+
   it('without a topic, reaches the segment\'s subscribed contacts that are not suppressed', async () => {
     const { resend, from } = await sender();
     const segment = (await resend.segments.create({ name: 'All' })).data!;

@@ -129,6 +129,15 @@ describe('resend.emails with Resend\'s additions', () => {
     expect(bad.error).toMatchObject({ name: 'invalid_scheduled_at', statusCode: 400 });
   });
 
+  it('fills {{{constructor}}} and other Object.prototype names from the request\'s own variables only', async () => {
+    const { resend, domain } = await sender();
+    const template = await resend.templates.create({ name: 'Proto', subject: 'S', html: 'x', text: '[{{{constructor|none}}}] [{{{toString}}}] [{{{hasOwnProperty|x}}}]' }).publish();
+    const sent = await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', template: { id: template.data!.id, variables: { hasOwnProperty: 'own' } } } as any);
+    expect(sent.error).toBeNull();
+    const { rows } = await ingress.platform.pg.query('SELECT text_body FROM mail_messages WHERE id = $1', [sent.data!.id]);
+    expect(rows[0].text_body).toBe('[none] [] [own]');
+  });
+
   it('refuses a template whose filled variables pass 2 MB as content_too_large, as an oversized html is', async () => {
     const { resend, domain } = await sender();
     const from = `a@${domain}`;

@@ -127,6 +127,7 @@ export type BroadcastRefusal =
   | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing' | 'not_editable'; status: BroadcastStatus }
   | { reason: 'not_resendable'; status: BroadcastStatus; isResend: boolean }
   | { reason: 'subject_from_template' }
+  | { reason: 'topic_required'; apiV1: boolean }
   | { reason: 'resend_exists'; resendId: string }
   | { reason: 'resend_too_early'; waitHours: number; earliest: Date };
 
@@ -186,6 +187,12 @@ export class Broadcasts {
   edit(organizationId: string, id: string, scope: DomainScope, change: state.DraftChange): Promise<Transition> {
     return this.transition(organizationId, id, scope, async (db, b) => {
       if (b.status !== 'draft') return { reason: 'not_editable', status: b.status };
+      // Checked under the lock, against what the draft will be: an /api/v1 broadcast keeps its topic
+      // (the spec's topic is a string), and none may lose both topic and segment, whose fan-out would
+      // reach every subscribed contact without any topic's opt-outs.
+      const topic = change.topic !== undefined ? change.topic : b.topic;
+      const segment = change.segment_id !== undefined ? change.segment_id : b.segment_id;
+      if (topic === null && (!b.resend_face || segment === null)) return { reason: 'topic_required', apiV1: !b.resend_face };
       await state.editDraft(db, b.id, change);
     });
   }

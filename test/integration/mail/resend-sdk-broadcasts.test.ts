@@ -109,6 +109,26 @@ describe('resend.broadcasts', () => {
     expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}}</p>');
   });
 
+  it('refuses a PATCH that would leave an /api/v1 broadcast without its topic (422 topic_required); a root one with a segment may drop it', async () => {
+    const { resend, key, from } = await sender();
+    await call(url, 'POST', '/api/v1/topics', { key, body: { slug: 'keep', name: 'Keep', default_subscription: 'opt_in' } });
+    const spec = await call(url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Whole topic', from, topic: 'keep', subject: 'S', text: 'x' } });
+    expect(spec.status).toBe(201);
+    const refused = await call(url, 'PATCH', `/broadcasts/${spec.body.id}`, { key, body: { topic_id: null } });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ statusCode: 422, error: { code: 'topic_required' } });
+    expect((await call(url, 'GET', `/api/v1/broadcasts/${spec.body.id}`, { key })).body).toMatchObject({ topic: 'keep', segment_id: null });
+    // Even with a segment, an /api/v1 broadcast keeps a topic.
+    const segment = (await resend.segments.create({ name: 'Some' })).data!;
+    const withSegment = await call(url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Seg', from, topic: 'keep', segment_id: segment.id, subject: 'S', text: 'x' } });
+    expect((await call(url, 'PATCH', `/broadcasts/${withSegment.body.id}`, { key, body: { topic_id: null } })).status).toBe(422);
+
+    const topic = (await call(url, 'GET', '/api/v1/topics/keep', { key })).body;
+    const root = (await resend.broadcasts.create({ segmentId: segment.id, topicId: topic.id, from, subject: 'S', text: 'x' })).data!;
+    expect((await call(url, 'PATCH', `/broadcasts/${root.id}`, { key, body: { topic_id: null } })).status).toBe(200);
+    expect((await resend.broadcasts.get(root.id)).data).toMatchObject({ topic_id: null, segment_id: segment.id });
+  });
+
   it('without a topic, reaches the segment\'s subscribed contacts that are not suppressed', async () => {
     const { resend, from } = await sender();
     const segment = (await resend.segments.create({ name: 'All' })).data!;

@@ -87,6 +87,13 @@ function generateMailKey(): string {
 
 const hashKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
+/**
+ * $2 is a restricted key's domains (or null: any key): such a key reaches only keys restricted to
+ * some of its domains, never an unrestricted key or one of another domain, so it cannot revoke or
+ * rename its way past its own reach.
+ */
+const WITHIN_SCOPE = '($2::text[] IS NULL OR (domains IS NOT NULL AND domains <@ $2::text[]))';
+
 export class MailKeys {
   private readonly pg: Pool;
   /** What a key hash granted a moment ago: a revocation reaches other processes within `cacheMs`, this one at once. */
@@ -114,20 +121,23 @@ export class MailKeys {
     return page(this.pg, { select: 'SELECT * FROM mail_api_keys WHERE organization_id = $1', params: [organizationId], limit, cursor }, toMailKeyInfo);
   }
 
-  /** The list query of the organization's keys in use (not revoked), for a page of them; rows map with toMailKeyInfo. */
-  activeListQuery(organizationId: string): { select: string; params: unknown[] } {
-    return { select: 'SELECT * FROM mail_api_keys WHERE organization_id = $1 AND revoked_at IS NULL', params: [organizationId] };
+  /**
+   * The list query of the organization's keys in use (not revoked), for a page of them; rows map with toMailKeyInfo.
+   * `scope`: the domains of a restricted key asking, which sees only keys restricted within them (null: all).
+   */
+  activeListQuery(organizationId: string, scope: string[] | null): { select: string; params: unknown[] } {
+    return { select: `SELECT * FROM mail_api_keys WHERE organization_id = $1 AND revoked_at IS NULL AND ${WITHIN_SCOPE}`, params: [organizationId, scope] };
   }
 
-  /** Renames a key in use; undefined when the organization has no such key. */
-  async rename(organizationId: string, keyId: string, name: string): Promise<MailKeyInfo | undefined> {
-    const { rows } = await this.pg.query<MailKeyRow>('UPDATE mail_api_keys SET name = $3 WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [organizationId, keyId, name]);
+  /** Renames a key in use within `scope` (see activeListQuery); undefined when the organization has no such key. */
+  async rename(organizationId: string, keyId: string, name: string, scope: string[] | null): Promise<MailKeyInfo | undefined> {
+    const { rows } = await this.pg.query<MailKeyRow>(`UPDATE mail_api_keys SET name = $3 WHERE organization_id = $1 AND ${WITHIN_SCOPE} AND id = $4 AND revoked_at IS NULL RETURNING *`, [organizationId, scope, name, keyId]);
     return rows[0] && toMailKeyInfo(rows[0]);
   }
 
-  /** Revokes a key in use (Resend's remove); undefined when the organization has no such key in use. */
-  async revokeInUse(organizationId: string, keyId: string): Promise<MailKeyInfo | undefined> {
-    const { rows } = await this.pg.query<MailKeyRow>('UPDATE mail_api_keys SET revoked_at = now() WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [organizationId, keyId]);
+  /** Revokes a key in use within `scope` (Resend's remove); undefined when the organization has no such key in use. */
+  async revokeInUse(organizationId: string, keyId: string, scope: string[] | null): Promise<MailKeyInfo | undefined> {
+    const { rows } = await this.pg.query<MailKeyRow>(`UPDATE mail_api_keys SET revoked_at = now() WHERE organization_id = $1 AND ${WITHIN_SCOPE} AND id = $3 AND revoked_at IS NULL RETURNING *`, [organizationId, scope, keyId]);
     if (rows[0]) this.recent.delete(rows[0].key_hash.toString('hex'));
     return rows[0] && toMailKeyInfo(rows[0]);
   }

@@ -2,7 +2,8 @@
 // full keys (a sending key is refused with restricted_api_key, as by Resend).
 // `permission` maps onto our kinds: full_access is a full key, sending_access a
 // send key; `domain_id` restricts the key to that domain. A key restricted to
-// some domains only makes keys restricted to them: it cannot widen its own reach.
+// some domains only makes keys restricted to them, and lists, renames and revokes
+// only such keys: it cannot widen its own reach. A key with a rate limit passes it on.
 import { Type } from '@sinclair/typebox';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
@@ -59,14 +60,17 @@ export async function resendApiKeyRoutes(app: App, deps: { keys: MailKeys; domai
     if (!domain && grant.domains !== null) {
       throw new ApiError(403, 'domain_not_allowed', 'This key is restricted to some domains: the keys it makes must be too; give domain_id.', [{ path: '/domain_id', message: 'required for a domain-restricted key' }]);
     }
-    const { key, info } = await keys.create(grant.organizationId, { name, kind: PERMISSIONS[permission], ...(domain ? { domains: [domain.name] } : {}) });
+    // A key it makes has its requests-per-second limit: a limited key cannot mint itself an unlimited one.
+    const { key, info } = await keys.create(grant.organizationId, {
+      name, kind: PERMISSIONS[permission], ...(domain ? { domains: [domain.name] } : {}), ...(grant.rateLimit !== null ? { rate_limit: grant.rateLimit } : {}),
+    });
     return reply.status(201).send({ id: info.id, token: key });
   });
 
   app.get('/api-keys', {
     config,
     schema: { tags, operationId: 'resendListApiKeys', summary: 'List the organization\'s API keys in use', querystring: ResendPageQuery, response: { 200: withRateLimitHeaders(ResendApiKeyList, 'Newest first, without secrets.'), ...resendErrorResponses(...RESEND_ERRORS, 400) } },
-  }, async (request) => resendPage(pg, keys.activeListQuery(request.mailAuth.organizationId), request.query, toResendApiKey));
+  }, async (request) => resendPage(pg, keys.activeListQuery(request.mailAuth.organizationId, request.mailAuth.domains), request.query, toResendApiKey));
 
   app.patch('/api-keys/:id', {
     config,
@@ -76,7 +80,7 @@ export async function resendApiKeyRoutes(app: App, deps: { keys: MailKeys; domai
       response: { 200: withRateLimitHeaders(ResendApiKeyRef, 'Renamed.'), ...resendErrorResponses(...RESEND_BODY_ERRORS, 404) },
     },
   }, async (request) => {
-    const info = isUuid(request.params.id) ? await keys.rename(request.mailAuth.organizationId, request.params.id, request.body.name) : undefined;
+    const info = isUuid(request.params.id) ? await keys.rename(request.mailAuth.organizationId, request.params.id, request.body.name, request.mailAuth.domains) : undefined;
     if (!info) throw notFound('api key');
     return { object: 'api_key' as const, id: info.id };
   });
@@ -85,7 +89,7 @@ export async function resendApiKeyRoutes(app: App, deps: { keys: MailKeys; domai
     config,
     schema: { tags, operationId: 'resendRemoveApiKey', summary: 'Revoke an API key', description: 'Effective on its next request.', params: IdParams, response: { 200: withRateLimitHeaders(ResendApiKeyRemoved, 'Revoked.'), ...resendErrorResponses(...RESEND_ERRORS, 404) } },
   }, async (request) => {
-    const info = isUuid(request.params.id) ? await keys.revokeInUse(request.mailAuth.organizationId, request.params.id) : undefined;
+    const info = isUuid(request.params.id) ? await keys.revokeInUse(request.mailAuth.organizationId, request.params.id, request.mailAuth.domains) : undefined;
     if (!info) throw notFound('api key');
     return { object: 'api_key' as const, id: info.id, deleted: true as const };
   });

@@ -175,6 +175,31 @@ describe('resend.apiKeys', () => {
     expect((await restricted.apiKeys.create({ name: 'same', domain_id: domain.id })).error).toBeNull();
   });
 
+  it('a domain-restricted full key lists, renames and revokes only keys within its domains; keys it makes keep its rate limit', async () => {
+    const owner = await organizationWithKey(ingress.url);
+    const full = new Resend(owner.key);
+    const mine = (await full.domains.create({ name: freshDomain() })).data!;
+    const theirs = (await full.domains.create({ name: freshDomain() })).data!;
+    const restrictedKey = await mailKey(ingress.url, owner.organizationId, { domains: [mine.name], rate_limit: 50 });
+    const restricted = new Resend(restrictedKey.key);
+    const inside = (await full.apiKeys.create({ name: 'inside', domain_id: mine.id })).data!;
+    const outside = (await full.apiKeys.create({ name: 'outside', domain_id: theirs.id })).data!;
+    const everything = (await full.apiKeys.create({ name: 'everything' })).data!;
+
+    const seen = (await restricted.apiKeys.list()).data!.data.map((k) => k.id);
+    expect(seen.sort()).toEqual([inside.id, restrictedKey.keyId].sort());
+    for (const id of [outside.id, everything.id, owner.keyId]) {
+      expect((await restricted.apiKeys.update(id, { name: 'taken' })).error, id).toMatchObject({ name: 'not_found' });
+      expect((await restricted.apiKeys.remove(id)).error, id).toMatchObject({ name: 'not_found' });
+    }
+    expect((await full.apiKeys.list()).data!.data.map((k) => k.id)).toEqual(expect.arrayContaining([outside.id, everything.id, owner.keyId]));
+    expect((await restricted.apiKeys.update(inside.id, { name: 'renamed' })).error).toBeNull();
+
+    const made = (await restricted.apiKeys.create({ name: 'made', domain_id: mine.id })).data!;
+    const { rows } = await ingress.platform.pg.query('SELECT rate_limit FROM mail_api_keys WHERE id = $1', [made.id]);
+    expect(rows[0].rate_limit).toBe(50);
+  });
+
   it('keeps each organization to its own keys', async () => {
     const mine = (await resend.apiKeys.create({ name: 'mine' })).data!;
     expect((await other.apiKeys.remove(mine.id)).error).toMatchObject({ name: 'not_found' });

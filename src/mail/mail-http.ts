@@ -1,7 +1,8 @@
 // The mail product's HTTP surface: its part of /api/v1 (behind mail API keys, by
 // kind, and the per-key request limit), its operator routes under /admin/v1, its
-// tools on the MCP endpoint (for mail keys), and its root routes in Resend's shapes (/emails, /emails/batch, /events), so the
-// Resend SDK pointed at this service works unchanged. Every mail route declares
+// tools on the MCP endpoint (for mail keys), and its root routes in Resend's shapes (/emails, /emails/batch, /events,
+// /webhooks, and Resend's other resources: resend/resend-resources.ts), so the Resend SDK pointed at this service
+// works unchanged. Every mail route declares
 // the access it needs (auth/permissions.ts); mail errors are Resend-shaped
 // (http/mail-errors.ts).
 import type { ApiProduct } from '../platform/http/api-shell.ts';
@@ -33,6 +34,9 @@ import type { McpProduct } from '../platform/mcp/mcp-product.ts';
 import { MessageChanges } from './emails/message-changes.ts';
 import { defaultRequestsPerSecond } from './config.ts';
 import { mailWebhookRoutes } from './webhooks/mail-webhook-routes.ts';
+import { addIetfRateLimitHeaders } from './resend/ietf-rate-limit-headers.ts';
+import { ResendError, resendErrorHandler } from './resend/resend-errors.ts';
+import { resendResources } from './resend/resend-resources.ts';
 import type { MailServices } from './wiring.ts';
 
 
@@ -53,6 +57,16 @@ export const mailOpenApi: OpenApiProduct = {
     { name: 'suppressions', description: 'Addresses no message is sent to.' },
     { name: 'tracking', description: 'The ends of the links in sent messages: open pixel, clicks, one-click unsubscribe (public, no key).' },
     { name: 'organizations', description: 'Operators: mail organizations, plans, daily caps and mail API keys (ADMIN_TOKEN).' },
+    { name: 'resend-api-keys', description: 'Resend\'s /api-keys: the organization\'s keys, managed with one of its full keys.' },
+    { name: 'resend-contacts', description: 'Resend\'s /contacts, by id or email, with their segments and topics, over the same contacts as /api/v1/contacts.' },
+    { name: 'resend-contact-properties', description: 'Resend\'s /contact-properties: declared contact properties with a type and a fallback value.' },
+    { name: 'resend-segments', description: 'Resend\'s /segments: lists of contacts, stored with /api/v1\'s filter segments (a segment holds its members and whom its filter matches).' },
+    { name: 'resend-topics', description: 'Resend\'s /topics: created without a slug (derived from the name), over the same topics as /api/v1/topics.' },
+    { name: 'resend-templates', description: 'Resend\'s /templates: an alias, From, Reply-To and {{{VARIABLES}}} with fallbacks, over the same templates and versions as /api/v1/templates.' },
+    { name: 'resend-suppressions', description: 'Resend\'s /suppressions, one by one or 100 at once, over the same list as /api/v1/suppressions.' },
+    { name: 'resend-broadcasts', description: 'Resend\'s /broadcasts: to a segment, with a topic or without, over the same broadcasts and worker as /api/v1/broadcasts.' },
+    { name: 'resend-not-offered', description: 'Paths of Resend\'s SDK this service does not offer: 404 not_found in Resend\'s shape (not the link product\'s HTML 404).' },
+    { name: 'resend-domains', description: 'Resend\'s /domains at the root, in Resend\'s shapes, over the same domains as /api/v1/domains.' },
   ],
   securitySchemes: {
     [MAIL_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'Mail API key (mk_live_…) of kind full, send or test.' },
@@ -65,7 +79,7 @@ export interface MailHttp {
   mcp: McpProduct<MailToolContext>;
   /** The per-key request limit, which the SMTP relay applies too. */
   keyLimit: KeyRequestLimit;
-  /** Registers the root routes (/emails, /events); call after the API shell. */
+  /** Registers the root routes (/emails, /events, /webhooks, Resend's other resources); call after the API shell. */
   registerRoot: (app: App) => Promise<void>;
 }
 
@@ -75,14 +89,22 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
   const authenticate = createMailAuth({ keys: mail.keys, guard, limitRequests: limit.limit });
 
   /** What every mail context shares: the request field, Resend-shaped errors, declared access. */
-  const mailContext = (scope: App) => {
+  const mailContext = (scope: App, handleErrors: typeof mailErrorHandler = mailErrorHandler) => {
     scope.decorateRequest('mailAuth', null as never);
     scope.decorateRequest('mailBatchReservation', null);
     scope.addHook('onResponse', limit.refundUnsettled);
-    scope.setErrorHandler(mailErrorHandler);
+    scope.setErrorHandler(handleErrors);
     scope.addHook('onRoute', requireDeclaredAccess);
     addComponents(scope, [MailError]);
   };
+  /** Root routes need a mail key; they are documented with it. */
+  const keyedRoot = (root: App) => {
+    root.addHook('onRoute', (route) => {
+      if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
+    });
+    root.addHook('onRequest', authenticate);
+  };
+  const resolver = createResolver(mail.config.MAIL_DNS_SERVERS);
 
   const api: ApiProduct = {
     name: 'mail',
@@ -91,7 +113,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     authenticate,
     register: async (scope) => {
       mailContext(scope);
-      await domainRoutes(scope, { domains: mail.domains, pg, resolver: createResolver(mail.config.MAIL_DNS_SERVERS) });
+      await domainRoutes(scope, { domains: mail.domains, pg, resolver });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
       await contactRoutes(scope, { contacts: mail.contacts, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
@@ -129,13 +151,18 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     registerRoot: async (app) => {
       await app.register(async (root) => {
         mailContext(root);
-        root.addHook('onRoute', (route) => {
-          if (route.schema && route.schema.security === undefined) route.schema.security = [{ [MAIL_SECURITY_SCHEME]: [] }];
-        });
-        root.addHook('onRequest', authenticate);
-        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits });
+        keyedRoot(root);
+        await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits, templates: mail.templates });
         await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });
         await mailWebhookRoutes(root, { ...mail.webhooks, pg });
+      });
+      // Resend's other resources, in Resend's shapes and with Resend's error names.
+      await app.register(async (resend) => {
+        mailContext(resend, resendErrorHandler);
+        addComponents(resend, [ResendError]);
+        keyedRoot(resend);
+        resend.addHook('onSend', addIetfRateLimitHeaders);
+        await resendResources(resend, { mail, pg, resolver });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

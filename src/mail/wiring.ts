@@ -6,7 +6,9 @@ import { createPool, type Pool } from '../platform/postgres/pool.ts';
 import { MailKeys } from './accounts/mail-keys.ts';
 import { Organizations } from './accounts/organizations.ts';
 import type { MailConfig } from './config.ts';
+import { ContactProperties } from './audience/contact-properties.ts';
 import { Contacts } from './audience/contacts.ts';
+import { SegmentMembers } from './audience/segment-members.ts';
 import { AutomationData } from './automations/automation-data.ts';
 import { Automations } from './automations/automations.ts';
 import { TriggerEvents } from './automations/trigger-events.ts';
@@ -33,6 +35,10 @@ export interface MailServices {
   domains: Domains;
   suppressions: Suppressions;
   contacts: Contacts;
+  /** Resend's contact properties: declared keys, types and fallback values. */
+  contactProperties: ContactProperties;
+  /** The contacts added to segments (Resend's member lists). */
+  segmentMembers: SegmentMembers;
   subscriptionTopics: SubscriptionTopics;
   templates: Templates;
   messages: Messages;
@@ -70,6 +76,8 @@ export function wireMail(platform: Platform, config: MailConfig & WebhookSetting
     domains: new Domains(pg, platform.secrets, config.MAIL_LOOKUP_CACHE_MS),
     suppressions: new Suppressions(pg),
     contacts: new Contacts(pg),
+    contactProperties: new ContactProperties(pg),
+    segmentMembers: new SegmentMembers(pg),
     subscriptionTopics: new SubscriptionTopics(pg),
     templates: new Templates(pg),
     messages: new Messages(pg),

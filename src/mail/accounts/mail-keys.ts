@@ -48,7 +48,7 @@ export interface NewMailKey {
   rate_limit?: number;
 }
 
-interface Row {
+export interface MailKeyRow {
   id: string;
   organization_id: string;
   name: string;
@@ -62,7 +62,7 @@ interface Row {
   revoked_at: Date | null;
 }
 
-const toInfo = (r: Row): MailKeyInfo => ({
+export const toMailKeyInfo = (r: MailKeyRow): MailKeyInfo => ({
   object: 'api_key',
   id: r.id,
   organization_id: r.organization_id,
@@ -87,6 +87,13 @@ function generateMailKey(): string {
 
 const hashKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
+/**
+ * $2 is a restricted key's domains (or null: any key): such a key reaches only keys restricted to
+ * some of its domains, never an unrestricted key or one of another domain, so it cannot revoke or
+ * rename its way past its own reach.
+ */
+const WITHIN_SCOPE = '($2::text[] IS NULL OR (domains IS NOT NULL AND domains <@ $2::text[]))';
+
 export class MailKeys {
   private readonly pg: Pool;
   /** What a key hash granted a moment ago: a revocation reaches other processes within `cacheMs`, this one at once. */
@@ -101,27 +108,48 @@ export class MailKeys {
   async create(organizationId: string, spec: NewMailKey): Promise<{ key: string; info: MailKeyInfo }> {
     const key = generateMailKey();
     const domains = spec.domains ? [...new Set(spec.domains.map((d) => d.toLowerCase()))] : null;
-    const { rows } = await this.pg.query<Row>(
+    const { rows } = await this.pg.query<MailKeyRow>(
       `INSERT INTO mail_api_keys (organization_id, name, kind, domains, rate_limit, display_prefix, key_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
       [organizationId, spec.name, spec.kind, domains, spec.rate_limit ?? null, key.slice(0, MAIL_KEY_PREFIX.length + 4), hashKey(key)],
     );
-    return { key, info: toInfo(rows[0]!) };
+    return { key, info: toMailKeyInfo(rows[0]!) };
   }
 
   /** A page of the organization's keys, newest first (pagination.ts). */
   async list(organizationId: string, limit?: number, cursor?: string): Promise<Page<MailKeyInfo>> {
-    return page(this.pg, { select: 'SELECT * FROM mail_api_keys WHERE organization_id = $1', params: [organizationId], limit, cursor }, toInfo);
+    return page(this.pg, { select: 'SELECT * FROM mail_api_keys WHERE organization_id = $1', params: [organizationId], limit, cursor }, toMailKeyInfo);
+  }
+
+  /**
+   * The list query of the organization's keys in use (not revoked), for a page of them; rows map with toMailKeyInfo.
+   * `scope`: the domains of a restricted key asking, which sees only keys restricted within them (null: all).
+   */
+  activeListQuery(organizationId: string, scope: string[] | null): { select: string; params: unknown[] } {
+    return { select: `SELECT * FROM mail_api_keys WHERE organization_id = $1 AND revoked_at IS NULL AND ${WITHIN_SCOPE}`, params: [organizationId, scope] };
+  }
+
+  /** Renames a key in use within `scope` (see activeListQuery); undefined when the organization has no such key. */
+  async rename(organizationId: string, keyId: string, name: string, scope: string[] | null): Promise<MailKeyInfo | undefined> {
+    const { rows } = await this.pg.query<MailKeyRow>(`UPDATE mail_api_keys SET name = $3 WHERE organization_id = $1 AND ${WITHIN_SCOPE} AND id = $4 AND revoked_at IS NULL RETURNING *`, [organizationId, scope, name, keyId]);
+    return rows[0] && toMailKeyInfo(rows[0]);
+  }
+
+  /** Revokes a key in use within `scope` (Resend's remove); undefined when the organization has no such key in use. */
+  async revokeInUse(organizationId: string, keyId: string, scope: string[] | null): Promise<MailKeyInfo | undefined> {
+    const { rows } = await this.pg.query<MailKeyRow>(`UPDATE mail_api_keys SET revoked_at = now() WHERE organization_id = $1 AND ${WITHIN_SCOPE} AND id = $3 AND revoked_at IS NULL RETURNING *`, [organizationId, scope, keyId]);
+    if (rows[0]) this.recent.delete(rows[0].key_hash.toString('hex'));
+    return rows[0] && toMailKeyInfo(rows[0]);
   }
 
   /** Revokes a key of the organization; undefined when there is no such key. */
   async revoke(organizationId: string, keyId: string): Promise<MailKeyInfo | undefined> {
-    const { rows } = await this.pg.query<Row>(
+    const { rows } = await this.pg.query<MailKeyRow>(
       'UPDATE mail_api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE organization_id = $1 AND id = $2 RETURNING *',
       [organizationId, keyId],
     );
     if (rows[0]) this.recent.delete(rows[0].key_hash.toString('hex'));
-    return rows[0] && toInfo(rows[0]);
+    return rows[0] && toMailKeyInfo(rows[0]);
   }
 
   /** What a valid, unrevoked key grants, or undefined. */
@@ -132,7 +160,7 @@ export class MailKeys {
   }
 
   private async lookup(hash: Buffer): Promise<MailKeyGrant | undefined> {
-    const { rows } = await this.pg.query<Row>('SELECT * FROM mail_api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hash]);
+    const { rows } = await this.pg.query<MailKeyRow>('SELECT * FROM mail_api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hash]);
     const row = rows[0];
     if (!row || !timingSafeEqual(row.key_hash, hash)) return undefined;
     // last_used_at at minute precision: one write per key per minute at most.

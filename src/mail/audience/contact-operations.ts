@@ -8,7 +8,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { page } from '../http/pagination.ts';
 import { contactEmail, propertiesProblem, type PropertyValue } from './contact-fields.ts';
 import type { CreateContactBody, ListContactsQuery, UpdateContactBody } from './contact-schemas.ts';
-import { toContact, type ContactRow, type Contacts } from './contacts.ts';
+import { toContact, type ContactJoins, type ContactRow, type Contacts } from './contacts.ts';
 
 const contactExists = () => new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
 
@@ -30,10 +30,10 @@ function checkedEmail(value: string): string {
   return email;
 }
 
-/** A new contact; 409 contact_exists when the organization has the address. */
-export async function createContact(contacts: Contacts, organizationId: string, body: Static<typeof CreateContactBody>) {
+/** A new contact (with its segments and topic choices, in one statement); 409 contact_exists when the organization has the address. */
+export async function createContact(contacts: Contacts, organizationId: string, body: Static<typeof CreateContactBody>, joins?: ContactJoins) {
   checkProperties(body.properties);
-  const row = await contacts.create(organizationId, { ...body, email: checkedEmail(body.email) });
+  const row = await contacts.create(organizationId, { ...body, email: checkedEmail(body.email) }, joins);
   if (!row) throw contactExists();
   return toContact(row);
 }

@@ -62,6 +62,12 @@ contact_row AS (
 ), ${contactEventsCte('(SELECT * FROM contact_row WHERE made)')},
 contact AS (SELECT id, made FROM contact_row)`;
 
+/** The segments a new contact joins and its choices for topics (ids of the organization's). */
+export interface ContactJoins {
+  segments: string[];
+  topics: { topicId: string; subscribed: boolean }[];
+}
+
 export type ContactChange = Partial<Omit<NewContact, 'email'>> & { email?: string };
 
 export class Contacts {
@@ -71,15 +77,22 @@ export class Contacts {
     this.pg = pg;
   }
 
-  /** Creates the contact; undefined when the organization already has the address. */
-  async create(organizationId: string, c: NewContact): Promise<ContactRow | undefined> {
+  /**
+   * Creates the contact, and in the same statement its memberships of `joins.segments` and its
+   * choices for `joins.topics` (Resend's contacts.create; ids already checked to be the
+   * organization's): all or nothing. Undefined when the organization already has the address.
+   */
+  async create(organizationId: string, c: NewContact, joins: ContactJoins = { segments: [], topics: [] }): Promise<ContactRow | undefined> {
     const { rows } = await this.pg.query<ContactRow>(
       `WITH changed AS (
          INSERT INTO mail_contacts (organization_id, email, first_name, last_name, properties, status)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, email) DO NOTHING RETURNING *, 'contact.created' AS event_type
-       ), ${contactEventsCte('changed')}
+       ), ${contactEventsCte('changed')},
+       joined AS (INSERT INTO mail_segment_members (segment_id, contact_id) SELECT s, changed.id FROM changed, unnest($7::uuid[]) AS s),
+       chosen AS (INSERT INTO mail_topic_subscriptions (topic_id, contact_id, subscribed) SELECT t, changed.id, b FROM changed, unnest($8::uuid[], $9::boolean[]) AS u(t, b))
        SELECT * FROM changed`,
-      [organizationId, c.email, c.first_name ?? null, c.last_name ?? null, JSON.stringify(c.properties ?? {}), c.status ?? 'subscribed'],
+      [organizationId, c.email, c.first_name ?? null, c.last_name ?? null, JSON.stringify(c.properties ?? {}), c.status ?? 'subscribed',
+        joins.segments, joins.topics.map((t) => t.topicId), joins.topics.map((t) => t.subscribed)],
     );
     return rows[0];
   }

@@ -1,11 +1,22 @@
 // Segments as stored: named filters over an organization's contacts
-// (segment-filter.ts), and the contacts a segment matches now. The routes check a
-// new filter before it is stored (segment-routes.ts).
+// (segment-filter.ts) and the contacts added to them (Resend's segments are such
+// member lists: segment-members.ts), and the contacts a segment holds now. A
+// segment's contacts are its members and the contacts its filter matches: a
+// segment made at Resend's root paths has MEMBERS_ONLY, a filter that matches no
+// contact, so it is its members alone; one made at /api/v1 has no members until
+// contacts are added to it. The routes check a new filter before it is stored
+// (segment-routes.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { page, type Page } from '../http/pagination.ts';
 import type { ContactRow } from './contacts.ts';
 import { compileSegmentFilter, parseSegmentFilter, type FilterError, type SegmentFilter } from './segment-filter.ts';
+
+/** The filter of a segment that is a member list alone: every contact has an email, so none matches. */
+export const MEMBERS_ONLY: SegmentFilter = { field: 'email', op: 'exists', value: false };
+
+/** Whether contact `c` is a member of the segment whose id is the SQL expression `segmentId`. */
+export const memberSql = (segmentId: string): string => `EXISTS (SELECT 1 FROM mail_segment_members sm WHERE sm.segment_id = ${segmentId} AND sm.contact_id = c.id)`;
 
 export interface SegmentRow {
   id: string;
@@ -63,7 +74,12 @@ export class Segments {
     // A filter stored before today's checks may hold a value Postgres refuses.
     const parsed = parseSegmentFilter(segment.filter);
     if (!parsed.ok) return { ok: false, reason: 'filter_invalid', errors: parsed.errors };
-    const { sql, params } = compileSegmentFilter(parsed.filter, 2);
-    return { ok: true, page: await page(this.pg, { select: `SELECT c.* FROM mail_contacts c WHERE c.organization_id = $1 AND ${sql}`, params: [segment.organization_id, ...params], ...request }, map) };
+    return { ok: true, page: await page(this.pg, { ...contactsOfSegmentQuery(segment, parsed.filter), ...request }, map) };
   }
+}
+
+/** The query of a segment's contacts (its members and those its already checked `filter` matches), for a page of them. */
+export function contactsOfSegmentQuery(segment: SegmentRow, filter: SegmentFilter): { select: string; params: unknown[] } {
+  const { sql, params } = compileSegmentFilter(filter, 3);
+  return { select: `SELECT c.* FROM mail_contacts c WHERE c.organization_id = $1 AND (${memberSql('$2::uuid')} OR ${sql})`, params: [segment.organization_id, segment.id, ...params] };
 }

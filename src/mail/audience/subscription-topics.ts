@@ -15,6 +15,8 @@ export interface SubscriptionTopicRow {
   slug: string;
   name: string;
   default_subscription: DefaultSubscription;
+  /** Resend's description of the topic (set at the root paths). */
+  description: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -45,10 +47,10 @@ export class SubscriptionTopics {
     this.pg = pg;
   }
 
-  async create(organizationId: string, t: { slug: string; name: string; default_subscription: DefaultSubscription }): Promise<SubscriptionTopicRow | undefined> {
+  async create(organizationId: string, t: { slug: string; name: string; default_subscription: DefaultSubscription; description?: string | null }): Promise<SubscriptionTopicRow | undefined> {
     const { rows } = await this.pg.query<SubscriptionTopicRow>(
-      'INSERT INTO mail_topics (organization_id, slug, name, default_subscription) VALUES ($1, $2, $3, $4) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *',
-      [organizationId, t.slug, t.name, t.default_subscription],
+      'INSERT INTO mail_topics (organization_id, slug, name, default_subscription, description) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *',
+      [organizationId, t.slug, t.name, t.default_subscription, t.description ?? null],
     );
     return rows[0];
   }
@@ -59,10 +61,11 @@ export class SubscriptionTopics {
     return rows[0];
   }
 
-  async update(organizationId: string, id: string, change: { name?: string; default_subscription?: DefaultSubscription }): Promise<SubscriptionTopicRow | undefined> {
+  async update(organizationId: string, id: string, change: { name?: string; default_subscription?: DefaultSubscription; description?: string }): Promise<SubscriptionTopicRow | undefined> {
     const { rows } = await this.pg.query<SubscriptionTopicRow>(
-      'UPDATE mail_topics SET name = coalesce($3, name), default_subscription = coalesce($4, default_subscription), updated_at = now() WHERE organization_id = $1 AND id = $2 RETURNING *',
-      [organizationId, id, change.name ?? null, change.default_subscription ?? null],
+      `UPDATE mail_topics SET name = coalesce($3, name), default_subscription = coalesce($4, default_subscription), description = coalesce($5, description), updated_at = now()
+        WHERE organization_id = $1 AND id = $2 RETURNING *`,
+      [organizationId, id, change.name ?? null, change.default_subscription ?? null, change.description ?? null],
     );
     return rows[0];
   }
@@ -70,6 +73,20 @@ export class SubscriptionTopics {
   async delete(organizationId: string, id: string): Promise<SubscriptionTopicRow | undefined> {
     const { rows } = await this.pg.query<SubscriptionTopicRow>('DELETE FROM mail_topics WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
     return rows[0];
+  }
+
+  /** The list query of the organization's topics, for a page of them. */
+  listQuery(organizationId: string): { select: string; params: unknown[] } {
+    return { select: 'SELECT * FROM mail_topics WHERE organization_id = $1', params: [organizationId] };
+  }
+
+  /** The list query of every topic of the organization with the contact's effective state (`subscribed`), for a page of them. */
+  ofContactQuery(organizationId: string, contactId: string): { select: string; params: unknown[] } {
+    return {
+      select: `SELECT t.*, coalesce(s.subscribed, t.default_subscription = 'opt_in') AS subscribed FROM mail_topics t
+                 LEFT JOIN mail_topic_subscriptions s ON s.topic_id = t.id AND s.contact_id = $2 WHERE t.organization_id = $1`,
+      params: [organizationId, contactId],
+    };
   }
 
   /** A page of the organization's topics, newest first. */

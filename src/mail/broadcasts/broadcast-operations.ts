@@ -25,8 +25,14 @@ export interface BroadcastOperationDeps {
   pg: Pool;
 }
 
+/**
+ * What a new broadcast is made from: the spec's create body, whose topic Resend's broadcasts
+ * (at the root paths) may leave out (null: the segment's subscribed contacts, no topic rule).
+ */
+export type NewBroadcastInput = Omit<CreateBody, 'topic'> & { topic: string | null; resend_face?: boolean };
+
 /** A draft, or a scheduled broadcast with scheduled_at, after every create rule of the spec. */
-export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailKeyGrant, body: CreateBody) {
+export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailKeyGrant, body: NewBroadcastInput) {
   const { broadcasts, domains, templates, pg } = deps;
   const from = parseMailbox(body.from);
   if (!from) throw new ApiError(400, 'invalid_from', 'from must be `email` or `Name <email>`.', [{ path: '/from', message: 'not an address' }]);
@@ -35,12 +41,8 @@ export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailK
   if (body.reply_to !== undefined && !parseMailbox(body.reply_to)) throw new ApiError(400, 'invalid_reply_to', 'reply_to must be `email` or `Name <email>`.', [{ path: '/reply_to', message: 'not an address' }]);
   const content = await contentOf(body, grant.organizationId, templates);
   if (body.ab_test && !body.subject_b) throw new ApiError(422, 'subject_b_required', 'An A/B test needs subject_b, the subject it tests against.', [{ path: '/subject_b', message: 'required with ab_test' }]);
-  const { rows: topics } = await pg.query('SELECT 1 FROM mail_topics WHERE organization_id = $1 AND slug = $2', [grant.organizationId, body.topic]);
-  if (topics.length === 0) throw new ApiError(422, 'topic_not_found', `The organization has no topic ${body.topic}; create it under /api/v1/topics.`, [{ path: '/topic', message: 'no such topic' }]);
-  if (body.segment_id !== undefined) {
-    const { rows: segments } = isUuid(body.segment_id) ? await pg.query('SELECT 1 FROM mail_segments WHERE organization_id = $1 AND id = $2', [grant.organizationId, body.segment_id]) : { rows: [] };
-    if (segments.length === 0) throw new ApiError(422, 'segment_not_found', 'segment_id is not a segment of this organization.', [{ path: '/segment_id', message: 'no such segment' }]);
-  }
+  if (body.topic !== null) await checkTopic(pg, grant.organizationId, body.topic);
+  if (body.segment_id !== undefined) await checkSegment(pg, grant.organizationId, body.segment_id);
   const row = await broadcasts.create(grant.organizationId, {
     name: body.name,
     from_address: body.from.trim(),
@@ -54,8 +56,21 @@ export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailK
     preview_text: body.preview_text ?? null,
     scheduled_at: body.scheduled_at ? new Date(body.scheduled_at) : null,
     parent_id: null,
+    resend_face: body.resend_face ?? false,
   });
   return toBroadcast(row);
+}
+
+/** 422 topic_not_found unless the organization has a topic of this slug. */
+export async function checkTopic(pg: Pool, organizationId: string, slug: string, path = '/topic'): Promise<void> {
+  const { rows: topics } = await pg.query('SELECT 1 FROM mail_topics WHERE organization_id = $1 AND slug = $2', [organizationId, slug]);
+  if (topics.length === 0) throw new ApiError(422, 'topic_not_found', `The organization has no topic ${slug}; create it under /api/v1/topics.`, [{ path, message: 'no such topic' }]);
+}
+
+/** 422 segment_not_found unless the segment is the organization's. */
+export async function checkSegment(pg: Pool, organizationId: string, segmentId: string): Promise<void> {
+  const { rows: segments } = isUuid(segmentId) ? await pg.query('SELECT 1 FROM mail_segments WHERE organization_id = $1 AND id = $2', [organizationId, segmentId]) : { rows: [] };
+  if (segments.length === 0) throw new ApiError(422, 'segment_not_found', 'segment_id is not a segment of this organization.', [{ path: '/segment_id', message: 'no such segment' }]);
 }
 
 /** A page of the broadcasts the key may see, newest first. */
@@ -89,7 +104,7 @@ export async function getBroadcastReport(deps: Pick<BroadcastOperationDeps, 'bro
 }
 
 /** The content of a new broadcast: its template's published version, or its own subject, html and text. */
-async function contentOf(body: CreateBody, organizationId: string, templates: Templates) {
+async function contentOf(body: NewBroadcastInput, organizationId: string, templates: Templates) {
   if (body.template) {
     if (body.subject !== undefined || body.html !== undefined || body.text !== undefined) {
       throw new ApiError(422, 'template_with_content', 'A broadcast takes its subject, html and text from its template, or from the request, not both.', [{ path: '/template', message: 'excludes subject, html and text' }]);

@@ -59,7 +59,7 @@ export const BroadcastSchema = Type.Object(
     status: StringEnum(BROADCAST_STATUSES),
     from: Type.String(),
     domain: Type.String(),
-    topic: Type.String(),
+    topic: Type.Union([Type.String(), Type.Null()], { description: 'The topic\'s slug; null only for a broadcast made at Resend\'s root paths without a topic.' }),
     segment_id: Type.Union([Type.String(), Type.Null()]),
     template: Type.Union([Type.Object({ id: Type.String(), slug: Type.String(), version: Type.Integer() }), Type.Null()]),
     subject: Type.String(),

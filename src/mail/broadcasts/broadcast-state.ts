@@ -20,23 +20,70 @@ export async function lock(db: PoolClient, broadcastId: string): Promise<Broadca
 export async function create(db: PoolClient, organizationId: string, b: NewBroadcast): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id`,
+                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id, resend_face)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`,
     [organizationId, b.name, b.scheduled_at ? 'scheduled' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
-      b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id],
+      b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id, b.resend_face ?? false],
   );
   const id = rows[0]!.id;
   if (b.scheduled_at) await setJob(db, id, 'start', b.scheduled_at);
   return id;
 }
 
+/** What a draft's edit may change (Resend's broadcasts.update), already checked by the caller. */
+export interface DraftChange {
+  name?: string;
+  from_address?: string;
+  from_domain?: string;
+  topic?: string | null;
+  segment_id?: string;
+  subject?: string;
+  html?: string | null;
+  text?: string | null;
+  reply_to?: string | null;
+  preview_text?: string | null;
+}
+
+/** A draft edited: the fields given change (a locked draft: the caller checked its status). */
+export async function editDraft(db: PoolClient, broadcastId: string, change: DraftChange): Promise<void> {
+  const columns: Record<keyof DraftChange, string> = {
+    name: 'name', from_address: 'from_address', from_domain: 'from_domain', topic: 'topic', segment_id: 'segment_id',
+    subject: 'subject', html: 'html', text: 'text_body', reply_to: 'reply_to', preview_text: 'preview_text',
+  };
+  const given = (Object.keys(columns) as (keyof DraftChange)[]).filter((k) => change[k] !== undefined);
+  if (given.length === 0) return;
+  // Column names come from the fixed map above; values are parameters.
+  await db.query(
+    `UPDATE mail_broadcasts SET ${given.map((k, i) => `${columns[k]} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
+    [broadcastId, ...given.map((k) => change[k])],
+  );
+}
+
+/** A draft removed (Resend's broadcasts.remove): it has no jobs and no recipients yet. */
+export async function removeDraft(db: PoolClient, broadcastId: string): Promise<void> {
+  await db.query('DELETE FROM mail_broadcasts WHERE id = $1', [broadcastId]);
+}
+
+/** A copy of a broadcast as a new draft (Resend's broadcasts.duplicate): its content, sender, topic and segment; its id. */
+export async function duplicate(db: PoolClient, broadcastId: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
+                                  subject, html, text_body, subject_b, ab_test, reply_to, preview_text, resend_face)
+     SELECT organization_id, name, 'draft', from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
+            subject, html, text_body, subject_b, ab_test, reply_to, preview_text, resend_face
+       FROM mail_broadcasts WHERE id = $1 RETURNING id`,
+    [broadcastId],
+  );
+  return rows[0]!.id;
+}
+
 /** A resend of `parentId`: its content, topic and segment, without subject B, draft or scheduled; its id. */
 export async function createResend(db: PoolClient, parentId: string, change: { subject?: string; scheduled_at?: Date }): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-                                  subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id)
+                                  subject, html, text_body, reply_to, preview_text, scheduled_at, parent_id, resend_face)
      SELECT organization_id, name, $2, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
-            coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id
+            coalesce($3, subject), html, text_body, reply_to, preview_text, $4, id, resend_face
        FROM mail_broadcasts WHERE id = $1 RETURNING id`,
     [parentId, change.scheduled_at ? 'scheduled' : 'draft', change.subject ?? null, change.scheduled_at ?? null],
   );

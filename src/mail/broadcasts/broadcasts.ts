@@ -26,8 +26,11 @@ export interface BroadcastRow {
   status: BroadcastStatus;
   from_address: string;
   from_domain: string;
-  topic: string;
+  /** The topic's slug; null for a broadcast of Resend's without one (its segment's subscribed contacts). */
+  topic: string | null;
   segment_id: string | null;
+  /** Made at Resend's root paths: renders Resend's variables and declared property fallbacks. */
+  resend_face: boolean;
   template_id: string | null;
   template_slug: string | null;
   template_version: number | null;
@@ -62,8 +65,10 @@ export interface NewBroadcast {
   name: string;
   from_address: string;
   from_domain: string;
-  topic: string;
+  topic: string | null;
   segment_id: string | null;
+  /** True for Resend's root paths; the spec's /api/v1 leaves it out (false). */
+  resend_face?: boolean;
   template: { id: string; slug: string; version: number } | null;
   subject: string;
   html: string | null;
@@ -119,9 +124,10 @@ export function toBroadcast(r: BroadcastRow) {
 /** Why a transition was refused. */
 export type BroadcastRefusal =
   | { reason: 'not_found' }
-  | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing'; status: BroadcastStatus }
+  | { reason: 'not_schedulable' | 'not_cancelable' | 'not_testing' | 'not_editable'; status: BroadcastStatus }
   | { reason: 'not_resendable'; status: BroadcastStatus; isResend: boolean }
   | { reason: 'subject_from_template' }
+  | { reason: 'topic_required'; apiV1: boolean }
   | { reason: 'resend_exists'; resendId: string }
   | { reason: 'resend_too_early'; waitHours: number; earliest: Date };
 
@@ -175,6 +181,40 @@ export class Broadcasts {
       if (early) return early;
       await state.send(db, b.id, at);
     });
+  }
+
+  /** Resend's update: a draft's fields changed (checked by the caller); 409 not_editable once it left draft. */
+  edit(organizationId: string, id: string, scope: DomainScope, change: state.DraftChange): Promise<Transition> {
+    return this.transition(organizationId, id, scope, async (db, b) => {
+      if (b.status !== 'draft') return { reason: 'not_editable', status: b.status };
+      // Checked under the lock, against what the draft will be: an /api/v1 broadcast keeps its topic
+      // (the spec's topic is a string), and none may lose both topic and segment, whose fan-out would
+      // reach every subscribed contact without any topic's opt-outs.
+      const topic = change.topic !== undefined ? change.topic : b.topic;
+      const segment = change.segment_id !== undefined ? change.segment_id : b.segment_id;
+      if (topic === null && (!b.resend_face || segment === null)) return { reason: 'topic_required', apiV1: !b.resend_face };
+      await state.editDraft(db, b.id, change);
+    });
+  }
+
+  /** Resend's remove: a draft deleted; 409 not_editable once it left draft. The draft as it was. */
+  async remove(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
+    return withTransaction(this.pg, async (db): Promise<Transition> => {
+      const b = await this.lock(db, organizationId, id, scope);
+      if (!b) return { ok: false, reason: 'not_found' };
+      if (b.status !== 'draft') return { ok: false, reason: 'not_editable', status: b.status };
+      await state.removeDraft(db, b.id);
+      return { ok: true, broadcast: b };
+    });
+  }
+
+  /** Resend's duplicate: a new draft with the broadcast's content, sender, topic and segment. */
+  async duplicate(organizationId: string, id: string, scope: DomainScope): Promise<Transition> {
+    const made = await withTransaction(this.pg, async (db) => {
+      const b = await this.lock(db, organizationId, id, scope);
+      return b ? state.duplicate(db, b.id) : undefined;
+    });
+    return made ? this.after(organizationId, made, scope) : { ok: false, reason: 'not_found' };
   }
 
   /** POST /:id/cancel: canceled, its pending jobs removed; a fan-out in progress stops before its next batch. */

@@ -23,6 +23,9 @@ import { markSent } from './broadcast-sent.ts';
 import * as state from './broadcast-state.ts';
 import { endCanceled } from './end-broadcast.ts';
 
+/** A broadcast message's kind: `broadcast.<topic>` (spec), or `broadcast` for one of Resend's without a topic. */
+export const broadcastKind = (topic: string | null): string => (topic === null ? 'broadcast' : `broadcast.${topic}`);
+
 export const FAN_OUT_BATCH = 500;
 /** A batch stops taking contacts once its messages hold this many bytes (UTF-8). */
 export const FAN_OUT_BATCH_BYTES = 64 * 1024 * 1024;
@@ -190,7 +193,7 @@ export class FanOut {
     const made = recipients.filter((r) => r.message !== null);
     await storeFanOut(
       db,
-      { organizationId: b.organization_id, kind: `broadcast.${b.topic}`, fromAddress: b.from_address, fromDomain: b.from_domain, replyTo: b.reply_to ? [b.reply_to] : [],
+      { organizationId: b.organization_id, kind: broadcastKind(b.topic), fromAddress: b.from_address, fromDomain: b.from_domain, replyTo: b.reply_to ? [b.reply_to] : [],
         tags: [{ name: 'broadcast_id', value: b.id }], topicId: b.topic },
       made.map((r) => ({ ...r.message!, idempotencyKey: `broadcast:${b.id}:${r.contact}` })),
     );
@@ -220,8 +223,12 @@ export class FanOut {
   private async audienceOf(db: PoolClient, b: BroadcastRow): Promise<AudienceQuery | string> {
     const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [b.organization_id, b.from_domain]);
     if (domains.length === 0) return `The sending domain ${b.from_domain} is no longer verified; verify it again and send a new broadcast.`;
-    const { rows: topics } = await db.query<{ id: string; default_subscription: string }>('SELECT id, default_subscription FROM mail_topics WHERE organization_id = $1 AND slug = $2', [b.organization_id, b.topic]);
-    if (!topics[0]) return `The topic ${b.topic} was deleted; nobody can be subscribed to it.`;
+    let topic: { id: string; default_subscription: string } | null = null;
+    if (b.topic !== null) {
+      const { rows: topics } = await db.query<{ id: string; default_subscription: string }>('SELECT id, default_subscription FROM mail_topics WHERE organization_id = $1 AND slug = $2', [b.organization_id, b.topic]);
+      if (!topics[0]) return `The topic ${b.topic} was deleted; nobody can be subscribed to it.`;
+      topic = topics[0];
+    }
     let segment = null;
     if (b.segment_id) {
       const { rows: segments } = await db.query<{ filter: unknown }>('SELECT filter FROM mail_segments WHERE organization_id = $1 AND id = $2', [b.organization_id, b.segment_id]);
@@ -232,9 +239,9 @@ export class FanOut {
         const e = parsed.errors[0]!;
         return `The segment ${b.segment_id} has a filter that is not valid (${e.path || '/'}: ${e.message}); correct it with PATCH /api/v1/segments/${b.segment_id}, then create a new broadcast.`;
       }
-      segment = parsed.filter;
+      segment = { id: b.segment_id, filter: parsed.filter };
     }
-    return { organizationId: b.organization_id, topicId: topics[0].id, topicDefault: topics[0].default_subscription, segment, parentId: b.parent_id };
+    return { organizationId: b.organization_id, topic: topic && { id: topic.id, defaultSubscription: topic.default_subscription }, segment, parentId: b.parent_id, declaredFallbacks: b.resend_face };
   }
 }
 

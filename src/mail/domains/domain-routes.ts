@@ -2,18 +2,16 @@
 // key sees only its domains). Creating one makes its DKIM key pair and lists the
 // DNS records to publish.
 import { Type } from '@sinclair/typebox';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
-import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { mayUseDomain } from '../auth/permissions.ts';
+import type { MailKeyGrant } from '../accounts/mail-keys.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { Hostname, IdParams, NullableTimestamp, Timestamp } from '../http/mail-schemas.ts';
 import { page, PageOf, PageQuery } from '../http/pagination.ts';
 import { toDomain, type DomainRow, type Domains } from './domains.ts';
-import { checkDkim } from './dns-check.ts';
+import { createDomain, removeDomain, verifyDomain, visibleDomain } from './domain-operations.ts';
 import type { Resolver } from 'node:dns/promises';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import { DOMAIN_STATUSES } from './domains.ts';
@@ -56,11 +54,7 @@ export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool;
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [DomainSchema, DomainList, DomainCheck]);
 
-  const visible = async (request: { mailAuth: { organizationId: string; domains: string[] | null } }, id: string): Promise<DomainRow> => {
-    const row = isUuid(id) ? await domains.get(request.mailAuth.organizationId, id, request.mailAuth.domains) : undefined;
-    if (!row) throw notFound('domain');
-    return row;
-  };
+  const visible = (request: { mailAuth: MailKeyGrant }, id: string): Promise<DomainRow> => visibleDomain(domains, request.mailAuth, id);
 
   app.post('/domains', {
     config,
@@ -71,10 +65,7 @@ export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool;
       response: { 201: withRateLimitHeaders(DomainSchema, 'The new domain, pending.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
-    const name = request.body.name.toLowerCase();
-    if (!mayUseDomain(request.mailAuth, name)) throw new ApiError(403, 'domain_not_allowed', `This key is restricted to other domains than ${name}.`);
-    const row = await domains.create(request.mailAuth.organizationId, name, request.body.tracking_host?.toLowerCase() ?? null);
-    if (!row) throw new ApiError(409, 'domain_exists', `The organization already has the domain ${name}.`);
+    const row = await createDomain(domains, request.mailAuth, request.body.name, request.body.tracking_host?.toLowerCase() ?? null);
     return reply.status(201).send(toDomain(row));
   });
 
@@ -109,18 +100,12 @@ export async function domainRoutes(app: App, deps: { domains: Domains; pg: Pool;
       response: { 200: withRateLimitHeaders(DomainCheck, 'The outcome and the domain.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
     },
   }, async (request) => {
-    const row = await visible(request, request.params.id);
-    const check = await checkDkim(resolver, row);
-    const after = check.dkim === 'lookup_failed' ? row : (await domains.setStatus(row.id, check.dkim === 'verified' ? 'verified' : 'failed'))!;
-    return { domain: toDomain(after), ...check };
+    const { row, check } = await verifyDomain(domains, resolver, await visible(request, request.params.id));
+    return { domain: toDomain(row), ...check };
   });
 
   app.delete('/domains/:id', {
     config,
     schema: { tags, operationId: 'deleteDomain', summary: 'Remove a sending domain', params: IdParams, response: { 200: withRateLimitHeaders(DomainSchema, 'The removed domain.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
-  }, async (request) => {
-    const row = isUuid(request.params.id) ? await domains.delete(request.mailAuth.organizationId, request.params.id, request.mailAuth.domains) : undefined;
-    if (!row) throw notFound('domain');
-    return toDomain(row);
-  });
+  }, async (request) => toDomain(await removeDomain(domains, request.mailAuth, request.params.id)));
 }

@@ -35,6 +35,8 @@ export interface DomainRow {
   dkim_private_key: string;
   dkim_public_key: string;
   status: DomainStatus;
+  /** Resend's region, as given at creation (kept and answered; mail goes out from this installation). */
+  region: string;
   verified_at: Date | null;
   last_checked_at: Date | null;
   created_at: Date;
@@ -78,12 +80,12 @@ export class Domains {
   }
 
   /** Adds a domain with a new DKIM key pair; undefined when the organization already has it. */
-  async create(organizationId: string, name: string, trackingHost: string | null): Promise<DomainRow | undefined> {
+  async create(organizationId: string, name: string, trackingHost: string | null, region = 'us-east-1'): Promise<DomainRow | undefined> {
     const keys = await newDkimKeys();
     const { rows } = await this.pg.query<DomainRow>(
-      `INSERT INTO mail_domains (organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
-      [organizationId, name, trackingHost, keys.selector, this.secrets.seal(keys.privateKeyPem), keys.publicKeyBase64],
+      `INSERT INTO mail_domains (organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key, region)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
+      [organizationId, name, trackingHost, keys.selector, this.secrets.seal(keys.privateKeyPem), keys.publicKeyBase64, region],
     );
     return rows[0];
   }

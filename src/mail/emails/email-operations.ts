@@ -2,8 +2,8 @@
 // GET /emails/:id, GET /emails, POST /emails/:id/cancel and PATCH /emails/:id
 // and for the MCP tools alike: the same checks (From domain, daily allowance,
 // idempotency key), the same stores, the same refusals.
-import type { ApiError } from '../../platform/http/errors.ts';
-import { notFound } from '../../platform/http/errors.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { MailKeyGrant } from '../accounts/mail-keys.ts';
 import { fromDomainRefusal } from '../auth/permissions.ts';
@@ -13,6 +13,8 @@ import { toEmail, toListed } from './email-answers.ts';
 import { listMessages } from './email-list.ts';
 import { keyReusedError, listRefusalError, orChangeRefused } from './email-refusals.ts';
 import type { SendEmailInput } from './email-schemas.ts';
+import { withTemplate } from './email-template.ts';
+import type { Templates } from '../templates/templates.ts';
 import type { MessageChanges } from './message-changes.ts';
 import type { MessageOutbox } from './message-outbox.ts';
 import type { Messages } from './messages.ts';
@@ -27,20 +29,40 @@ export interface EmailOperationDeps {
   recipientLimits: RecipientLimits;
   /** Test hook: the process dies right after storing a message, before publishing it. */
   crashAfterStore: boolean;
+  /** Published templates a send may name (Resend's `template`). */
+  templates: Templates;
 }
 
 /**
- * Refuses From domains the key may not use or the organization has not verified, and messages
- * larger than a daily allowance, by the place of the item.
+ * Refuses From domains the key may not use or the organization has not verified, messages
+ * larger than a daily allowance, and topics that are not the organization's, by the place of the item.
  */
-export async function checkSenders(deps: Pick<EmailOperationDeps, 'domains' | 'recipientLimits'>, grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<Map<string, ApiError>> {
+export async function checkSenders(deps: Pick<EmailOperationDeps, 'domains' | 'recipientLimits' | 'messages'>, grant: MailKeyGrant, items: readonly { message: PreparedMessage; at: string }[]): Promise<Map<string, ApiError>> {
   const refused = new Map<string, ApiError>();
-  const [verified, limit] = await Promise.all([deps.domains.verifiedNames(grant.organizationId), deps.recipientLimits.of(grant.organizationId)]);
+  const topicIds = [...new Set(items.map((i) => i.message.topic_id).filter((t) => t !== null))];
+  const [verified, limit, topics] = await Promise.all([
+    deps.domains.verifiedNames(grant.organizationId),
+    deps.recipientLimits.of(grant.organizationId),
+    knownTopics(deps.messages.pg, grant.organizationId, topicIds),
+  ]);
   for (const { message, at } of items) {
-    const refusal = fromDomainRefusal(grant, message.from.domain, verified, at) ?? overDailyLimit(message, limit, at);
+    const refusal = fromDomainRefusal(grant, message.from.domain, verified, at) ?? overDailyLimit(message, limit, at) ?? unknownTopic(message.topic_id, topics, at);
     if (refusal) refused.set(at, refusal);
   }
   return refused;
+}
+
+/** Which of `ids` (a topic's id or slug) name a topic of the organization. */
+async function knownTopics(pg: Pool, organizationId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await pg.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM mail_topics WHERE organization_id = $1 AND (id::text = ANY($2) OR slug = ANY($2))', [organizationId, ids]);
+  return new Set(rows.flatMap((r) => [r.id, r.slug]));
+}
+
+/** 422 topic_not_found for a topic_id that names no topic of the organization (its unsubscribe link would name none). */
+function unknownTopic(topicId: string | null, known: Set<string>, at: string): ApiError | undefined {
+  if (topicId === null || known.has(topicId)) return undefined;
+  return new ApiError(422, 'topic_not_found', `topic_id ${topicId.slice(0, 64)} is not a topic of this organization (its id or slug).`, [{ path: `${at}/topic_id`, message: 'not found' }]);
 }
 
 export function crashIfAsked(deps: Pick<EmailOperationDeps, 'crashAfterStore'>): void {
@@ -52,7 +74,7 @@ export function crashIfAsked(deps: Pick<EmailOperationDeps, 'crashAfterStore'>):
  * A repeat of a key answers the original id with `replayed`, sending nothing new.
  */
 export async function sendEmail(deps: EmailOperationDeps, grant: MailKeyGrant, body: SendEmailInput, headerKey?: string): Promise<{ id: string; replayed: boolean }> {
-  const message = prepareMessage(body, headerKey);
+  const message = prepareMessage(await withTemplate(deps.templates, grant.organizationId, body), headerKey);
   refuseServiceKey(message.idempotencyKey);
   const refusal = (await checkSenders(deps, grant, [{ message, at: '' }])).get('');
   if (refusal) throw refusal;

@@ -16,9 +16,10 @@ import { BatchCreated, Changed, Created, EmailList, EmailObject, ListedEmail } f
 import { cancelEmail, checkSenders, crashIfAsked, getEmail, listEmails, rescheduleEmail, sendEmail, type EmailOperationDeps } from './email-operations.ts';
 import { keyReusedError } from './email-refusals.ts';
 import { BatchEmailItem, ListEmailsQuery, SendEmailBody, UpdateEmailBody } from './email-schemas.ts';
+import { withTemplate } from './email-template.ts';
 import { MessageChanges } from './message-changes.ts';
 import type { Stored } from './messages.ts';
-import { prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
+import { prepareMessage, refuseServiceKey, sendTimeOrRefused, type PreparedMessage } from './prepare-message.ts';
 
 export const MAX_BATCH = 100;
 /** Bodies up to this size: 40 MB of attachments in base64, and the parts. */
@@ -83,7 +84,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     const items: { message: PreparedMessage; at: string; index: number }[] = [];
     for (const [index, input] of request.body.entries()) {
       try {
-        const message = prepareMessage(input, undefined, `/${index}`);
+        const message = prepareMessage(await withTemplate(deps.templates, request.mailAuth.organizationId, input, `/${index}`), undefined, `/${index}`);
         refuseServiceKey(message.idempotencyKey, `/${index}`);
         items.push({ message, at: `/${index}`, index });
       } catch (err) {
@@ -155,5 +156,5 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
       body: ref(UpdateEmailBody),
       response: { 200: withRateLimitHeaders(Changed, 'Rescheduled.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409) },
     },
-  }, async (request) => rescheduleEmail(operations.changes, request.mailAuth, request.params.id, new Date(request.body.scheduled_at)));
+  }, async (request) => rescheduleEmail(operations.changes, request.mailAuth, request.params.id, sendTimeOrRefused(request.body.scheduled_at, '/scheduled_at')));
 }

@@ -36,18 +36,27 @@ export const EmailFields = {
   text: Type.Optional(Type.String({ description: 'At most 2 MB (UTF-8). At least one of html and text.' })),
   headers: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128, pattern: '^[!-9;-~]+$' }), Type.String({ maxLength: 998, pattern: '^[^\\r\\n]*$' }), { maxProperties: 50, description: 'Extra headers; those the service sets itself (From, To, Subject, Message-ID, List-Unsubscribe…) are refused.' })),
   tags: Type.Optional(Type.Array(Type.Object({ name: TagPart, value: TagPart }, { additionalProperties: false }), { maxItems: 50, description: 'Resend\'s tags: ASCII letters, digits, _ and -.' })),
-  scheduled_at: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with an offset; the sender holds the message until then.' })),
+  scheduled_at: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'ISO 8601 with an offset, or English as Resend takes it ("in 1 hour", "tomorrow at 9am", in UTC: send-time.ts); the sender holds the message until then.' })),
   topic_id: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()], { description: 'A topic the message is about; stored and published with it.' })),
-  template: Type.Optional(Type.Unknown({ description: 'Not supported on /emails yet: answered 422 template_not_supported.' })),
+  template: Type.Optional(Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: 128, description: 'The template\'s id or alias (slug); its newest published version is sent.' }),
+      variables: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 4096 }), Type.Number()]), { maxProperties: 100, description: 'Values of its {{{VARIABLES}}}.' })),
+    },
+    { additionalProperties: false, description: 'Resend\'s template: its subject, From and Reply-To unless given here, and its html and text with the variables filled; not with html or text.' },
+  )),
   idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Used when no Idempotency-Key header is sent (the header wins); in a batch, each item\'s own key.' })),
 };
 
+/** From and subject may come from a template: their absence without one is refused by prepare-message.ts. */
+const SendFields = { ...EmailFields, from: Type.Optional(EmailFields.from), subject: Type.Optional(EmailFields.subject) };
+
 export const SendEmailBody = Type.Object(
-  { ...EmailFields, attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20, description: 'At most 20 files, 40 MB in all (decoded).' })) },
+  { ...SendFields, attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20, description: 'At most 20 files, 40 MB in all (decoded).' })) },
   { additionalProperties: false, $id: 'SendEmail', title: 'SendEmail' },
 );
 /** A batch item: the same fields without attachments (as Resend's batch). */
-export const BatchEmailItem = Type.Object(EmailFields, { additionalProperties: false, $id: 'BatchEmail', title: 'BatchEmail' });
+export const BatchEmailItem = Type.Object(SendFields, { additionalProperties: false, $id: 'BatchEmail', title: 'BatchEmail' });
 
 export type SendEmailInput = Static<typeof SendEmailBody>;
 
@@ -60,6 +69,6 @@ export const ListEmailsQuery = Type.Object(
   { additionalProperties: false },
 );
 export const UpdateEmailBody = Type.Object(
-  { scheduled_at: Type.String({ format: 'date-time', description: 'ISO 8601 with an offset: the new time; a time past or now sends it at once.' }) },
+  { scheduled_at: Type.String({ minLength: 1, maxLength: 100, description: 'ISO 8601 with an offset, or English as on send ("in 1 hour"): the new time; a time past or now sends it at once.' }) },
   { additionalProperties: false, $id: 'UpdateEmail', title: 'UpdateEmail' },
 );

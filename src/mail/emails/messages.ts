@@ -159,7 +159,7 @@ export interface FanOutSender {
   fromDomain: string;
   replyTo: string[];
   tags: { name: string; value: string }[];
-  topicId: string;
+  topicId: string | null;
 }
 
 /** One message of a fan-out batch, to one recipient. */

@@ -8,6 +8,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { formatMailbox, parseMailbox, type Mailbox } from '../http/email-address.ts';
 import { neverFits, type DailyLimit } from '../sending/recipient-limits.ts';
 import { MAX_PART_BYTES, MAX_RECIPIENTS, type SendEmailInput } from './email-schemas.ts';
+import { parseSendTime } from './send-time.ts';
 
 export const MAX_ATTACHMENT_BYTES = 40 * 1024 * 1024;
 
@@ -56,6 +57,13 @@ export function refuseServiceKey(key: string | null, at = ''): void {
 
 const refuse = (status: number, code: string, message: string, path: string) => new ApiError(status, code, message, [{ path, message }]);
 
+/** The time a scheduled_at names, or 400 invalid_scheduled_at. */
+export function sendTimeOrRefused(value: string, path: string): Date {
+  const time = parseSendTime(value);
+  if (!time) throw refuse(400, 'invalid_scheduled_at', 'scheduled_at is ISO 8601 with an offset, or English such as "in 1 hour" or "tomorrow at 9am" (UTC).', path);
+  return time;
+}
+
 function mailboxes(value: string | string[] | undefined, field: string, at: string): Mailbox[] {
   const list = value === undefined ? [] : Array.isArray(value) ? value : [value];
   return list.map((entry, i) => {
@@ -87,8 +95,15 @@ function canonical(value: unknown): string {
 
 /** Checks what the schema cannot and returns the message; `headerKey` is the Idempotency-Key header (single sends only). */
 export function prepareMessage(input: SendEmailInput, headerKey: string | undefined, at = ''): PreparedMessage {
-  if (input.template !== undefined) throw refuse(422, 'template_not_supported', 'template is not supported on /emails yet; send subject and html or text.', `${at}/template`);
-  const from = parseMailbox(input.from);
+  // A template was filled in before (email-template.ts): what is left must be a whole message.
+  if (input.template !== undefined) throw new Error('prepareMessage: fill the template in first (email-template.ts)');
+  for (const field of ['from', 'subject'] as const) {
+    if (input[field] === undefined) throw refuse(400, 'validation_failed', `must have required property '${field}' (or a template that gives it)`, at);
+  }
+  const subject = input.subject!;
+  // A template's variables may have made it longer than the schema lets a request's be.
+  if (subject.length > 998) throw refuse(400, 'subject_too_long', 'The subject is longer than 998 characters once its variables are filled.', `${at}/subject`);
+  const from = parseMailbox(input.from!);
   if (!from) throw refuse(400, 'invalid_from', 'from must be "email" or "Name <email>".', `${at}/from`);
   // Counted before any address is read: a list too long is refused as such, whatever it holds.
   const count = (value: string | string[] | undefined) => (value === undefined ? 0 : Array.isArray(value) ? value.length : 1);
@@ -119,7 +134,7 @@ export function prepareMessage(input: SendEmailInput, headerKey: string | undefi
     return { filename: a.filename, content_type: a.content_type ?? null, content_id: a.content_id ?? null, content };
   });
   const recipientKeys = [...new Set([...to, ...cc, ...bcc].map((m) => m.key))];
-  const scheduledAt = input.scheduled_at ? new Date(input.scheduled_at) : null;
+  const scheduledAt = input.scheduled_at === undefined ? null : sendTimeOrRefused(input.scheduled_at, `${at}/scheduled_at`);
   const { idempotency_key: bodyKey, ...request } = input;
   return {
     from,
@@ -128,7 +143,7 @@ export function prepareMessage(input: SendEmailInput, headerKey: string | undefi
     bcc: bcc.map(formatMailbox),
     reply_to: replyTo.map(formatMailbox),
     recipientKeys,
-    subject: input.subject,
+    subject,
     html: input.html ?? null,
     text: input.text ?? null,
     headers: input.headers ?? {},

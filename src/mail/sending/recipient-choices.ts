@@ -2,7 +2,7 @@
 // counts until the mail leaves, however long it waited (a daily cap, a schedule, a
 // retry). Left out, with the reason:
 //   - an address on the organization's suppression list (every message);
-//   - for a broadcast message (kind `broadcast.<topic>`): a recipient that is no longer
+//   - for a broadcast message (kind `broadcast.<topic>`, or `broadcast` without a topic): a recipient that is no longer
 //     an eligible contact: deleted, its status not subscribed, or not subscribed to the
 //     topic (its choice, else the topic's default; the broadcasts' own rule,
 //     subscribedSql, subscription-topics.ts);

@@ -74,7 +74,7 @@ export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageI
   const keyOf = (address: string) => parseMailbox(address)?.key ?? address.toLowerCase();
   const listed = [...new Set([...m.to_addresses, ...m.cc_addresses, ...m.bcc_addresses].map(keyOf))].filter((r) => !m.suppressed.includes(r));
   const leftOutNow = await leftOut(pg, {
-    organizationId: m.organization_id, recipients: listed, topicId: m.unsubscribe_topic, topicSlug: m.topic_slug, broadcast: m.kind.startsWith('broadcast.'),
+    organizationId: m.organization_id, recipients: listed, topicId: m.unsubscribe_topic, topicSlug: m.topic_slug, broadcast: m.kind === 'broadcast' || m.kind.startsWith('broadcast.'),
   });
   const dropped = new Set([...m.suppressed, ...leftOutNow.keys()]);
   const keep = (list: string[]) => list.filter((address) => !dropped.has(keyOf(address)));

@@ -65,11 +65,14 @@ export const hasUnsubscribePlaceholder = (source: string | null): boolean => sou
 export const fillUnsubscribeUrl = (source: string, part: 'html' | 'text', url: string): string =>
   source.replace(UNSUBSCRIBE_PLACEHOLDER, () => (part === 'html' ? escapeHtml(url) : url));
 
-/** The tags that are not personalisation tags, with their offsets: a template with any is not published. */
-export function tagProblems(source: string): { at: number; tag: string }[] {
+/**
+ * The tags that are not personalisation tags, with their offsets: a template with any is not published.
+ * `allowed` accepts more tags (Resend's {{{VARIABLE}}} at the root paths: resend-variables.ts).
+ */
+export function tagProblems(source: string, allowed?: RegExp): { at: number; tag: string }[] {
   const problems: { at: number; tag: string }[] = [];
   eachTag(source, (inner, at) => {
-    if (UNSUBSCRIBE_INNER.test(inner)) return '';
+    if (UNSUBSCRIBE_INNER.test(inner) || allowed?.test(inner)) return '';
     if (inner.length > MAX_TAG || !TAG.test(inner)) problems.push({ at, tag: `{{${inner.slice(0, 80)}}}` });
     return '';
   });

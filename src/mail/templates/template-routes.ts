@@ -9,7 +9,8 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { checkPartSizes } from '../http/content-size.ts';
 import { page, PageQuery } from '../http/pagination.ts';
-import { renderPart, tagProblems } from './render.ts';
+import { renderPart } from './render.ts';
+import { checkPublishable } from './template-publishing.ts';
 import type { TemplateRow, Templates, VersionRow } from './templates.ts';
 import { resolvedOrRefused } from './template-refusals.ts';
 import { CreateTemplateBody, Params, RenderTemplateBody, Rendered, TemplateList, TemplateSchema, UpdateTemplateBody, VersionList, VersionParams, VersionSchema } from './template-schemas.ts';
@@ -18,16 +19,6 @@ import { CreateTemplateBody, Params, RenderTemplateBody, Rendered, TemplateList,
 const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
 const toVersion = (v: VersionRow) => ({ object: 'template_version' as const, template_id: v.template_id, version: v.version, subject: v.subject, html: v.html, text: v.text_body, published_at: v.published_at?.toISOString() ?? null, created_at: v.created_at.toISOString(), updated_at: v.updated_at.toISOString() });
 const summary = (t: TemplateRow) => ({ object: 'template' as const, id: t.id, slug: t.slug, name: t.name, created_at: t.created_at.toISOString(), updated_at: t.updated_at.toISOString() });
-
-/** What a draft needs to be published: a subject, html or text, and only personalisation tags. */
-function checkPublishable(draft: VersionRow): void {
-  if (!draft.subject) throw new ApiError(422, 'template_incomplete', 'The draft has no subject.', [{ path: '/subject', message: 'missing' }]);
-  if (draft.html === null && draft.text_body === null) throw new ApiError(422, 'template_incomplete', 'The draft has neither html nor text.', [{ path: '/html', message: 'missing' }]);
-  for (const [part, value] of [['subject', draft.subject], ['html', draft.html], ['text', draft.text_body]] as const) {
-    const problem = value ? tagProblems(value)[0] : undefined;
-    if (problem) throw new ApiError(400, 'invalid_template_tag', `${problem.tag} at offset ${problem.at} of ${part} is not a personalisation tag ({{contact.<name>}} or {{contact.<name> | "fallback"}}).`, [{ path: `/${part}`, message: `offset ${problem.at}` }]);
-  }
-}
 
 export async function templateRoutes(app: App, deps: { templates: Templates; pg: Pool }): Promise<void> {
   const { templates, pg } = deps;

@@ -21,16 +21,34 @@ export interface VersionRow {
   subject: string | null;
   html: string | null;
   text_body: string | null;
+  /** Resend's fields of a template (null for templates made at /api/v1). */
+  from_address: string | null;
+  reply_to: string[] | null;
+  variables: TemplateVariable[] | null;
   published_at: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A variable a template declares (Resend's), with the value used when a send gives none. */
+export interface TemplateVariable {
+  key: string;
+  type: 'string' | 'number';
+  fallback_value: string | number | null;
 }
 
 export interface Content {
   subject?: string | null;
   html?: string | null;
   text?: string | null;
+  from?: string | null;
+  reply_to?: string[] | null;
+  variables?: TemplateVariable[] | null;
 }
+
+/** The columns of a version's content, in the order contentValues gives them. */
+const CONTENT_COLUMNS = 'subject, html, text_body, from_address, reply_to, variables';
+const contentValues = (c: Content) => [c.subject ?? null, c.html ?? null, c.text ?? null, c.from ?? null, c.reply_to ?? null, c.variables ? JSON.stringify(c.variables) : null];
 
 /** A published version, as a send or a broadcast uses it. */
 export interface ResolvedTemplate {
@@ -40,6 +58,9 @@ export interface ResolvedTemplate {
   subject: string;
   html: string | null;
   text: string | null;
+  from: string | null;
+  reply_to: string[] | null;
+  variables: TemplateVariable[];
 }
 
 /** Why a reference names no published version. */
@@ -69,7 +90,7 @@ export class Templates {
     return this.transaction(async (db) => {
       const { rows } = await db.query<TemplateRow>('INSERT INTO mail_templates (organization_id, slug, name) VALUES ($1, $2, $3) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *', [organizationId, slug, name]);
       if (!rows[0]) return undefined;
-      await db.query('INSERT INTO mail_template_versions (template_id, version, subject, html, text_body) VALUES ($1, 1, $2, $3, $4)', [rows[0].id, content.subject ?? null, content.html ?? null, content.text ?? null]);
+      await db.query(`INSERT INTO mail_template_versions (template_id, version, ${CONTENT_COLUMNS}) VALUES ($1, 1, $2, $3, $4, $5, $6, $7)`, [rows[0].id, ...contentValues(content)]);
       return rows[0];
     });
   }
@@ -94,21 +115,24 @@ export class Templates {
   async update(template: TemplateRow, name: string | undefined, content: Content): Promise<void> {
     await this.transaction(async (db) => {
       await db.query('UPDATE mail_templates SET name = coalesce($2, name), updated_at = now() WHERE id = $1', [template.id, name ?? null]);
-      if (content.subject === undefined && content.html === undefined && content.text === undefined) return;
+      if (Object.values(content).every((v) => v === undefined)) return;
       // The newest version, locked: edits and publications of one template take turns.
       const { rows } = await db.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 ORDER BY version DESC LIMIT 1 FOR UPDATE', [template.id]);
       let draft = rows[0]!;
       if (draft.published_at) {
         const opened = await db.query<VersionRow>(
-          'INSERT INTO mail_template_versions (template_id, version, subject, html, text_body) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-          [template.id, draft.version + 1, draft.subject, draft.html, draft.text_body],
+          `INSERT INTO mail_template_versions (template_id, version, ${CONTENT_COLUMNS}) SELECT template_id, $2, ${CONTENT_COLUMNS} FROM mail_template_versions WHERE template_id = $1 AND version = $3 RETURNING *`,
+          [template.id, draft.version + 1, draft.version],
         );
         draft = opened.rows[0]!;
       }
       await db.query(
         `UPDATE mail_template_versions SET subject = CASE WHEN $3 THEN $4 ELSE subject END, html = CASE WHEN $5 THEN $6 ELSE html END,
-                text_body = CASE WHEN $7 THEN $8 ELSE text_body END, updated_at = now() WHERE template_id = $1 AND version = $2`,
-        [template.id, draft.version, content.subject !== undefined, content.subject ?? null, content.html !== undefined, content.html ?? null, content.text !== undefined, content.text ?? null],
+                text_body = CASE WHEN $7 THEN $8 ELSE text_body END, from_address = CASE WHEN $9 THEN $10 ELSE from_address END,
+                reply_to = CASE WHEN $11 THEN $12::text[] ELSE reply_to END, variables = CASE WHEN $13 THEN $14::jsonb ELSE variables END,
+                updated_at = now() WHERE template_id = $1 AND version = $2`,
+        [template.id, draft.version, content.subject !== undefined, content.subject ?? null, content.html !== undefined, content.html ?? null, content.text !== undefined, content.text ?? null,
+          content.from !== undefined, content.from ?? null, content.reply_to !== undefined, content.reply_to ?? null, content.variables !== undefined, content.variables ? JSON.stringify(content.variables) : null],
       );
     });
   }
@@ -122,6 +146,31 @@ export class Templates {
       check(draft);
       const { rows: published } = await db.query<VersionRow>('UPDATE mail_template_versions SET published_at = now() WHERE template_id = $1 AND version = $2 RETURNING *', [template.id, draft.version]);
       return published[0];
+    });
+  }
+
+  /** Gives the template another slug (Resend's alias); false when the organization has that slug already. */
+  async setSlug(template: TemplateRow, slug: string): Promise<boolean> {
+    try {
+      await this.pg.query('UPDATE mail_templates SET slug = $2, updated_at = now() WHERE id = $1', [template.id, slug]);
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return false;
+      throw err;
+    }
+  }
+
+  /** A new template with the newest content of `template` as its draft version 1; undefined when the slug is taken. */
+  async duplicate(template: TemplateRow, slug: string, name: string): Promise<TemplateRow | undefined> {
+    return this.transaction(async (db) => {
+      const { rows } = await db.query<TemplateRow>('INSERT INTO mail_templates (organization_id, slug, name) VALUES ($1, $2, $3) ON CONFLICT (organization_id, slug) DO NOTHING RETURNING *', [template.organization_id, slug, name]);
+      if (!rows[0]) return undefined;
+      await db.query(
+        `INSERT INTO mail_template_versions (template_id, version, ${CONTENT_COLUMNS})
+         SELECT $1, 1, ${CONTENT_COLUMNS} FROM mail_template_versions WHERE template_id = $2 ORDER BY version DESC LIMIT 1`,
+        [rows[0].id, template.id],
+      );
+      return rows[0];
     });
   }
 
@@ -146,7 +195,13 @@ export class Templates {
     const version = rows[0];
     const asked = ref.version ?? 'latest';
     if (!version || !version.published_at) return { ok: false, refusal: { reason: 'template_version_not_published', asked, draft: version !== undefined } };
-    return { ok: true, template: { id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body } };
+    return {
+      ok: true,
+      template: {
+        id: template.id, slug: template.slug, version: version.version, subject: version.subject!, html: version.html, text: version.text_body,
+        from: version.from_address, reply_to: version.reply_to, variables: version.variables ?? [],
+      },
+    };
   }
 
   private transaction<T>(work: (db: PoolClient) => Promise<T>): Promise<T> {

@@ -1,0 +1,254 @@
+// Resend's SDK (unmodified, RESEND_BASE_URL at the test ingress) on domains and
+// API keys at the root paths: each method's result is checked, not only that it
+// answered; one organization never sees or touches another's.
+import { Resend } from 'resend';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { freshDomain, mailKey, nextSecond, organizationWithKey } from '../../support/mail/organizations.ts';
+import { startTestDns, type TestDns } from '../../support/mail/dns-server.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
+
+let dns: TestDns;
+let ingress: TestIngress;
+let resend: Resend;
+let other: Resend;
+let org: { organizationId: string; key: string };
+
+beforeAll(async () => {
+  dns = await startTestDns();
+  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000', MAIL_DNS_SERVERS: dns.server });
+  process.env.RESEND_BASE_URL = ingress.url;
+  org = await organizationWithKey(ingress.url);
+  resend = new Resend(org.key);
+  other = new Resend((await organizationWithKey(ingress.url)).key);
+});
+afterAll(async () => {
+  await ingress?.close();
+  await dns?.close();
+});
+
+describe('resend.domains', () => {
+  it('creates a domain with Resend\'s options and answers its DKIM record; get, list, verify, update and remove it', async () => {
+    const name = freshDomain();
+    const created = await resend.domains.create({ name, region: 'eu-west-1', customReturnPath: 'bounces', tls: 'opportunistic', trackingSubdomain: 'links', openTracking: true, clickTracking: true });
+    expect(created.error).toBeNull();
+    const id = created.data!.id;
+    expect(created.data).toMatchObject({ name, status: 'pending', region: 'eu-west-1', open_tracking: true, click_tracking: true, tracking_subdomain: 'links', capabilities: { sending: 'enabled', receiving: 'disabled' } });
+    const dkim = created.data!.records[0]!;
+    expect(dkim).toMatchObject({ record: 'DKIM', type: 'TXT', ttl: 'Auto', status: 'pending' });
+    expect(dkim.name).toMatch(/^lm[0-9a-f]{10}\._domainkey$/);
+    expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=/);
+
+    const got = await resend.domains.get(id);
+    expect(got.data).toMatchObject({ object: 'domain', id, name, records: [dkim] });
+    const listed = await resend.domains.list();
+    expect(listed.data).toMatchObject({ object: 'list', has_more: false });
+    expect(listed.data!.data.map((d) => d.id)).toEqual([id]);
+
+    // The record published under the name Resend lists (relative to the domain): verify finds it.
+    dns.txt.set(`${dkim.name}.${name}`, [dkim.value.match(/.{1,255}/g)!]);
+    expect((await resend.domains.verify(id)).data).toEqual({ object: 'domain', id });
+    expect((await resend.domains.get(id)).data!.status).toBe('verified');
+    // The domain is usable for sending at once.
+    expect((await resend.emails.send({ from: `a@${name}`, to: 'x@example.com', subject: 's', text: 't' })).error).toBeNull();
+
+    expect((await resend.domains.update({ id, openTracking: false, clickTracking: false })).data).toEqual({ object: 'domain', id });
+    expect((await resend.domains.get(id)).data).toMatchObject({ open_tracking: false, click_tracking: false, tracking_subdomain: null });
+    // The /api/v1 face sees the same domain (one store).
+    expect((await call(ingress.url, 'GET', `/api/v1/domains/${id}`, { key: org.key })).body).toMatchObject({ name, status: 'verified', tracking_host: null });
+
+    expect((await resend.domains.remove(id)).data).toEqual({ object: 'domain', id, deleted: true });
+    expect((await resend.domains.get(id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
+  });
+
+  it('refuses what it does not do with a 422 and Resend\'s names, and a missing name as missing_required_field', async () => {
+    const split = await resend.domains.create({ name: freshDomain(), openTracking: true, clickTracking: false });
+    expect(split.error).toMatchObject({ name: 'validation_error', statusCode: 422 });
+    expect((split.error as any).error.code).toBe('tracking_split_not_supported');
+    const noHost = await resend.domains.create({ name: freshDomain(), clickTracking: true });
+    expect((noHost.error as any).error.code).toBe('tracking_subdomain_required');
+    const enforced = await resend.domains.create({ name: freshDomain(), tls: 'enforced' });
+    expect((enforced.error as any).error.code).toBe('tls_enforced_not_offered');
+    const missing = await resend.domains.create({} as any);
+    expect(missing.error).toMatchObject({ name: 'missing_required_field', statusCode: 422 });
+    const bad = await resend.domains.create({ name: 'not a domain' });
+    expect(bad.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
+    expect((await resend.domains.list()).data!.data).toEqual([]);
+  });
+
+  it('pages with limit, after and before', async () => {
+    const { key } = await organizationWithKey(ingress.url);
+    const client = new Resend(key);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.unshift((await client.domains.create({ name: freshDomain() })).data!.id);
+    const first = await client.domains.list({ limit: 2 });
+    expect(first.data).toMatchObject({ has_more: true });
+    expect(first.data!.data.map((d) => d.id)).toEqual(ids.slice(0, 2));
+    const second = await client.domains.list({ limit: 2, after: ids[1] });
+    expect(second.data!.data.map((d) => d.id)).toEqual(ids.slice(2, 4));
+    const last = await client.domains.list({ limit: 2, after: ids[3] });
+    expect(last.data).toMatchObject({ has_more: false });
+    expect(last.data!.data.map((d) => d.id)).toEqual([ids[4]]);
+    const back = await client.domains.list({ limit: 2, before: ids[4] });
+    expect(back.data!.data.map((d) => d.id)).toEqual(ids.slice(2, 4));
+    expect(back.data!.has_more).toBe(true);
+    const unknown = await client.domains.list({ after: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
+  });
+
+  it('show a domain-restricted key only its domains', async () => {
+    const { organizationId, key } = await organizationWithKey(ingress.url);
+    const client = new Resend(key);
+    const mine = (await client.domains.create({ name: freshDomain() })).data!;
+    const other = (await client.domains.create({ name: freshDomain() })).data!;
+    const { key: restrictedKey } = await mailKey(ingress.url, organizationId, { domains: [mine.name] });
+    const restricted = new Resend(restrictedKey);
+    expect((await restricted.domains.list()).data!.data.map((d) => d.id)).toEqual([mine.id]);
+    expect((await restricted.domains.get(other.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await restricted.domains.remove(other.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await restricted.domains.create({ name: freshDomain() })).error).toMatchObject({ name: 'invalid_access', statusCode: 403 });
+  });
+
+  it('keeps each organization to its own domains', async () => {
+    const mine = (await resend.domains.create({ name: freshDomain() })).data!;
+    expect((await other.domains.get(mine.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await other.domains.remove(mine.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await other.domains.verify(mine.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await other.domains.update({ id: mine.id, openTracking: false })).error).toMatchObject({ name: 'not_found' });
+    expect((await other.domains.list()).data!.data.map((d) => d.id)).not.toContain(mine.id);
+    expect((await resend.domains.get(mine.id)).data!.id).toBe(mine.id);
+  });
+});
+
+describe('resend.apiKeys', () => {
+  it('creates a full key answering {id, token} that works, lists, renames and removes keys', async () => {
+    const { organizationId, key } = await organizationWithKey(ingress.url);
+    const client = new Resend(key);
+    const created = await client.apiKeys.create({ name: 'deploys' });
+    expect(created.error).toBeNull();
+    expect(created.data!.token).toMatch(/^mk_live_[0-9A-Za-z]{32}$/);
+    const made = new Resend(created.data!.token);
+    // A full key: it manages the organization's resources.
+    expect((await made.domains.list()).error).toBeNull();
+
+    const listed = await client.apiKeys.list();
+    expect(listed.data!.object).toBe('list');
+    expect(listed.data!.data[0]).toMatchObject({ id: created.data!.id, name: 'deploys', last_used_at: expect.any(String) });
+    expect(listed.data!.data).toHaveLength(2);
+    expect(Object.keys(listed.data!.data[0]!).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name']);
+
+    expect((await client.apiKeys.update(created.data!.id, { name: 'ci' })).data).toEqual({ object: 'api_key', id: created.data!.id });
+    expect((await client.apiKeys.list()).data!.data[0]!.name).toBe('ci');
+
+    expect((await client.apiKeys.remove(created.data!.id)).data).toEqual({ object: 'api_key', id: created.data!.id, deleted: true });
+    // Resend's status for a revoked key: 403 (/emails keeps our 401).
+    expect((await made.domains.list()).error).toMatchObject({ name: 'invalid_api_key', statusCode: 403 });
+    expect((await client.apiKeys.list()).data!.data.map((k) => k.id)).not.toContain(created.data!.id);
+    expect((await client.apiKeys.remove(created.data!.id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
+    // The operator sees it revoked.
+    const admin = await call(ingress.url, 'GET', `/admin/v1/organizations/${organizationId}/keys`, { headers: { authorization: 'Bearer test-admin-token' } });
+    expect(admin.body.data.find((k: any) => k.id === created.data!.id).revoked_at).not.toBeNull();
+  });
+
+  it('makes a sending key restricted to a domain; a sending key may not manage keys (restricted_api_key)', async () => {
+    const { key } = await organizationWithKey(ingress.url);
+    const client = new Resend(key);
+    const domain = (await client.domains.create({ name: freshDomain() })).data!;
+    const sending = await client.apiKeys.create({ name: 'sender', permission: 'sending_access', domain_id: domain.id });
+    const sender = new Resend(sending.data!.token);
+    const refused = await sender.apiKeys.list();
+    expect(refused.error).toMatchObject({ name: 'restricted_api_key', statusCode: 401 });
+    expect((refused.error as any).error.code).toBe('insufficient_permissions');
+    expect((await sender.apiKeys.create({ name: 'more' })).error).toMatchObject({ name: 'restricted_api_key' });
+    expect((await sender.domains.list()).error).toMatchObject({ name: 'restricted_api_key' });
+    // Restricted to its domain: another domain's From is refused.
+    const elsewhere = await sender.emails.send({ from: 'a@elsewhere.example.com', to: 'x@example.com', subject: 's', text: 't' });
+    expect(elsewhere.error).toMatchObject({ name: 'domain_not_allowed', statusCode: 403 });
+  });
+
+  it('a domain-restricted full key only makes keys restricted to its domains', async () => {
+    const full = new Resend((await organizationWithKey(ingress.url)).key);
+    const domain = (await full.domains.create({ name: freshDomain() })).data!;
+    const restricted = new Resend((await full.apiKeys.create({ name: 'one domain', domain_id: domain.id })).data!.token);
+    const wider = await restricted.apiKeys.create({ name: 'everything' });
+    expect(wider.error).toMatchObject({ name: 'invalid_access', statusCode: 403 });
+    expect((await restricted.apiKeys.create({ name: 'same', domain_id: domain.id })).error).toBeNull();
+  });
+
+  it('a domain-restricted full key lists, renames and revokes only keys within its domains; keys it makes keep its rate limit', async () => {
+    const owner = await organizationWithKey(ingress.url);
+    const full = new Resend(owner.key);
+    const mine = (await full.domains.create({ name: freshDomain() })).data!;
+    const theirs = (await full.domains.create({ name: freshDomain() })).data!;
+    const restrictedKey = await mailKey(ingress.url, owner.organizationId, { domains: [mine.name], rate_limit: 50 });
+    const restricted = new Resend(restrictedKey.key);
+    const inside = (await full.apiKeys.create({ name: 'inside', domain_id: mine.id })).data!;
+    const outside = (await full.apiKeys.create({ name: 'outside', domain_id: theirs.id })).data!;
+    const everything = (await full.apiKeys.create({ name: 'everything' })).data!;
+
+    const seen = (await restricted.apiKeys.list()).data!.data.map((k) => k.id);
+    expect(seen.sort()).toEqual([inside.id, restrictedKey.keyId].sort());
+    for (const id of [outside.id, everything.id, owner.keyId]) {
+      expect((await restricted.apiKeys.update(id, { name: 'taken' })).error, id).toMatchObject({ name: 'not_found' });
+      expect((await restricted.apiKeys.remove(id)).error, id).toMatchObject({ name: 'not_found' });
+    }
+    expect((await full.apiKeys.list()).data!.data.map((k) => k.id)).toEqual(expect.arrayContaining([outside.id, everything.id, owner.keyId]));
+    expect((await restricted.apiKeys.update(inside.id, { name: 'renamed' })).error).toBeNull();
+
+    const made = (await restricted.apiKeys.create({ name: 'made', domain_id: mine.id })).data!;
+    const { rows } = await ingress.platform.pg.query('SELECT rate_limit FROM mail_api_keys WHERE id = $1', [made.id]);
+    expect(rows[0].rate_limit).toBe(50);
+  });
+
+  it('keeps each organization to its own keys', async () => {
+    const mine = (await resend.apiKeys.create({ name: 'mine' })).data!;
+    expect((await other.apiKeys.remove(mine.id)).error).toMatchObject({ name: 'not_found' });
+    expect((await other.apiKeys.update(mine.id, { name: 'taken' })).error).toMatchObject({ name: 'not_found' });
+    expect((await other.apiKeys.list()).data!.data.map((k) => k.id)).not.toContain(mine.id);
+    const foreignDomain = (await other.domains.create({ name: freshDomain() })).data!;
+    expect((await resend.apiKeys.create({ name: 'x', domain_id: foreignDomain.id })).error).toMatchObject({ name: 'not_found' });
+    expect((await new Resend(mine.token).domains.list()).error).toBeNull();
+  });
+});
+
+describe('the root paths', () => {
+  it('are reserved: no short link may take them, and they answer JSON errors, not the link product\'s 404', async () => {
+    const { key: linkKey } = await workspaceWithKey(ingress.url);
+    for (const shortId of ['domains', 'api-keys', 'contacts', 'contact-properties', 'segments', 'topics', 'templates', 'broadcasts', 'suppressions']) {
+      const link = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId } });
+      expect(link.status, shortId).toBe(400);
+      expect(link.body.error.code).toBe('short_id_reserved');
+    }
+    // Paths of the SDK this service does not offer answer Resend's not_found, not the link product's HTML 404.
+    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list()]) {
+      expect(answer.error).toMatchObject({ name: 'not_found', statusCode: 404 });
+      expect((answer.error as any).error.code).toBe('not_offered');
+    }
+    const usageLink = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId: 'usage' } });
+    expect(usageLink.body.error.code).toBe('short_id_reserved');
+    const noKey = await fetch(`${ingress.url}/domains`);
+    expect(noKey.status).toBe(401);
+    expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });
+  });
+
+  it('answer a key over its requests per second with rate_limit_exceeded and Retry-After', async () => {
+    const { key } = await organizationWithKey(ingress.url, { rate_limit: 1 });
+    const client = new Resend(key);
+    await nextSecond();
+    // Three at once with a cap of one a second: they span at most two windows, so one at least is refused.
+    const answers = await Promise.all([client.domains.list(), client.domains.list(), client.domains.list()]);
+    const refused = answers.filter((a) => a.error);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused[0]!.error).toMatchObject({ name: 'rate_limit_exceeded', statusCode: 429 });
+    expect((refused[0]!.error as any).error.code).toBe('rate_limited');
+    expect(refused[0]!.headers).toMatchObject({ 'retry-after': '1', 'ratelimit-limit': '1', 'ratelimit-remaining': '0' });
+  });
+
+  it('carry the IETF rate-limit headers beside X-RateLimit-*', async () => {
+    const res = await resend.domains.list();
+    expect(res.headers!['ratelimit-limit']).toBe('1000');
+    expect(Number(res.headers!['ratelimit-remaining'])).toBeGreaterThan(900);
+    expect(Number(res.headers!['ratelimit-reset'])).toBeLessThanOrEqual(1);
+    expect(res.headers!['x-ratelimit-limit']).toBe('1000');
+  });
+});

@@ -13,9 +13,10 @@ import { inStrings, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { topicsAsKnownBy } from '../../../src/platform/kafka/broker-metadata.ts';
 import { prefixed } from '../../../src/platform/kafka/topic-definition.ts';
 import { scansTopic } from '../../../topics/scans.ts';
-import { call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
 import { NODES, startTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
+import { redirectLoad } from '../../support/links/redirect-load.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
 import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
@@ -105,28 +106,8 @@ async function links(hooked = 0, hook?: Receiver): Promise<Links> {
   return { workspaceIds: made.map((m) => m.workspaceId), shortIds: made.map((m) => m.shortId), hooked: made.slice(0, hooked).map((m) => m.workspaceId) };
 }
 
-/**
- * `REDIRECTS` redirects, 30 every 200 ms over the links; `sent()` counts them as they go. The count is
- * what the tests assert, so the loop sends all of it; its time bound only stops a loop gone wrong.
- */
-function redirect(made: Links) {
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  const done = (async () => {
-    const end = Date.now() + 180_000;
-    while (sent < REDIRECTS && Date.now() < end) {
-      const round = Array.from({ length: 30 }, async (_, i) => {
-        const res = await fetch(`${ingress.url}/${made.shortIds[(sent + i) % WORKSPACES]}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
-        await res.arrayBuffer();
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      });
-      await Promise.all([...round, new Promise((r) => setTimeout(r, 200))]);
-      sent += 30;
-    }
-    return Object.fromEntries(statuses);
-  })();
-  return { done, sent: () => sent };
-}
+/** `REDIRECTS` redirects over the links, 30 every 200 ms. */
+const redirect = (made: Links) => redirectLoad(ingress.url, made.shortIds, { total: REDIRECTS, perRound: 30, everyMs: 200, boundMs: 180_000 });
 
 /** The scans ClickHouse holds for these workspaces: rows and distinct scan ids. */
 async function storedScans(made: Links): Promise<{ rows: number; ids: number }> {

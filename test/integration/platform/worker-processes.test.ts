@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inStrings, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { prefixed } from '../../../src/platform/kafka/topic-definition.ts';
-import { freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { startIngress, type TestIngress } from '../../support/ingress.ts';
+import { redirectLoad } from '../../support/links/redirect-load.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { broadcastHelpers } from '../../support/mail/broadcasts.ts';
 import { eventually, testConfig } from '../../support/env.ts';
@@ -153,21 +154,9 @@ it('takes the partitions of a killed process and of a stopped one, and counts ev
   await eventually(async () => links.every((l) => ingress.app.redirects.cache.get(l.shortId) !== undefined), 10_000, 20);
 
   // Redirects all along the faults: 20 every 200 ms, spread over the workspaces (so over the scans partitions).
-  // The count is what the test asserts, so the loop sends all of it; its time bound only stops a loop
-  // gone wrong, and leaves room for the checks after it within the test's 300 s (a loaded machine
+  // The loop's 200 s bound leaves room for the checks after it within the test's 300 s (a loaded machine
   // answered a round in 1 s, not 200 ms, and 120 s ended the loop at 2,500).
-  const statuses = new Map<number, number>();
-  const redirecting = (async () => {
-    const end = Date.now() + 200_000;
-    for (let sent = 0; sent < REDIRECTS && Date.now() < end; sent += 20) {
-      const round = Array.from({ length: 20 }, async (_, i) => {
-        const res = await fetch(`${ingress.url}/${links[(sent + i) % WORKSPACES]!.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
-        await res.arrayBuffer();
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      });
-      await Promise.all([...round, new Promise((r) => setTimeout(r, 200))]);
-    }
-  })();
+  const redirecting = redirectLoad(ingress.url, links.map((l) => l.shortId), { total: REDIRECTS, perRound: 20, everyMs: 200, boundMs: 200_000 });
 
   const b = await create(org);
   let since = outputOffsets();
@@ -202,8 +191,7 @@ it('takes the partitions of a killed process and of a stopped one, and counts ev
 
   const sent = await until(org, b.id, 'sent', 120_000);
   expect(sent.stats).toMatchObject({ eligible: CONTACTS, queued: CONTACTS, skipped: 0 });
-  await redirecting;
-  expect(Object.fromEntries(statuses)).toEqual({ 302: REDIRECTS });
+  expect(await redirecting.done).toEqual({ 302: REDIRECTS });
 
   // Resumed, the stopped process is back in the groups: the two share the partitions again.
   const shared = (await eventually(() => covering([stopped, last]), SESSION_MS + 30_000, 500))!;

@@ -355,7 +355,7 @@ try {
 } finally {
   for (const admin of admins) await admin.disconnect();
   for (const proc of running.reverse()) await proc.stop();
-  await cluster?.remove();
+  await cluster?.release();
   await deleteRunResources(topicPrefix);
   // The cluster's topics went with it; its registry subjects are the stack's.
   if (CLUSTER) await deleteRunResources(clusterPrefix);

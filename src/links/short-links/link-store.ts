@@ -12,6 +12,7 @@ import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
+import { storedUtm } from './utm.ts';
 import { isCountryCode } from './country-codes.ts';
 import { hashPassword } from './link-password.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -51,6 +52,8 @@ export interface LinkRow {
   valid_from: Date | null;
   geo: Record<string, string> | null;
   test_variants: { url: string; percent: number }[] | null;
+  /** UTM parameters appended on the redirect (utm.ts); null: none. */
+  utm: Record<string, string> | null;
 }
 
 
@@ -79,6 +82,7 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
     title: row.title,
     description: row.description,
     image: row.image,
+    utm: row.utm ?? null,
     passwordProtected: row.password_hash !== null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -290,8 +294,8 @@ export class LinkStore {
         const inserted = await client.query<LinkRow>(
           `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active,
                               forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain,
-                              title, description, image, password_hash)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+                              title, description, image, password_hash, utm)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
            ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`,
           [
             workspaceId,
@@ -317,6 +321,7 @@ export class LinkStore {
             input.description ?? null,
             input.image ?? null,
             passwordHash,
+            storedUtm(input.utm),
           ],
         );
         const row = inserted.rows[0];
@@ -398,6 +403,7 @@ export class LinkStore {
       if (changes.description !== undefined) set('description', changes.description);
       if (changes.image !== undefined) set('image', changes.image);
       if (passwordHash !== undefined) set('password_hash', passwordHash);
+      if (changes.utm !== undefined) set('utm', storedUtm(changes.utm));
       const { rows } = await client.query<LinkRow>(
         `UPDATE links SET ${sets.join(', ')}, version = version + 1, updated_at = date_trunc('milliseconds', now())
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,

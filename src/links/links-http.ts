@@ -21,6 +21,7 @@ import { linkKey } from './changelog/link-state.ts';
 import { registerRedirects, type Redirects } from './redirect/redirects.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { linkRoutes } from './short-links/link-routes.ts';
+import { linkImportRoute } from './short-links/link-import-route.ts';
 import { lowerCaseIds } from './lower-case-ids.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { keyRoutes } from './workspaces/key-routes.ts';
@@ -89,6 +90,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       // Before any route: each route gets its scope, and a key without it is refused.
       requireRouteScopes(scope);
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
+      await linkImportRoute(scope, { store: links.links, changelog: links.changelog });
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });

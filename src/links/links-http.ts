@@ -43,7 +43,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
-    { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted) and their delivery log.' },
+    { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted, conversion.created) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
     { name: 'redirect', description: 'The short link itself.' },
     { name: 'keys', description: 'The workspace\'s API keys and their scopes (keys:write).' },

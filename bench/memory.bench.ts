@@ -196,13 +196,20 @@ try {
     const res = await fetch(`${config.CLICKHOUSE_URL}/?database=${NAME}`, { method: 'POST', body: `SELECT uniqExact(scan_id) FROM scans WHERE short_id = '${link.shortId}' FORMAT TSV` });
     return Number((await res.text()).trim());
   };
-  // Half the redirects from an IPv4 address, half from an IPv6 one: both IP databases are used.
+  // Every redirect from an address of its own, spread over the space, half IPv4 and half IPv6: the worst
+  // case for what the ingress keeps per address (the IP database's pages, the caches by address).
   const script = `
 local n = 0
 local agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1"
 request = function()
   n = n + 1
-  local ip = (n % 2 == 0) and "81.2.69.160" or "2a00:1450:4001:80b::200e"
+  local x = (n * 2654435761) % 4294967296
+  local ip
+  if n % 2 == 0 then
+    ip = string.format("%d.%d.%d.%d", math.max(1, math.floor(x / 16777216)), math.floor(x / 65536) % 256, math.floor(x / 256) % 256, x % 256)
+  else
+    ip = string.format("2a0%d:%x:%x::%x", x % 10, math.floor(x / 65536) % 65536, x % 65536, n % 65536)
+  end
   return wrk.format("GET", "/${link.shortId}", { ["User-Agent"] = agent, ["X-Forwarded-For"] = ip })
 end
 ${fixedRate(RATE)}`;

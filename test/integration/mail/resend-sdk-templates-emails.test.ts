@@ -183,4 +183,32 @@ describe('resend.emails with Resend\'s additions', () => {
     expect((batch.error as any).error.details[0].path).toBe('/1/topic_id');
     expect(await storedCount(ingress.platform.pg, organizationId)).toBe(stored);
   });
+  it('judges an idempotency key on the request as sent (template id and variables), not on what the template filled in', async () => {
+    const { resend, key, organizationId, domain } = await sender();
+    const template = (await resend.templates.create({ name: 'Order', from: `Shop <shop@${domain}>`, subject: 'Order {{{N}}}', html: '<p>Order {{{N}}}</p>' }).publish()).data!;
+    const request = { to: 'buyer@example.com', template: { id: template.id, variables: { N: 7 } } } as any;
+    const first = await resend.emails.send(request, { idempotencyKey: 'order-7' });
+    expect(first.error).toBeNull();
+    // The template is edited and published again between the two calls: the same request is still a replay.
+    await resend.templates.update(template.id, { html: '<p>Your order {{{N}}}</p>' });
+    await resend.templates.publish(template.id);
+    const again = await resend.emails.send(request, { idempotencyKey: 'order-7' });
+    expect(again).toMatchObject({ data: { id: first.data!.id }, error: null });
+    // Another request under the key (other variables, the same rendered subject or not) is a conflict, in a batch too.
+    const other = await resend.emails.send({ ...request, template: { id: template.id, variables: { N: 8 } } }, { idempotencyKey: 'order-7' });
+    expect(other.error).toMatchObject({ statusCode: 409, name: 'invalid_idempotent_request' });
+    // A batch item's key likewise: sent, the template edited, sent again: the same id.
+    const item = { ...request, idempotency_key: 'order-9' };
+    const batched = await call(url, 'POST', '/emails/batch', { key, body: [item] });
+    expect(batched.status).toBe(200);
+    await resend.templates.update(template.id, { html: '<p>Order number {{{N}}}</p>' });
+    await resend.templates.publish(template.id);
+    await nextSecond(); // one batch a second per key
+    const rebatched = await call(url, 'POST', '/emails/batch', { key, body: [item] });
+    expect(rebatched.body.data).toEqual(batched.body.data);
+    // A replay even once the template is gone: the key names a message already made.
+    expect((await resend.templates.remove(template.id)).error).toBeNull();
+    expect((await resend.emails.send(request, { idempotencyKey: 'order-7' })).data).toEqual({ id: first.data!.id });
+    expect(await storedCount(ingress.platform.pg, organizationId)).toBe(2);
+  });
 });

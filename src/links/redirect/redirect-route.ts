@@ -79,6 +79,17 @@ const refusalResponse = (description: string, headers: object = {}) => ({
   },
 });
 
+/** The JSON 404: the error object, and for an API client Resend's fields beside it. */
+const ApiNotFound = Type.Object({
+  statusCode: Type.Optional(Type.Integer({ description: 'With a key: 404.' })),
+  name: Type.Optional(Type.String({ description: 'With a key: not_found (Resend\'s name).' })),
+  message: Type.Optional(Type.String()),
+  error: ErrorBody.properties.error,
+});
+
+/** Whether the request carries an API key: an API client, not a visitor following a link. */
+const hasBearerKey = (request: FastifyRequest) => /^Bearer\s+\S/i.test(request.headers.authorization ?? '');
+
 const REDIRECT_RESPONSES = {
   302: Type.Null({
     description: 'Redirect (GET and HEAD). A HEAD request is not a scan and its Location has no svc_cid; it is refused like GET once a scan-limited link has no scans left.',
@@ -89,7 +100,13 @@ const REDIRECT_RESPONSES = {
   }),
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
   401: refusalResponse('A password-protected link asked for with Accept: application/json (password_required); a browser gets the password form (200).'),
-  404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found).'),
+  404: {
+    ...refusalResponse('No link has this short ID on this host, or the host serves no links (not_found). A request with a key (`Authorization: Bearer …`) is an API client at a path no resource has: JSON in the shape of Resend\'s errors (`statusCode`, `name: not_found`, `message`) with the error object, whatever its Accept.'),
+    content: {
+      'text/html': { schema: Type.String({ description: 'A small page saying why.' }) },
+      'application/json': { schema: ApiNotFound },
+    },
+  },
   410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
 };
@@ -102,7 +119,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     const { status, title, message } = REFUSALS[refusal];
     reply.status(status).header('cache-control', 'no-store');
-    if ((request.headers.accept ?? '').includes('application/json')) reply.send(errorBody(request.id, refusal, message));
+    // A key at a path no route or link has (GET /nosuchresource with Resend's SDK): Resend's not_found, not a page.
+    if (refusal === 'not_found' && hasBearerKey(request)) {
+      const text = `No resource or link at ${request.url.split('?')[0]!.slice(0, 200)}.`;
+      reply.type('application/json; charset=utf-8').send({ statusCode: 404, name: 'not_found', message: text, ...errorBody(request.id, 'not_found', text) });
+    } else if ((request.headers.accept ?? '').includes('application/json')) reply.send(errorBody(request.id, refusal, message));
     else reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
   }
 

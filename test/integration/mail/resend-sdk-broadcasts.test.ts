@@ -99,14 +99,15 @@ describe('resend.broadcasts', () => {
     await resend.contacts.create({ email: 'ada@example.net', firstName: 'Ada', segments: [{ id: segment.id }] });
     const made = await call(url, 'POST', '/api/v1/broadcasts', { key, body: {
       name: 'Spec', from, topic: 'spec-news', segment_id: segment.id, subject: 'Hi {{contact.first_name}}',
-      html: '<p>{{{FIRST_NAME}}} {{contact.plan | "free"}} {{{constructor}}}</p>', text: '{{{plan|x}}} {{contact.plan | "free"}}',
+      html: '<p>{{{FIRST_NAME}}} {{contact.plan | "free"}} {{{constructor}}} [{{contact.constructor}}] {{contact.toString | "own only"}}</p>', text: '{{{plan|x}}} {{contact.plan | "free"}}',
     } });
     expect(made.status).toBe(201);
     expect((await call(url, 'POST', `/api/v1/broadcasts/${made.body.id}/send`, { key })).status).toBeLessThan(300);
     await eventually(async () => (await call(url, 'GET', `/api/v1/broadcasts/${made.body.id}`, { key })).body.status === 'sent', 60_000);
     const [message] = await messagesOf(made.body.id);
     expect(message).toMatchObject({ to: 'ada@example.net', subject: 'Hi Ada', text_body: '{{{plan|x}}} free' });
-    expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}}</p>');
+    // Only the contact's own properties render: Object.prototype's names are no property.
+    expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}} [] own only</p>');
   });
 
   it('refuses a PATCH that would leave an /api/v1 broadcast without its topic (422 topic_required); a root one with a segment may drop it', async () => {

@@ -231,6 +231,16 @@ describe('the root paths', () => {
     expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });
   });
 
+  it('answer an API client at a one-segment path no resource or link has with Resend\'s JSON not_found; a visitor gets the link page', async () => {
+    const asked = await fetch(`${ingress.url}/nosuchresource`, { headers: { authorization: `Bearer ${(await organizationWithKey(ingress.url)).key}` } });
+    expect([asked.status, asked.headers.get('content-type')]).toEqual([404, 'application/json; charset=utf-8']);
+    expect(await asked.json()).toMatchObject({ statusCode: 404, name: 'not_found', message: 'No resource or link at /nosuchresource.', error: { code: 'not_found' } });
+    // Through the SDK: not_found, not its "Internal server error" (application_error) of an HTML page.
+    expect((await resend.get('/nosuchresource')).error).toMatchObject({ name: 'not_found', statusCode: 404 });
+    const visitor = await fetch(`${ingress.url}/nosuchresource`);
+    expect([visitor.status, visitor.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
+  });
+
   it('answer a key over its requests per second with rate_limit_exceeded and Retry-After', async () => {
     const { key } = await organizationWithKey(ingress.url, { rate_limit: 1 });
     const client = new Resend(key);

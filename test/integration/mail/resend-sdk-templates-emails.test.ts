@@ -66,6 +66,10 @@ describe('resend.templates', () => {
     expect((tag.error as any).error.code).toBe('invalid_template_tag');
     const fallback = await resend.templates.create({ name: 'Typed', html: 'x', variables: [{ key: 'N', type: 'number', fallbackValue: 'one' as any }] });
     expect((fallback.error as any).error.code).toBe('fallback_type_mismatch');
+    // An alias is a slug as /api/v1 takes it: lower-case letters, digits and hyphens.
+    for (const alias of ['Order-Shipped', 'order_shipped']) {
+      expect((await resend.templates.create({ name: 'Alias', alias, html: 'x' })).error, alias).toMatchObject({ name: 'validation_error', statusCode: 400 });
+    }
     const taken = await resend.templates.create({ name: 'Again', alias: 'order-shipped', html: 'x' });
     expect(taken.error).toMatchObject({ statusCode: 409 });
     expect((await resend.templates.create({ html: 'x' } as any)).error).toMatchObject({ name: 'missing_required_field', statusCode: 422 });

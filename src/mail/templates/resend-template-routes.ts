@@ -160,10 +160,11 @@ export async function resendTemplateRoutes(app: App, deps: { templates: Template
   }, async (request) => {
     const row = await templateOf(request.mailAuth.organizationId, request.params.id);
     const content = contentOf(request.body);
-    if (request.body.alias !== undefined && request.body.alias !== row.slug && !(await templates.setSlug(row, request.body.alias))) {
+    // The alias, name and draft in one transaction: a taken alias changes nothing.
+    const alias = request.body.alias !== undefined && request.body.alias !== row.slug ? request.body.alias : undefined;
+    if (!(await templates.update(row, request.body.name, content, alias))) {
       throw new ApiError(409, 'template_exists', `The organization already has a template with the alias ${request.body.alias}.`);
     }
-    await templates.update(row, request.body.name, content);
     return { object: 'template' as const, id: row.id };
   });
 

@@ -6,6 +6,7 @@ import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { organizationWithKey } from '../../support/mail/organizations.ts';
+import { holdWrite } from '../../support/held-transaction.ts';
 
 let ingress: TestIngress;
 let url: string;
@@ -188,6 +189,44 @@ describe('contacts.topics', () => {
     const refused = await resend.contacts.topics.update({ id: contact.id, topics: [{ id: news.id, subscription: 'opt_in' }, { id: theirs.id, subscription: 'opt_out' }] });
     expect((refused.error as any).error.code).toBe('topic_not_found');
     expect((await resend.contacts.topics.list({ id: contact.id })).data!.data.map((t) => t.subscription)).toEqual(['opt_in', 'opt_out']);
+  });
+});
+
+describe('writes racing a delete', () => {
+  it('contacts.create losing a race with its segment\'s or topic\'s delete is 422, and nothing is made', async () => {
+    const { resend } = await fresh();
+    const segment = (await resend.segments.create({ name: 'Going' })).data!;
+    const topic = (await resend.topics.create({ name: 'Going too', defaultSubscription: 'opt_in' })).data!;
+    const races: [string, string, object, string][] = [
+      ['mail_segments', segment.id, { email: 'race-seg@example.com', segments: [{ id: segment.id }] }, 'segment_not_found'],
+      ['mail_topics', topic.id, { email: 'race-topic@example.com', topics: [{ id: topic.id, subscription: 'opt_in' }] }, 'topic_not_found'],
+    ];
+    for (const [table, id, body, code] of races) {
+      // The delete holds the row while the create checks it (still there) and then writes its membership.
+      const held = await holdWrite(ingress.platform.pg, `DELETE FROM ${table} WHERE id = $1`, [id]);
+      const creating = resend.contacts.create(body as any);
+      await held.untilBlocking();
+      await held.commit();
+      const made = await creating;
+      expect(made.error, table).toMatchObject({ statusCode: 422, name: 'validation_error' });
+      expect((made.error as any).error.code).toBe(code);
+    }
+    expect((await resend.contacts.list()).data!.data).toEqual([]);
+  });
+
+  it('contacts.topics.update is all or nothing: a topic deleted while it writes leaves every choice as it was', async () => {
+    const { resend } = await fresh();
+    const news = (await resend.topics.create({ name: 'News', defaultSubscription: 'opt_in' })).data!;
+    const going = (await resend.topics.create({ name: 'Going', defaultSubscription: 'opt_out' })).data!;
+    const contact = (await resend.contacts.create({ email: 'd@example.com' })).data!;
+    const held = await holdWrite(ingress.platform.pg, 'DELETE FROM mail_topics WHERE id = $1', [going.id]);
+    const updating = resend.contacts.topics.update({ id: contact.id, topics: [{ id: news.id, subscription: 'opt_out' }, { id: going.id, subscription: 'opt_in' }] });
+    await held.untilBlocking();
+    await held.commit();
+    const refused = await updating;
+    expect(refused.error).toMatchObject({ statusCode: 422 });
+    expect((refused.error as any).error.code).toBe('topic_not_found');
+    expect((await resend.contacts.topics.list({ id: contact.id })).data!.data.map((t) => [t.name, t.subscription])).toEqual([['News', 'opt_in']]);
   });
 });
 

@@ -31,6 +31,7 @@ import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
+import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -111,7 +112,7 @@ const REDIRECT_RESPONSES = {
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
 };
 
-export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
+export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<ShortLinksAtRoot> {
   app.decorateRequest('redirectScan', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
@@ -252,7 +253,10 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       if (request.redirectScan) deps.record(request.redirectScan);
       done();
     },
-  }, (request, reply) => {
+  }, (request, reply) => serve(request, reply, request.params.shortId));
+
+  /** GET /:shortId's answer (also for a link whose ID a root route took later: root-short-links.ts). */
+  function serve(request: FastifyRequest, reply: FastifyReply, shortId: string): void | Promise<void> {
     // Not async: a redirect admitted here needs no promise at all (this is the hot path).
     // A host that serves no links (not the base domain, not a verified branded domain): 404, no link looked at.
     const domainId = deps.domains.resolve(request.host);
@@ -260,7 +264,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const ip = clientIp(request);
     // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
     const subject = clientLimitKey(request);
-    const { shortId } = request.params;
     if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
     return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
       if (decision && !decision.allowed) {
@@ -269,7 +272,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       }
       return redirect(request, reply, shortId, domainId, ip);
     });
-  });
+  }
 
   // POST /:shortId: a protected link's password form posts here.
   await passwordRoute(app, {
@@ -282,4 +285,19 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     notFound: (request, reply) => refuse(request, reply, 'not_found'),
     record: deps.record,
   });
+  return {
+    servesLinksOnly: (host) => typeof deps.domains.resolve(host) === 'string',
+    exists: async (host, shortId) => {
+      const domainId = deps.domains.resolve(host);
+      if (domainId === undefined) return false;
+      return (deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId)) ?? await deps.readThrough.find(shortId, domainId)) !== undefined;
+    },
+    answer: (request, reply, shortId) => {
+      // The route's onResponse does not run for another route's request: journal the scan on the response's end.
+      reply.raw.once('finish', () => {
+        if (request.redirectScan) deps.record(request.redirectScan);
+      });
+      return serve(request, reply, shortId);
+    },
+  };
 }

@@ -3,7 +3,10 @@
 // answered; one organization never sees or touches another's.
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { ADMIN_TOKEN, call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { shadowedLinks } from '../../../src/links/redirect/shadowed-links-report.ts';
 import { freshDomain, mailKey, nextSecond, organizationWithKey } from '../../support/mail/organizations.ts';
 import { startTestDns, type TestDns } from '../../support/mail/dns-server.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
@@ -229,6 +232,46 @@ describe('the root paths', () => {
     const noKey = await fetch(`${ingress.url}/domains`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });
+  });
+
+  it('still serve a short link made before its ID became a root path: on a branded domain, and on the base domain to a visitor without a key; listed at start', async () => {
+    const { pg } = ingress.platform;
+    const ws = await workspaceWithKey(ingress.url);
+    const host = `go-${randomBytes(4).toString('hex')}.example.com`;
+    const linkDomain = await call(ingress.url, 'POST', '/api/v1/link-domains', { key: ws.key, body: { name: host } });
+    expect((await call(ingress.url, 'POST', `/admin/v1/link-domains/${linkDomain.body.id}/verify`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
+    const made = async (body: object) => (await call(ingress.url, 'POST', '/api/v1/links', { key: ws.key, body: { shortId: `old-${randomBytes(4).toString('hex')}`, ...body } })).body.id as string;
+    const onBase = await made({ destination: 'https://example.com/base' });
+    const onBranded = await made({ destination: 'https://example.com/branded', domain: host });
+    // Made before the routes existed: their IDs are what /segments and /topics took later (a crashed run's leftover moved aside).
+    await pg.query("UPDATE links SET short_id = 'moved-' || id WHERE domain_id IS NULL AND short_id = 'segments'");
+    await pg.query("UPDATE links SET short_id = 'segments' WHERE id = $1", [onBase]);
+    await pg.query("UPDATE links SET short_id = 'topics' WHERE id = $1", [onBranded]);
+    /** GET /<path> with this Host, following nothing. */
+    const get = (path: string, headers: Record<string, string>) => new Promise<{ status: number; location: string | undefined; type: string | undefined }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: new URL(ingress.url).port, path, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location, type: res.headers['content-type'] }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    try {
+      const key = { authorization: `Bearer ${org.key}` };
+      // The base domain: a visitor follows the link, an API client with a key gets the resource.
+      expect(await get('/segments', { host: new URL(ingress.url).host })).toMatchObject({ status: 302, location: expect.stringMatching(/^https:\/\/example\.com\/base/) });
+      expect((await resend.segments.list()).data).toMatchObject({ object: 'list' });
+      expect((await get('/segments', { host: new URL(ingress.url).host, ...key })).status).toBe(200);
+      // A branded link domain serves links only: its /topics is the link, with a key or without, and a path it has no link for is the link product's 404.
+      expect(await get('/topics', { host, ...key })).toMatchObject({ status: 302, location: expect.stringMatching(/^https:\/\/example\.com\/branded/) });
+      expect(await get('/topics', { host })).toMatchObject({ status: 302 });
+      expect(await get('/domains', { host })).toMatchObject({ status: 404, type: 'text/html; charset=utf-8' });
+      // What the ingress names at start.
+      const named = await shadowedLinks(pg, ingress.app.reservedPaths.list());
+      expect(named).toEqual(expect.arrayContaining([{ short_id: 'segments', domain: null, workspace_id: ws.workspaceId }, { short_id: 'topics', domain: host, workspace_id: ws.workspaceId }]));
+    } finally {
+      await pg.query("UPDATE links SET short_id = 'moved-' || id WHERE id = ANY($1::uuid[])", [[onBase, onBranded]]);
+    }
   });
 
   it('answer an API client at a one-segment path no resource or link has with Resend\'s JSON not_found; a visitor gets the link page', async () => {

@@ -5,6 +5,8 @@ import type { Platform } from './platform/platform.ts';
 import { registerApiShell } from './platform/http/api-shell.ts';
 import { createAttemptGuard } from './platform/http/attempt-guard.ts';
 import { buildServer, type App } from './platform/http/server.ts';
+import { RootShortLinks } from './platform/http/root-short-links.ts';
+import { reportShadowedLinks } from './links/redirect/shadowed-links-report.ts';
 import { startOutboxRelays } from './platform/outbox/start-outbox-relays.ts';
 import type { Outbox } from './platform/outbox/outbox.ts';
 import { linksHttp, linksOpenApi } from './links/links-http.ts';
@@ -37,10 +39,13 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   const mailSurface = mailHttp(platform, mail, guard);
   await registerApiShell(app, { products: [linksSurface.api, mailSurface.api], adminToken: config.ADMIN_TOKEN, guard });
   // Mail's root routes first: they reserve their paths (/emails, /events) before short links are checked against them.
-  await mailSurface.registerRoot(app);
+  // Links made before a path was reserved are still served there (root-short-links.ts), once the redirects exist.
+  const shortLinksAtRoot = new RootShortLinks();
+  await mailSurface.registerRoot(app, shortLinksAtRoot);
   // POST /api/mcp and /.well-known/mcp.json: the key decides the product; a request with no product's key gets the link product's 401.
   await registerMcpEndpoint(app, { products: [linksSurface.mcp, mailSurface.mcp], service: MCP_SERVICE_INFO, publicBaseUrl: config.PUBLIC_BASE_URL, allowedOrigins: config.MCP_ALLOWED_ORIGINS });
   const redirects = await linksSurface.registerRoot(app);
+  shortLinksAtRoot.bind(redirects.atRoot);
   // Publish what a crash or a Kafka outage left in the products' outboxes (items older than 2 s).
   const outboxes = [...links.outboxes, ...mail.outboxes];
   const relays = startOutboxRelays(outboxes);
@@ -59,5 +64,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     : undefined;
   if (relay) app.addHook('onClose', () => relay.close());
   await app.ready();
+  // Every route is registered now: links made before their ID became a route's path are named once.
+  void reportShadowedLinks(platform.pg, app.reservedPaths.list(), platform.log);
   return Object.assign(app, { redirects, outboxes, inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

@@ -9,6 +9,7 @@ import type { ApiProduct } from '../platform/http/api-shell.ts';
 import type { AttemptGuard } from '../platform/http/attempt-guard.ts';
 import { addComponents } from '../platform/http/components.ts';
 import type { OpenApiProduct } from '../platform/http/openapi.ts';
+import type { RootShortLinks } from '../platform/http/root-short-links.ts';
 import type { App } from '../platform/http/server.ts';
 import type { Platform } from '../platform/platform.ts';
 import { mailAdminRoutes } from './accounts/admin-routes.ts';
@@ -79,8 +80,11 @@ export interface MailHttp {
   mcp: McpProduct<MailToolContext>;
   /** The per-key request limit, which the SMTP relay applies too. */
   keyLimit: KeyRequestLimit;
-  /** Registers the root routes (/emails, /events, /webhooks, Resend's other resources); call after the API shell. */
-  registerRoot: (app: App) => Promise<void>;
+  /**
+   * Registers the root routes (/emails, /events, /webhooks, Resend's other resources); call after
+   * the API shell. `shortLinks` answers a request to Resend's one-segment paths that is a short link's.
+   */
+  registerRoot: (app: App, shortLinks: RootShortLinks) => Promise<void>;
 }
 
 export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptGuard): MailHttp {
@@ -148,7 +152,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       requestsPerSecond: defaultRequestsPerSecond(mail.config),
     }),
     keyLimit: limit,
-    registerRoot: async (app) => {
+    registerRoot: async (app, shortLinks) => {
       await app.register(async (root) => {
         mailContext(root);
         keyedRoot(root);
@@ -160,6 +164,8 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       await app.register(async (resend) => {
         mailContext(resend, resendErrorHandler);
         addComponents(resend, [ResendError]);
+        // Before the key is asked for: a branded link host's /topics, or a keyless visit to an old short link /topics, is the link's.
+        resend.addHook('onRequest', shortLinks.hook);
         keyedRoot(resend);
         resend.addHook('onSend', addIetfRateLimitHeaders);
         await resendResources(resend, { mail, pg, resolver });

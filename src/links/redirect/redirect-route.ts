@@ -31,6 +31,7 @@ import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
+import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -79,6 +80,17 @@ const refusalResponse = (description: string, headers: object = {}) => ({
   },
 });
 
+/** The JSON 404: the error object, and for an API client Resend's fields beside it. */
+const ApiNotFound = Type.Object({
+  statusCode: Type.Optional(Type.Integer({ description: 'With a key: 404.' })),
+  name: Type.Optional(Type.String({ description: 'With a key: not_found (Resend\'s name).' })),
+  message: Type.Optional(Type.String()),
+  error: ErrorBody.properties.error,
+});
+
+/** Whether the request carries an API key: an API client, not a visitor following a link. */
+const hasBearerKey = (request: FastifyRequest) => /^Bearer\s+\S/i.test(request.headers.authorization ?? '');
+
 const REDIRECT_RESPONSES = {
   302: Type.Null({
     description: 'Redirect (GET and HEAD). A HEAD request is not a scan and its Location has no svc_cid; it is refused like GET once a scan-limited link has no scans left.',
@@ -89,12 +101,18 @@ const REDIRECT_RESPONSES = {
   }),
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
   401: refusalResponse('A password-protected link asked for with Accept: application/json (password_required); a browser gets the password form (200).'),
-  404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found).'),
+  404: {
+    ...refusalResponse('No link has this short ID on this host, or the host serves no links (not_found). A request with a key (`Authorization: Bearer …`) is an API client at a path no resource has: JSON in the shape of Resend\'s errors (`statusCode`, `name: not_found`, `message`) with the error object, whatever its Accept.'),
+    content: {
+      'text/html': { schema: Type.String({ description: 'A small page saying why.' }) },
+      'application/json': { schema: ApiNotFound },
+    },
+  },
   410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
 };
 
-export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
+export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<ShortLinksAtRoot> {
   app.decorateRequest('redirectScan', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
@@ -102,7 +120,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   function refuse(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
     const { status, title, message } = REFUSALS[refusal];
     reply.status(status).header('cache-control', 'no-store');
-    if ((request.headers.accept ?? '').includes('application/json')) reply.send(errorBody(request.id, refusal, message));
+    // A key at a path no route or link has (GET /nosuchresource with Resend's SDK): Resend's not_found, not a page.
+    if (refusal === 'not_found' && hasBearerKey(request)) {
+      const text = `No resource or link at ${request.url.split('?')[0]!.slice(0, 200)}.`;
+      reply.type('application/json; charset=utf-8').send({ statusCode: 404, name: 'not_found', message: text, ...errorBody(request.id, 'not_found', text) });
+    } else if ((request.headers.accept ?? '').includes('application/json')) reply.send(errorBody(request.id, refusal, message));
     else reply.type('text/html; charset=utf-8').send(htmlPage(title, message));
   }
 
@@ -229,7 +251,10 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       if (request.redirectScan) deps.record(request.redirectScan);
       done();
     },
-  }, (request, reply) => {
+  }, (request, reply) => serve(request, reply, request.params.shortId));
+
+  /** GET /:shortId's answer (also for a link whose ID a root route took later: root-short-links.ts). */
+  function serve(request: FastifyRequest, reply: FastifyReply, shortId: string): void | Promise<void> {
     // Not async: a redirect admitted here needs no promise at all (this is the hot path).
     // A host that serves no links (not the base domain, not a verified branded domain): 404, no link looked at.
     const domainId = deps.domains.resolve(request.host);
@@ -237,7 +262,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const ip = clientIp(request);
     // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
     const subject = clientLimitKey(request);
-    const { shortId } = request.params;
     if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
     return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
       if (decision && !decision.allowed) {
@@ -246,7 +270,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       }
       return redirect(request, reply, shortId, domainId, ip);
     });
-  });
+  }
 
   // POST /:shortId: a protected link's password form posts here.
   await passwordRoute(app, {
@@ -259,4 +283,19 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     notFound: (request, reply) => refuse(request, reply, 'not_found'),
     record: deps.record,
   });
+  return {
+    servesLinksOnly: (host) => typeof deps.domains.resolve(host) === 'string',
+    exists: async (host, shortId) => {
+      const domainId = deps.domains.resolve(host);
+      if (domainId === undefined) return false;
+      return (deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId)) ?? await deps.readThrough.find(shortId, domainId)) !== undefined;
+    },
+    answer: (request, reply, shortId) => {
+      // The route's onResponse does not run for another route's request: journal the scan on the response's end.
+      reply.raw.once('finish', () => {
+        if (request.redirectScan) deps.record(request.redirectScan);
+      });
+      return serve(request, reply, shortId);
+    },
+  };
 }

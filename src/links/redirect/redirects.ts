@@ -2,6 +2,7 @@
 // own writes, Postgres for the misses and, every few seconds, for the links
 // changed since: link-revalidator.ts), click IDs,
 // the scan journal (shipped to the `scans` topic by its own thread) and the route.
+import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
@@ -26,6 +27,8 @@ export interface Redirects {
   journal: ScanJournal<RawScan>;
   /** Which hosts serve which links (GET /:shortId/qr resolves its Host as the redirect does). */
   domains: ServedDomains;
+  /** Links whose ID a root route took later, answered as GET /:shortId (platform/http/root-short-links.ts). */
+  atRoot: ShortLinksAtRoot;
 }
 
 export async function registerRedirects(app: App, platform: Platform, links: LinksServices, domains: ServedDomains): Promise<Redirects> {
@@ -55,7 +58,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
     missCacheMs: links.redirects.missCacheMs,
     log,
   });
-  await redirectRoutes(app, {
+  const atRoot = await redirectRoutes(app, {
     cache,
     readThrough,
     domains,
@@ -76,5 +79,5 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
     await journal.stop();
     await cache.stop();
   });
-  return { cache, readThrough, revalidator, journal, domains };
+  return { cache, readThrough, revalidator, journal, domains, atRoot };
 }

@@ -35,6 +35,9 @@ export async function createContact(contacts: Contacts, organizationId: string, 
   checkProperties(body.properties);
   const row = await contacts.create(organizationId, { ...body, email: checkedEmail(body.email) }, joins);
   if (!row) throw contactExists();
+  // A segment or topic deleted between its check and the write: refused as one that never was, nothing made.
+  if (row === 'segment_gone') throw new ApiError(422, 'segment_not_found', 'A segment of the contact was deleted meanwhile.', [{ path: '/segments', message: 'not found' }]);
+  if (row === 'topic_gone') throw new ApiError(422, 'topic_not_found', 'A topic of the contact was deleted meanwhile.', [{ path: '/topics', message: 'not found' }]);
   return toContact(row);
 }
 

@@ -1,6 +1,7 @@
 // Contacts of an organization: one per (lower-cased) address. Each change records
 // its contact.* event in the same statement (events/contact-events.ts).
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { violatedForeignKey } from '../../platform/postgres/refused-value.ts';
 import { contactEventsCte } from '../events/contact-events.ts';
 import type { ContactStatus, PropertyValue } from './contact-fields.ts';
 
@@ -80,9 +81,21 @@ export class Contacts {
   /**
    * Creates the contact, and in the same statement its memberships of `joins.segments` and its
    * choices for `joins.topics` (Resend's contacts.create; ids already checked to be the
-   * organization's): all or nothing. Undefined when the organization already has the address.
+   * organization's): all or nothing. Undefined when the organization already has the address;
+   * 'segment_gone' or 'topic_gone', nothing written, when one of them was deleted since it was checked.
    */
-  async create(organizationId: string, c: NewContact, joins: ContactJoins = { segments: [], topics: [] }): Promise<ContactRow | undefined> {
+  async create(organizationId: string, c: NewContact, joins: ContactJoins = { segments: [], topics: [] }): Promise<ContactRow | undefined | 'segment_gone' | 'topic_gone'> {
+    try {
+      return await this.insert(organizationId, c, joins);
+    } catch (err) {
+      const constraint = violatedForeignKey(err);
+      if (constraint?.startsWith('mail_segment_members_segment')) return 'segment_gone';
+      if (constraint?.startsWith('mail_topic_subscriptions_topic')) return 'topic_gone';
+      throw err;
+    }
+  }
+
+  private async insert(organizationId: string, c: NewContact, joins: ContactJoins): Promise<ContactRow | undefined> {
     const { rows } = await this.pg.query<ContactRow>(
       `WITH changed AS (
          INSERT INTO mail_contacts (organization_id, email, first_name, last_name, properties, status)

@@ -59,7 +59,10 @@ export async function resendContactTopicRoutes(app: App, deps: { contacts: Conta
       if (!topic) throw new ApiError(422, 'topic_not_found', `Topic ${t.id} is not a topic of this organization.`, [{ path: `/${i}/id`, message: 'not found' }]);
       return { topicId: topic.id, subscribed: t.subscription === 'opt_in' };
     }));
-    for (const choice of choices) await subscriptionTopics.choose(choice.topicId, contact.id, choice.subscribed);
+    // All in one transaction, one choice per topic (the last given wins, as Resend applies them in order).
+    const outcome = await subscriptionTopics.chooseAll(contact.organization_id, contact.id, [...new Map(choices.map((c) => [c.topicId, c])).values()]);
+    if (outcome === 'topic_gone') throw new ApiError(422, 'topic_not_found', 'A topic was deleted meanwhile; nothing changed.', [{ path: '', message: 'a topic was deleted' }]);
+    if (outcome === 'contact_gone') throw new ApiError(404, 'not_found', 'The contact was deleted meanwhile.');
     return { id: contact.id };
   });
 }

@@ -1,9 +1,10 @@
 // Resend's /topics at the root, over the same topics as /api/v1/topics: created
 // without a slug (one is derived from the name: topic-slug.ts), with a
 // description; paths take the id (or the slug).
+import { subscriptionTopicOf } from './subscription-topic-operations.ts';
 import { Type } from '@sinclair/typebox';
 import { addComponents, ref } from '../../platform/http/components.ts';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { Name, StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
@@ -51,11 +52,7 @@ export async function resendTopicRoutes(app: App, deps: { subscriptionTopics: Su
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [ResendTopic, ResendTopicList, ResendTopicRef, ResendTopicRemoved]);
 
-  const topicOf = async (organizationId: string, idOrSlug: string) => {
-    const row = await subscriptionTopics.find(organizationId, idOrSlug);
-    if (!row) throw notFound('topic');
-    return row;
-  };
+  const topicOf = (organizationId: string, idOrSlug: string) => subscriptionTopicOf(subscriptionTopics, organizationId, idOrSlug);
 
   app.post('/topics', {
     config,

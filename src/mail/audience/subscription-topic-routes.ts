@@ -1,7 +1,8 @@
 // /api/v1/topics (subscription topics) and a contact's subscriptions
 // (/api/v1/contacts/:contact/topics), FULL keys.
+import { subscriptionTopicOf } from './subscription-topic-operations.ts';
 import { addComponents } from '../../platform/http/components.ts';
-import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
@@ -19,11 +20,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [TopicSchema, TopicList, Subscription, SubscriptionList]);
 
-  const subscriptionTopicOf = async (organizationId: string, idOrSlug: string) => {
-    const row = await subscriptionTopics.find(organizationId, idOrSlug);
-    if (!row) throw notFound('topic');
-    return row;
-  };
+  const topicOf = (organizationId: string, idOrSlug: string) => subscriptionTopicOf(subscriptionTopics, organizationId, idOrSlug);
 
   app.post('/topics', {
     config,
@@ -46,7 +43,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
   app.get('/topics/:topic', {
     config,
     schema: { tags, operationId: 'getTopic', summary: 'Get a topic by id or slug', params: TopicParams, response: { 200: withRateLimitHeaders(TopicSchema, 'The topic.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
-  }, async (request) => toSubscriptionTopic(await subscriptionTopicOf(request.mailAuth.organizationId, request.params.topic)));
+  }, async (request) => toSubscriptionTopic(await topicOf(request.mailAuth.organizationId, request.params.topic)));
 
   app.patch('/topics/:topic', {
     config,
@@ -56,7 +53,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
       response: { 200: withRateLimitHeaders(TopicSchema, 'The topic.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
     },
   }, async (request) => {
-    const row = await subscriptionTopicOf(request.mailAuth.organizationId, request.params.topic);
+    const row = await topicOf(request.mailAuth.organizationId, request.params.topic);
     return toSubscriptionTopic((await subscriptionTopics.update(row.organization_id, row.id, request.body))!);
   });
 
@@ -64,7 +61,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
     config,
     schema: { tags, operationId: 'deleteTopic', summary: 'Delete a topic and its subscriptions', params: TopicParams, response: { 200: withRateLimitHeaders(TopicSchema, 'The deleted topic.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
   }, async (request) => {
-    const row = await subscriptionTopicOf(request.mailAuth.organizationId, request.params.topic);
+    const row = await topicOf(request.mailAuth.organizationId, request.params.topic);
     return toSubscriptionTopic((await subscriptionTopics.delete(row.organization_id, row.id)) ?? row);
   });
 
@@ -90,7 +87,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
     },
   }, async (request) => {
     const contact = await contactOf(contacts, request.mailAuth.organizationId, request.params.contact);
-    const topic = await subscriptionTopicOf(contact.organization_id, request.params.topic);
+    const topic = await topicOf(contact.organization_id, request.params.topic);
     await subscriptionTopics.choose(topic.id, contact.id, request.body.subscribed);
     return subscriptionsOf(contact.organization_id, contact.id);
   });
@@ -100,7 +97,7 @@ export async function subscriptionTopicRoutes(app: App, deps: { subscriptionTopi
     schema: { tags, operationId: 'resetContactTopic', summary: 'Forget a contact\'s choice: the topic\'s default applies again', params: ContactTopicParams, response: { 200: withRateLimitHeaders(SubscriptionList, 'The contact\'s state for every topic.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
   }, async (request) => {
     const contact = await contactOf(contacts, request.mailAuth.organizationId, request.params.contact);
-    const topic = await subscriptionTopicOf(contact.organization_id, request.params.topic);
+    const topic = await topicOf(contact.organization_id, request.params.topic);
     await subscriptionTopics.forget(topic.id, contact.id);
     return subscriptionsOf(contact.organization_id, contact.id);
   });

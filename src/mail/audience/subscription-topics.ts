@@ -3,8 +3,19 @@
 // topics", since a bare "topic" is a Kafka topic). A contact with no explicit
 // choice follows the topic's default: opt_in topics include everybody until they
 // opt out; opt_out topics include nobody until they opt in.
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { violatedForeignKey } from '../../platform/postgres/refused-value.ts';
 import { page, type Page } from '../http/pagination.ts';
+
+/** Thrown inside chooseAll's transaction to roll it back. */
+class ChoicesRefused extends Error {
+  readonly reason: 'topic_gone' | 'contact_gone';
+
+  constructor(reason: 'topic_gone' | 'contact_gone') {
+    super(reason);
+    this.reason = reason;
+  }
+}
 
 export const DEFAULT_SUBSCRIPTIONS = ['opt_in', 'opt_out'] as const;
 export type DefaultSubscription = (typeof DEFAULT_SUBSCRIPTIONS)[number];
@@ -110,6 +121,33 @@ export class SubscriptionTopics {
       'INSERT INTO mail_topic_subscriptions (topic_id, contact_id, subscribed) VALUES ($1, $2, $3) ON CONFLICT (topic_id, contact_id) DO UPDATE SET subscribed = EXCLUDED.subscribed, updated_at = now()',
       [topicId, contactId, subscribed],
     );
+  }
+
+  /**
+   * The contact's choices for these topics (ids checked to be the organization's; one choice per
+   * topic), all or none: 'topic_gone' or 'contact_gone', nothing written, when a topic or the contact
+   * was deleted since it was checked.
+   */
+  async chooseAll(organizationId: string, contactId: string, choices: readonly { topicId: string; subscribed: boolean }[]): Promise<'ok' | 'topic_gone' | 'contact_gone'> {
+    try {
+      return await withTransaction(this.pg, async (db) => {
+        const { rowCount } = await db.query(
+          `INSERT INTO mail_topic_subscriptions (topic_id, contact_id, subscribed)
+           SELECT t.id, $2, x.subscribed FROM unnest($3::uuid[], $4::boolean[]) AS x(topic_id, subscribed)
+             JOIN mail_topics t ON t.id = x.topic_id AND t.organization_id = $1
+           ON CONFLICT (topic_id, contact_id) DO UPDATE SET subscribed = EXCLUDED.subscribed, updated_at = now()`,
+          [organizationId, contactId, choices.map((c) => c.topicId), choices.map((c) => c.subscribed)],
+        );
+        if (rowCount !== choices.length) throw new ChoicesRefused('topic_gone');
+        return 'ok' as const;
+      });
+    } catch (err) {
+      if (err instanceof ChoicesRefused) return err.reason;
+      const constraint = violatedForeignKey(err);
+      if (constraint === 'mail_topic_subscriptions_topic_id_fkey') return 'topic_gone';
+      if (constraint === 'mail_topic_subscriptions_contact_id_fkey') return 'contact_gone';
+      throw err;
+    }
   }
 
   async forget(topicId: string, contactId: string): Promise<void> {

@@ -29,7 +29,7 @@ export interface BroadcastOperationDeps {
  * What a new broadcast is made from: the spec's create body, whose topic Resend's broadcasts
  * (at the root paths) may leave out (null: the segment's subscribed contacts, no topic rule).
  */
-export type NewBroadcastInput = Omit<CreateBody, 'topic'> & { topic: string | null; resend_face?: boolean };
+export type NewBroadcastInput = Omit<CreateBody, 'topic'> & { topic: string | null; resend_face?: boolean; send_now?: boolean };
 
 /** A draft, or a scheduled broadcast with scheduled_at, after every create rule of the spec. */
 export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailKeyGrant, body: NewBroadcastInput) {
@@ -57,6 +57,7 @@ export async function createBroadcast(deps: BroadcastOperationDeps, grant: MailK
     scheduled_at: body.scheduled_at ? new Date(body.scheduled_at) : null,
     parent_id: null,
     resend_face: body.resend_face ?? false,
+    send_now: body.send_now ?? false,
   });
   return toBroadcast(row);
 }

@@ -22,11 +22,12 @@ export async function create(db: PoolClient, organizationId: string, b: NewBroad
     `INSERT INTO mail_broadcasts (organization_id, name, status, from_address, from_domain, topic, segment_id, template_id, template_slug, template_version,
                                   subject, html, text_body, subject_b, ab_test, reply_to, preview_text, scheduled_at, parent_id, resend_face)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id`,
-    [organizationId, b.name, b.scheduled_at ? 'scheduled' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
+    [organizationId, b.name, b.scheduled_at ? 'scheduled' : b.send_now ? 'sending' : 'draft', b.from_address, b.from_domain, b.topic, b.segment_id, b.template?.id ?? null, b.template?.slug ?? null,
       b.template?.version ?? null, b.subject, b.html, b.text, b.subject_b, b.ab_test, b.reply_to, b.preview_text, b.scheduled_at, b.parent_id, b.resend_face ?? false],
   );
   const id = rows[0]!.id;
   if (b.scheduled_at) await setJob(db, id, 'start', b.scheduled_at);
+  else if (b.send_now) await setJob(db, id, 'start', new Date());
   return id;
 }
 

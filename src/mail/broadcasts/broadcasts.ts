@@ -78,6 +78,8 @@ export interface NewBroadcast {
   reply_to: string | null;
   preview_text: string | null;
   scheduled_at: Date | null;
+  /** Sending at once (Resend's create with send: true and no time): made as a send would leave it, in the same transaction, never a draft first. */
+  send_now?: boolean;
   parent_id: string | null;
 }
 

@@ -127,10 +127,10 @@ export async function resendBroadcastRoutes(app: App, deps: ResendBroadcastDeps)
       segment_id: segmentId,
       resend_face: true,
       ...(replyTo !== undefined ? { reply_to: replyTo } : {}),
-      // Scheduled at once only without send; with send, the send below schedules it.
-      ...(at && !send ? { scheduled_at: at.toISOString() } : {}),
+      // Made scheduled, or sending, in the one transaction that writes it: never left a draft.
+      ...(at ? { scheduled_at: at.toISOString() } : {}),
+      send_now: send === true && !at,
     });
-    if (send) await sendBroadcast(broadcasts, grant, made.id, at?.toISOString());
     return reply.status(201).send({ object: 'broadcast' as const, id: made.id });
   });
 

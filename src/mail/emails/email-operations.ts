@@ -13,12 +13,12 @@ import { toEmail, toListed } from './email-answers.ts';
 import { listMessages } from './email-list.ts';
 import { keyReusedError, listRefusalError, orChangeRefused } from './email-refusals.ts';
 import type { SendEmailInput } from './email-schemas.ts';
-import { withTemplate } from './email-template.ts';
+import { prepareSend } from './email-template.ts';
 import type { Templates } from '../templates/templates.ts';
 import type { MessageChanges } from './message-changes.ts';
 import type { MessageOutbox } from './message-outbox.ts';
-import type { Messages } from './messages.ts';
-import { overDailyLimit, prepareMessage, refuseServiceKey, type PreparedMessage } from './prepare-message.ts';
+import type { Messages, StoreResult } from './messages.ts';
+import { overDailyLimit, refuseServiceKey, requestHashOf, type PreparedMessage } from './prepare-message.ts';
 
 export interface EmailOperationDeps {
   domains: Domains;
@@ -74,11 +74,23 @@ export function crashIfAsked(deps: Pick<EmailOperationDeps, 'crashAfterStore'>):
  * A repeat of a key answers the original id with `replayed`, sending nothing new.
  */
 export async function sendEmail(deps: EmailOperationDeps, grant: MailKeyGrant, body: SendEmailInput, headerKey?: string): Promise<{ id: string; replayed: boolean }> {
-  const message = prepareMessage(await withTemplate(deps.templates, grant.organizationId, body), headerKey);
+  const key = headerKey ?? body.idempotency_key;
+  // A repeat of a send with a template is answered before the template is read: a replay
+  // whatever became of the template since (edited, unpublished, removed).
+  if (key !== undefined && body.template !== undefined) {
+    refuseServiceKey(key);
+    const earlier = await deps.messages.earlier(grant.organizationId, key, requestHashOf(body));
+    if (earlier) return answerStored(deps, earlier);
+  }
+  const message = await prepareSend(deps.templates, grant.organizationId, body, headerKey);
   refuseServiceKey(message.idempotencyKey);
   const refusal = (await checkSenders(deps, grant, [{ message, at: '' }])).get('');
   if (refusal) throw refusal;
-  const result = await deps.messages.store(grant.organizationId, grant.keyId, message);
+  return answerStored(deps, await deps.messages.store(grant.organizationId, grant.keyId, message));
+}
+
+/** The answer to a send stored (or found stored under its key): queued unless it was, or 409 for a key used by another request. */
+async function answerStored(deps: EmailOperationDeps, result: StoreResult): Promise<{ id: string; replayed: boolean }> {
   if (!result.ok) throw keyReusedError();
   const stored = result.stored;
   crashIfAsked(deps);

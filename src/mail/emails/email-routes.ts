@@ -16,7 +16,7 @@ import { BatchCreated, Changed, Created, EmailList, EmailObject, ListedEmail } f
 import { cancelEmail, checkSenders, crashIfAsked, getEmail, listEmails, rescheduleEmail, sendEmail, type EmailOperationDeps } from './email-operations.ts';
 import { keyReusedError } from './email-refusals.ts';
 import { BatchEmailItem, ListEmailsQuery, SendEmailBody, UpdateEmailBody } from './email-schemas.ts';
-import { withTemplate } from './email-template.ts';
+import { prepareSend } from './email-template.ts';
 import { MessageChanges } from './message-changes.ts';
 import type { Stored } from './messages.ts';
 import { prepareMessage, refuseServiceKey, sendTimeOrRefused, type PreparedMessage } from './prepare-message.ts';
@@ -84,7 +84,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     const items: { message: PreparedMessage; at: string; index: number }[] = [];
     for (const [index, input] of request.body.entries()) {
       try {
-        const message = prepareMessage(await withTemplate(deps.templates, request.mailAuth.organizationId, input, `/${index}`), undefined, `/${index}`);
+        const message = await prepareSend(deps.templates, request.mailAuth.organizationId, input, undefined, `/${index}`);
         refuseServiceKey(message.idempotencyKey, `/${index}`);
         items.push({ message, at: `/${index}`, index });
       } catch (err) {

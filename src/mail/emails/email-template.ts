@@ -10,6 +10,12 @@ import { renderVariables, VariablesTooLarge } from '../templates/resend-variable
 import { resolvedOrRefused } from '../templates/template-refusals.ts';
 import type { Templates } from '../templates/templates.ts';
 import { MAX_PART_BYTES, type SendEmailInput } from './email-schemas.ts';
+import { prepareMessage, type PreparedMessage } from './prepare-message.ts';
+
+/** The message of a send as prepareMessage makes it, its template filled in first, hashed as sent (a repeat is judged on the request, not the template's output). */
+export async function prepareSend(templates: Templates, organizationId: string, input: SendEmailInput, headerKey: string | undefined, at = ''): Promise<PreparedMessage> {
+  return prepareMessage(await withTemplate(templates, organizationId, input, at), headerKey, at, input);
+}
 
 export async function withTemplate(templates: Templates, organizationId: string, input: SendEmailInput, at = ''): Promise<SendEmailInput> {
   const { template: ref, ...rest } = input;

@@ -282,19 +282,28 @@ export class Messages {
     return Promise.allSettled(items.map(async (item, i) => {
       const status = inserted.get(ids[i]!);
       if (status) return { ok: true as const, stored: { id: ids[i]!, replayed: false, unpublished: status !== 'suppressed' } };
-      return this.original(db, item);
+      return (await this.original(db, item.organizationId, item.message.idempotencyKey!, item.message.requestHash))!;
     }));
   }
 
-  /** The message stored before under this item's key: this very request before (a replay), or another one (refused). */
-  private async original(db: Queryable, { organizationId, message }: ToStore): Promise<StoreResult> {
+  /**
+   * The message stored under `key`, if any: a replay when its request hashed to `requestHash`, else
+   * refused (the same answer store() gives, asked before a message is made).
+   */
+  async earlier(organizationId: string, key: string, requestHash: Buffer): Promise<StoreResult | undefined> {
+    return this.original(this.pg, organizationId, key, requestHash);
+  }
+
+  /** The message stored before under this key, if any: this very request before (a replay), or another one (refused). */
+  private async original(db: Queryable, organizationId: string, key: string, requestHash: Buffer): Promise<StoreResult | undefined> {
     const { rows: found } = await db.query<{ id: string; request_hash: Buffer | null; unpublished: boolean }>(
       `SELECT m.id, m.request_hash, EXISTS (SELECT 1 FROM mail_message_outbox o WHERE o.message_id = m.id) AS unpublished
          FROM mail_messages m WHERE m.organization_id = $1 AND m.idempotency_key = $2`,
-      [organizationId, message.idempotencyKey],
+      [organizationId, key],
     );
-    const original = found[0]!;
-    if (!original.request_hash || !original.request_hash.equals(message.requestHash)) return keyReused;
+    const original = found[0];
+    if (!original) return undefined;
+    if (!original.request_hash || !original.request_hash.equals(requestHash)) return keyReused;
     return { ok: true, stored: { id: original.id, replayed: true, unpublished: original.unpublished } };
   }
 

@@ -93,8 +93,22 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Checks what the schema cannot and returns the message; `headerKey` is the Idempotency-Key header (single sends only). */
-export function prepareMessage(input: SendEmailInput, headerKey: string | undefined, at = ''): PreparedMessage {
+/**
+ * The hash that tells a repeat of an idempotency key from another request: of the request as the
+ * client sent it (a template's id and variables, not what they filled in, which changes when the
+ * template is edited), without its key.
+ */
+export function requestHashOf(sent: SendEmailInput): Buffer {
+  const { idempotency_key: _key, ...request } = sent;
+  return createHash('sha256').update(canonical(request)).digest();
+}
+
+/**
+ * Checks what the schema cannot and returns the message; `headerKey` is the Idempotency-Key header
+ * (single sends only); `sent` is the request as the client sent it (before a template was filled
+ * in: email-template.ts), which its hash is of.
+ */
+export function prepareMessage(input: SendEmailInput, headerKey: string | undefined, at = '', sent: SendEmailInput = input): PreparedMessage {
   // A template was filled in before (email-template.ts): what is left must be a whole message.
   if (input.template !== undefined) throw new Error('prepareMessage: fill the template in first (email-template.ts)');
   for (const field of ['from', 'subject'] as const) {
@@ -135,7 +149,7 @@ export function prepareMessage(input: SendEmailInput, headerKey: string | undefi
   });
   const recipientKeys = [...new Set([...to, ...cc, ...bcc].map((m) => m.key))];
   const scheduledAt = input.scheduled_at === undefined ? null : sendTimeOrRefused(input.scheduled_at, `${at}/scheduled_at`);
-  const { idempotency_key: bodyKey, ...request } = input;
+  const bodyKey = input.idempotency_key;
   return {
     from,
     to: to.map(formatMailbox),
@@ -153,6 +167,6 @@ export function prepareMessage(input: SendEmailInput, headerKey: string | undefi
     attachments: prepared,
     // The header wins over the body (spec, Idempotency 1).
     idempotencyKey: headerKey ?? bodyKey ?? null,
-    requestHash: createHash('sha256').update(canonical(request)).digest(),
+    requestHash: requestHashOf(sent),
   };
 }

@@ -51,7 +51,9 @@ type Row = MessageRow & {
  * Reads a stored message and makes it ready to send, without the recipients left out by now
  * (suppressed, or unsubscribed: recipient-choices.ts); with click and open tracking when its
  * domain has a tracking host, and a one-click unsubscribe when it is about a topic (its
- * topic_id, or a broadcast's kind `broadcast.<topic slug>`). A message about a topic goes as
+ * topic_id, or a broadcast's kind `broadcast.<topic slug>`) or is a broadcast without a topic
+ * (kind `broadcast`: the link unsubscribes the contact from all the organization's broadcasts,
+ * as Resend's does; tracking-routes.ts). A message with a one-click unsubscribe goes as
  * one copy per recipient, as ESPs send (Resend, listmonk), so that each copy's unsubscribe
  * link names its own recipient; every copy shows the same To and Cc and carries the same
  * Message-ID. Copies of recipients in `handedTo` (the relay took them already) are left out.
@@ -88,6 +90,8 @@ export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageI
   const base = m.tracking_host ? `https://${m.tracking_host}` : links.publicBaseUrl;
   const tracked = m.tracking_host && m.html !== null ? trackHtml(m.html, links.secret, base, m.id) : m.html;
   const [htmlAsks, textAsks] = [hasUnsubscribePlaceholder(m.html), hasUnsubscribePlaceholder(m.text_body)];
+  // A broadcast about no topic (Resend's at the root) unsubscribes from every broadcast.
+  const oneClick = m.unsubscribe_topic !== null || m.kind === 'broadcast';
   const mail = (recipients: string[], unsubscribeFor: string | null): Mail.Options => {
     let [html, text] = [tracked, m.text_body];
     const headers = { ...m.headers };
@@ -96,7 +100,7 @@ export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageI
       // Filled after the tracking, so the link is not a click to count.
       if (html !== null && htmlAsks) html = fillUnsubscribeUrl(html, 'html', url);
       if (text !== null && textAsks) text = fillUnsubscribeUrl(text, 'text', url);
-      if (m.unsubscribe_topic) {
+      if (oneClick) {
         headers['List-Unsubscribe'] = `<${url}>`;
         headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
         // The visible link too, unless the part placed it itself.
@@ -121,7 +125,7 @@ export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageI
       ...(dkimKey ? { dkim: { domainName: m.from_domain, keySelector: m.dkim_selector!, privateKey: dkimKey } } : {}),
     };
   };
-  const copies = m.unsubscribe_topic || htmlAsks || textAsks
+  const copies = oneClick || htmlAsks || textAsks
     ? envelopeTo.filter((r) => !handedTo.includes(r)).map((r) => ({ recipients: [r], mail: mail([r], r) }))
     : [{ recipients: envelopeTo, mail: mail(envelopeTo, null) }];
   return { copies, emails: envelopeTo.length, leftOut: leftOutNow };

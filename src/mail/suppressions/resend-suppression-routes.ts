@@ -102,11 +102,11 @@ export async function resendSuppressionRoutes(app: App, deps: { suppressions: Su
     },
   }, async (request) => {
     const organizationId = request.mailAuth.organizationId;
-    // Every address is checked before any is added, as addSuppression checks one.
-    for (const [i, email] of request.body.emails.entries()) checkAddress(email, i);
-    const data = [];
-    for (const email of request.body.emails) data.push({ object: 'suppression' as const, id: (await addSuppression(suppressions, organizationId, { email })).suppression.id });
-    return { data };
+    // Every address is checked before any is added, as addSuppression checks one; then all are added in one statement.
+    const keys = request.body.emails.map((email, i) => checkAddress(email, i));
+    const rows = await suppressions.addAll(organizationId, keys, 'manual');
+    const idOf = new Map(rows.map((r) => [r.email, r.id]));
+    return { data: keys.map((key) => ({ object: 'suppression' as const, id: idOf.get(key)! })) };
   });
 
   app.post('/suppressions/batch/remove', {
@@ -122,20 +122,17 @@ export async function resendSuppressionRoutes(app: App, deps: { suppressions: Su
     },
   }, async (request) => {
     const organizationId = request.mailAuth.organizationId;
-    const names = 'emails' in request.body ? request.body.emails : request.body.ids;
-    const data = [];
-    for (const name of names) {
-      const row = await entryOf(organizationId, name);
-      const removed = row && (await suppressions.remove(organizationId, row.id));
-      if (removed) data.push({ object: 'suppression' as const, id: removed.id, deleted: true as const });
-    }
-    return { data };
+    // One statement: all the entries named go, or (on a failure) none.
+    const emails = 'emails' in request.body ? request.body.emails.map((e) => e.trim().toLowerCase()) : [];
+    const ids = 'ids' in request.body ? request.body.ids.filter(isUuid) : [];
+    const removed = await suppressions.removeAll(organizationId, emails, ids);
+    return { data: removed.map((r) => ({ object: 'suppression' as const, id: r.id, deleted: true as const })) };
   });
 }
 
-/** 400 invalid_email naming the item, as addSuppression refuses a single address. */
-function checkAddress(email: string, index: number): void {
-  if (!parseEmail(email.trim())) {
-    throw new ApiError(400, 'invalid_email', `emails/${index} is not an email address.`, [{ path: `/emails/${index}`, message: 'not an email address' }]);
-  }
+/** The address's key (lower-cased), or 400 invalid_email naming the item, as addSuppression refuses a single address. */
+function checkAddress(email: string, index: number): string {
+  const address = parseEmail(email.trim());
+  if (!address) throw new ApiError(400, 'invalid_email', `emails/${index} is not an email address.`, [{ path: `/emails/${index}`, message: 'not an email address' }]);
+  return address.key;
 }

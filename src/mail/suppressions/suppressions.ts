@@ -40,6 +40,36 @@ export class Suppressions {
     return { row: (await this.find(organizationId, email))!, created: false };
   }
 
+  /**
+   * Adds the addresses (lower-cased keys) in one statement: all or none. The entries in the order
+   * given, once each; an address already listed keeps its entry.
+   */
+  async addAll(organizationId: string, emails: readonly string[], reason: SuppressionReason): Promise<SuppressionRow[]> {
+    const { rows } = await this.pg.query<SuppressionRow>(
+      `WITH input AS (SELECT e AS email, min(n) AS n FROM unnest($2::text[]) WITH ORDINALITY AS x(e, n) GROUP BY e),
+            added AS (INSERT INTO mail_suppressions (organization_id, email, reason) SELECT $1, email, $3 FROM input
+                      ON CONFLICT (organization_id, email) DO NOTHING RETURNING *)
+       SELECT coalesce(a.id, s.id) AS id, coalesce(a.organization_id, s.organization_id) AS organization_id, i.email,
+              coalesce(a.reason, s.reason) AS reason, coalesce(a.created_at, s.created_at) AS created_at
+         FROM input i LEFT JOIN added a ON a.email = i.email
+         LEFT JOIN mail_suppressions s ON s.organization_id = $1 AND s.email = i.email
+        ORDER BY i.n`,
+      [organizationId, emails, reason],
+    );
+    return rows;
+  }
+
+  /** Removes, in one statement, the entries named by address (lower-cased) or id: those removed, in the order named. */
+  async removeAll(organizationId: string, emails: readonly string[], ids: readonly string[]): Promise<SuppressionRow[]> {
+    const { rows } = await this.pg.query<SuppressionRow>(
+      'DELETE FROM mail_suppressions WHERE organization_id = $1 AND (email = ANY($2::text[]) OR id = ANY($3::uuid[])) RETURNING *',
+      [organizationId, emails, ids],
+    );
+    const order = new Map([...emails, ...ids].map((name, i) => [name, i]));
+    const at = (r: SuppressionRow) => Math.min(order.get(r.email) ?? Infinity, order.get(r.id) ?? Infinity);
+    return rows.sort((a, b) => at(a) - at(b));
+  }
+
   /** By id or by address. */
   async find(organizationId: string, idOrEmail: string): Promise<SuppressionRow | undefined> {
     const byEmail = idOrEmail.includes('@');

@@ -23,7 +23,9 @@ const MAX_TAG = 600;
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 function valueOf(contact: RenderContact, name: string): string {
-  const v = name === 'email' ? contact.email : name === 'first_name' ? contact.first_name : name === 'last_name' ? contact.last_name : contact.properties?.[name];
+  // Own properties only: {{contact.constructor}} must not reach Object.prototype.
+  const property = contact.properties && Object.hasOwn(contact.properties, name) ? contact.properties[name] : undefined;
+  const v = name === 'email' ? contact.email : name === 'first_name' ? contact.first_name : name === 'last_name' ? contact.last_name : property;
   return v === null || v === undefined ? '' : String(v);
 }
 

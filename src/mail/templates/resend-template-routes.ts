@@ -27,7 +27,10 @@ import type { Content, TemplateRow, Templates, TemplateVariable } from './templa
 const CONTENT_BODY_LIMIT = 12 * 1024 * 1024;
 const SLUG_TRIES = 20;
 
-const Alias = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Our slug: 1 to 64 of A-Z a-z 0-9 _ -; unique in the organization.' });
+// Resend documents no character rule (its aliases are lower-case words joined by hyphens, e.g.
+// order-confirmation); an alias is our slug, so it takes /api/v1's slug rule and every template's
+// alias is one /api/v1 can name.
+const Alias = Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'Our slug: 1 to 64 of a-z 0-9 and -, as /api/v1/templates\' slug; unique in the organization.' });
 const Fallback = Type.Union([Type.String({ maxLength: 4096 }), Type.Number(), Type.Null()]);
 const VariableInput = Type.Object(
   { key: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), type: StringEnum(PROPERTY_TYPES), fallback_value: Type.Optional(Fallback) },
@@ -157,10 +160,11 @@ export async function resendTemplateRoutes(app: App, deps: { templates: Template
   }, async (request) => {
     const row = await templateOf(request.mailAuth.organizationId, request.params.id);
     const content = contentOf(request.body);
-    if (request.body.alias !== undefined && request.body.alias !== row.slug && !(await templates.setSlug(row, request.body.alias))) {
+    // The alias, name and draft in one transaction: a taken alias changes nothing.
+    const alias = request.body.alias !== undefined && request.body.alias !== row.slug ? request.body.alias : undefined;
+    if (!(await templates.update(row, request.body.name, content, alias))) {
       throw new ApiError(409, 'template_exists', `The organization already has a template with the alias ${request.body.alias}.`);
     }
-    await templates.update(row, request.body.name, content);
     return { object: 'template' as const, id: row.id };
   });
 

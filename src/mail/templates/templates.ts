@@ -112,9 +112,23 @@ export class Templates {
   }
 
   /** Changes the name, and the draft's content (opening a draft from the newest version if that one is published). */
-  async update(template: TemplateRow, name: string | undefined, content: Content): Promise<void> {
+  /**
+   * Its name, slug (Resend's alias) and draft content changed in one transaction: all or nothing.
+   * False, nothing changed, when the slug is another template's.
+   */
+  async update(template: TemplateRow, name: string | undefined, content: Content, slug?: string): Promise<boolean> {
+    try {
+      await this.updateAll(template, name, content, slug);
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505' && slug !== undefined) return false;
+      throw err;
+    }
+  }
+
+  private async updateAll(template: TemplateRow, name: string | undefined, content: Content, slug: string | undefined): Promise<void> {
     await this.transaction(async (db) => {
-      await db.query('UPDATE mail_templates SET name = coalesce($2, name), updated_at = now() WHERE id = $1', [template.id, name ?? null]);
+      await db.query('UPDATE mail_templates SET name = coalesce($2, name), slug = coalesce($3, slug), updated_at = now() WHERE id = $1', [template.id, name ?? null, slug ?? null]);
       if (Object.values(content).every((v) => v === undefined)) return;
       // The newest version, locked: edits and publications of one template take turns.
       const { rows } = await db.query<VersionRow>('SELECT * FROM mail_template_versions WHERE template_id = $1 ORDER BY version DESC LIMIT 1 FOR UPDATE', [template.id]);
@@ -147,17 +161,6 @@ export class Templates {
       const { rows: published } = await db.query<VersionRow>('UPDATE mail_template_versions SET published_at = now() WHERE template_id = $1 AND version = $2 RETURNING *', [template.id, draft.version]);
       return published[0];
     });
-  }
-
-  /** Gives the template another slug (Resend's alias); false when the organization has that slug already. */
-  async setSlug(template: TemplateRow, slug: string): Promise<boolean> {
-    try {
-      await this.pg.query('UPDATE mail_templates SET slug = $2, updated_at = now() WHERE id = $1', [template.id, slug]);
-      return true;
-    } catch (err) {
-      if ((err as { code?: string }).code === '23505') return false;
-      throw err;
-    }
   }
 
   /** A new template with the newest content of `template` as its draft version 1; undefined when the slug is taken. */

@@ -56,10 +56,15 @@ export interface PageView {
   topics: TopicChoice[];
   /** The topic of the message whose link this is (one-click unsubscribe from it), if any. */
   messageTopic: string | undefined;
+  /** For a broadcast about no topic: whether the address still gets the organization's broadcasts. */
+  broadcasts?: { subscribed: boolean } | undefined;
   saved: boolean;
 }
 
-/** The page: a form of the topics (posted to <token>/preferences) and, for topic mail, the one-click button. */
+/**
+ * The page: a form of the topics (posted to <token>/preferences) and the one-click button: for
+ * topic mail, from its topic; for a broadcast about no topic, from all broadcasts.
+ */
 export function preferencesHtml(view: PageView): string {
   const token = escapeHtml(view.token);
   const own = view.topics.find((t) => t.id === view.messageTopic);
@@ -71,6 +76,8 @@ export function preferencesHtml(view: PageView): string {
 <p>For <strong>${escapeHtml(view.email)}</strong>.</p>
 ${view.saved ? '<p role="status" id="saved"><strong>Your preferences are saved.</strong></p>' : ''}
 ${own && own.subscribed ? `<form method="post"><button type="submit" id="unsubscribe">Unsubscribe from ${escapeHtml(own.name)}</button></form>` : ''}
+${view.broadcasts?.subscribed ? '<form method="post"><button type="submit" id="unsubscribe">Unsubscribe from all broadcasts</button></form>' : ''}
+${view.broadcasts && !view.broadcasts.subscribed ? '<p id="unsubscribed">You are unsubscribed from all broadcasts of this sender.</p>' : ''}
 ${view.topics.length > 0
     ? `<form method="post" action="./${token}/preferences"><fieldset><legend>The emails you get</legend>${rows}</fieldset><p><button type="submit" id="save">Save preferences</button></p></form>`
     : '<p>There are no topics to choose from.</p>'}`;

@@ -1,7 +1,8 @@
 // The ends of the links in sent messages (tracking-links.ts), public and without
 // keys: the open pixel, the click redirect, and the one-click unsubscribe (RFC
 // 8058: a POST with any body, no cookies, no auth, unsubscribes from that topic
-// only; a GET shows the preferences page, with a button for the topic, and
+// only, or, for a broadcast about no topic, from all the organization's broadcasts
+// (broadcast-opt-out.ts); a GET shows the preferences page, with a button for the topic, and
 // changes nothing, since mail scanners fetch links; the page's form posts to
 // <token>/preferences: preferences-page.ts). Opens and clicks are recorded as events with their
 // message id, bounded per IP and per message and flagged when a machine made
@@ -23,6 +24,7 @@ import { preferencesHtml, saveChoices, topicChoices } from './preferences-page.t
 import { readLinkToken, type LinkKind, type LinkPayload } from './tracking-links.ts';
 import { recordFetch, REPEAT_PERIOD_MS, TRACKING_PER_MINUTE_PER_IP } from './tracking-record.ts';
 import { contactOfAddressCte } from '../audience/contacts.ts';
+import { getsBroadcasts, unsubscribeFromBroadcasts } from './broadcast-opt-out.ts';
 
 export interface TrackingDeps {
   pg: Pool;
@@ -84,16 +86,19 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     return payload;
   }
 
-  /** The payload of a signed token and its message's organization, or a 404 page sent. */
-  async function link(kind: LinkKind, token: string, reply: FastifyReply): Promise<(LinkPayload & { organizationId: string }) | undefined> {
+  /**
+   * The payload of a signed token, its message's organization and whether the message is a
+   * broadcast about no topic (its unsubscribe is from all broadcasts), or a 404 page sent.
+   */
+  async function link(kind: LinkKind, token: string, reply: FastifyReply): Promise<(LinkPayload & { organizationId: string; allBroadcasts: boolean }) | undefined> {
     const payload = signed(kind, token, reply);
     if (!payload) return undefined;
-    const { rows } = await pg.query<{ organization_id: string }>('SELECT organization_id FROM mail_messages WHERE id = $1', [payload.m]);
+    const { rows } = await pg.query<{ organization_id: string; kind: string }>('SELECT organization_id, kind FROM mail_messages WHERE id = $1', [payload.m]);
     if (!rows[0]) {
       void reply.code(404).type('text/html; charset=utf-8').send(LINK_NOT_FOUND);
       return undefined;
     }
-    return { ...payload, organizationId: rows[0].organization_id };
+    return { ...payload, organizationId: rows[0].organization_id, allBroadcasts: !payload.t && rows[0].kind === 'broadcast' };
   }
 
   const record = async (event: NewMailEvent) => {
@@ -142,7 +147,7 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
   app.get('/m/u/:token', {
     schema: {
       tags, security: [], operationId: 'unsubscribePage', summary: 'Unsubscribe and preferences page',
-      description: 'The recipient\'s preferences: every topic of the organization with its effective state, as a form posted to `/m/u/{token}/preferences`, and for a message about a topic a button that unsubscribes from it (the one-click POST). ' +
+      description: 'The recipient\'s preferences: every topic of the organization with its effective state, as a form posted to `/m/u/{token}/preferences`, and for a message about a topic a button that unsubscribes from it (the one-click POST); for a broadcast about no topic, a button that unsubscribes from all the organization\'s broadcasts (the one-click POST), or a line saying the address gets none. ' +
         'Fetching it changes nothing (mail scanners prefetch links). Where {{{RESEND_UNSUBSCRIBE_URL}}} and {{unsubscribe_url}} lead.',
       params: Params,
       querystring: Type.Object({ saved: Type.Optional(Type.String({ maxLength: 8, description: 'Set after a save: the page says so.' })) }),
@@ -153,7 +158,8 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
     if (!found) return reply;
     if (!found.r) return sendPage(reply, LINK_NOT_FOUND, 404);
     const topics = await topicChoices(pg, found.organizationId, found.r);
-    return sendPage(reply, page('Email preferences', preferencesHtml({ token: request.params.token, email: found.r, topics, messageTopic: found.t, saved: request.query.saved === '1' })));
+    const broadcasts = found.allBroadcasts ? { subscribed: await getsBroadcasts(pg, found.organizationId, found.r) } : undefined;
+    return sendPage(reply, page('Email preferences', preferencesHtml({ token: request.params.token, email: found.r, topics, messageTopic: found.t, broadcasts, saved: request.query.saved === '1' })));
   });
 
   // The page's form: urlencoded fields in a scope of their own (the one-click POST reads no body).
@@ -191,14 +197,20 @@ export async function trackingRoutes(app: App, deps: TrackingDeps): Promise<void
   app.post('/m/u/:token', {
     schema: {
       tags, security: [], operationId: 'unsubscribe', summary: 'One-click unsubscribe (RFC 8058)',
-      description: 'Unsubscribes the recipient from the message\'s topic only (no other topic, no other status changes). Any body (`List-Unsubscribe=One-Click` form-encoded, multipart or empty), no cookies, no key. Repeating it changes nothing more.',
+      description: 'Unsubscribes the recipient from the message\'s topic only (no other topic, no other status changes); from a broadcast about no topic, from all the organization\'s broadcasts (the contact\'s status becomes `unsubscribed`, Resend\'s `unsubscribed: true`; its transactional mail is not affected). Any body (`List-Unsubscribe=One-Click` form-encoded, multipart or empty), no cookies, no key. Repeating it changes nothing more.',
       params: Params,
       response: { 200: { description: 'Unsubscribed.', content: HTML }, 404: NOT_A_LINK },
     },
   }, async (request, reply) => {
     const found = await link('u', request.params.token, reply);
     if (!found) return reply;
-    // A link without a topic (the placeholder in mail about none) has no one-click unsubscribe: its page has the choices.
+    if (found.r && found.allBroadcasts) {
+      const { organizationId, r: email, m: messageId } = found;
+      await unsubscribeFromBroadcasts(pg, organizationId, email);
+      await record({ organization_id: organizationId, message_id: messageId, type: 'unsubscribed', recipient: email, detail: null, once_key: `unsubscribed:${messageId}:broadcasts` });
+      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page('Unsubscribed', `<p>${escapeHtml(email)} will get no more broadcasts from this sender.</p>`));
+    }
+    // A link without a topic (the placeholder in transactional mail about none) has no one-click unsubscribe: its page has the choices.
     if (!found.r || !found.t) return sendPage(reply, page('Not a one-click link', '<p>Open this link to choose the emails you get.</p>'), 404);
     const { organizationId, r: email, t: topicId, m: messageId } = found;
     // The contact is made if the address was not one (a transactional message about a topic).

@@ -16,6 +16,11 @@ export class ReservedPaths {
     if (first && !first.startsWith(':') && !first.includes('*')) this.segments.add(first.toLowerCase());
   }
 
+  /** Every reserved segment, lower-cased. */
+  list(): string[] {
+    return [...this.segments];
+  }
+
   /** Whether `segment` (compared without case) is taken by the service. */
   has(segment: string): boolean {
     return this.segments.has(segment.toLowerCase());

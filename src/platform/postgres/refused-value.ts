@@ -14,5 +14,12 @@ export const isDataException = (err: unknown): boolean => sqlState(err)?.startsW
 /** An integrity constraint violation (class 23): the value conflicts with the data. */
 export const isConstraintViolation = (err: unknown): boolean => sqlState(err)?.startsWith('23') ?? false;
 
+/**
+ * The constraint of a foreign key violation (23503): a row the statement referred to was deleted
+ * since it was checked (a race the request lost, not a failure of ours); undefined for any other error.
+ */
+export const violatedForeignKey = (err: unknown): string | undefined =>
+  sqlState(err) === '23503' ? String((err as { constraint?: unknown }).constraint ?? '') : undefined;
+
 /** Either: the request's values, not the database or the service, made the statement fail. */
 export const isRefusedValue = (err: unknown): boolean => isDataException(err) || isConstraintViolation(err);

@@ -3,6 +3,8 @@
 // file's to a relay of this file's carries {{{RESEND_UNSUBSCRIBE_URL}}} and
 // {{unsubscribe_url}} filled with the recipient's own link; the browser opens it,
 // unticks a topic, saves, reloads, and the choice holds, in the page and in the API.
+// A broadcast about no topic (the broadcast worker runs as a child) carries a
+// one-click unsubscribe from all the organization's broadcasts.
 import { simpleParser } from 'mailparser';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import type { Child } from '../../support/processes.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { startSmtpCapture, type SmtpCapture } from '../../support/mail/smtp-capture.ts';
 import { startMailSender, stopMailSender } from '../../support/mail/sender.ts';
+import { startWorkerKinds, stopChild } from '../../support/processes.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -20,16 +23,21 @@ let ingress: TestIngress;
 let relay: SmtpCapture;
 let sender: Child;
 let browser: Browser;
+let broadcaster: Child | undefined;
 
 beforeAll(async () => {
   ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
   relay = await startSmtpCapture();
   // Links in the mail point at this file's ingress, so the browser opens them as they are.
-  sender = await startMailSender({ SMTP_URL: relay.url, PUBLIC_BASE_URL: ingress.url });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  [sender, broadcaster, browser] = await Promise.all([
+    startMailSender({ SMTP_URL: relay.url, PUBLIC_BASE_URL: ingress.url }),
+    startWorkerKinds(['mail-broadcasts']),
+    chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
+  await stopChild(broadcaster, 'SIGTERM');
   await browser?.close();
   if (sender) await stopMailSender(sender);
   await relay?.close();
@@ -162,4 +170,60 @@ describe('the unsubscribe placeholder and the preferences page', () => {
     expect(new URL(saved.headers.get('location')!, `${link}/preferences`).toString()).toBe(`${link}?saved=1`);
     expect(await apiState(org.key, 'three@example.net')).toEqual({ news: false, offers: true, digest: false });
   }, 60_000);
+  it('a broadcast about no topic has a one-click unsubscribe from all broadcasts: the header, the placeholder and the page\'s button; the next broadcast skips the contact', async () => {
+    const { org, from } = await organization();
+    const segment = (await call(ingress.url, 'POST', '/segments', { key: org.key, body: { name: 'Everyone' } })).body as { id: string };
+    for (const email of ['page@example.net', 'click@example.net', 'stays@example.net']) {
+      expect((await call(ingress.url, 'POST', '/contacts', { key: org.key, body: { email, segments: [{ id: segment.id }] } })).status).toBe(201);
+    }
+    /** Sends a broadcast without a topic at the root and answers each recipient's copy, parsed. */
+    const broadcast = async (subject: string, expected: number) => {
+      const made = await call(ingress.url, 'POST', '/broadcasts', { key: org.key, body: { segment_id: segment.id, from, subject, html: HTML, text: TEXT, send: true } });
+      expect(made.status).toBe(201);
+      const ids = await eventually(async () => {
+        const { rows } = await ingress.platform.pg.query<{ id: string }>('SELECT message_id AS id FROM mail_broadcast_recipients WHERE broadcast_id = $1', [made.body.id]);
+        return rows.length === expected && rows.every((r) => relay.byMessageId(r.id).length === 1) ? rows : undefined;
+      }, 60_000);
+      const copies = ids!.map((r) => relay.byMessageId(r.id)[0]!);
+      return new Map(await Promise.all(copies.map(async (c) => [c.to[0]!, { raw: c.raw, parsed: await simpleParser(c.raw) }] as const)));
+    };
+    const first = await broadcast('Monthly', 3);
+    const links = new Map([...first].map(([to, c]) => {
+      const link = /href="([^"]+)"[^>]*>Manage your emails/.exec(String(c.parsed.html))![1]!;
+      // RFC 8058: the placeholder's link is the one-click header's, with its POST header.
+      expect(/^List-Unsubscribe:\s*<([^>]+)>/im.exec(c.raw)![1]).toBe(link);
+      expect(c.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click/im);
+      return [to, link];
+    }));
+    const unsubscribed = async (email: string) => (await call(ingress.url, 'GET', `/contacts/${email}`, { key: org.key })).body.unsubscribed as boolean;
+
+    const context = await browser.newContext({ userAgent: DESKTOP_UA });
+    const page = await context.newPage();
+    await page.goto(links.get('page@example.net')!);
+    expect(await page.textContent('#unsubscribe')).toBe('Unsubscribe from all broadcasts');
+    expect(await shownState(page)).toEqual([['News', true], ['Offers', true], ['Weekly digest', false]]);
+    expect(await unsubscribed('page@example.net')).toBe(false); // looking changes nothing
+    await Promise.all([page.waitForLoadState('load'), page.click('#unsubscribe')]);
+    expect(await page.textContent('body')).toContain('will get no more broadcasts from this sender');
+    await page.goto(links.get('page@example.net')!);
+    expect(await page.$('#unsubscribe')).toBeNull();
+    expect(await page.textContent('#unsubscribed')).toContain('unsubscribed from all broadcasts');
+    await context.close();
+    expect(await unsubscribed('page@example.net')).toBe(true);
+
+    // The mail client's one-click POST, twice: the second changes nothing more.
+    for (let i = 0; i < 2; i++) expect((await fetch(links.get('click@example.net')!, { method: 'POST', body: 'List-Unsubscribe=One-Click' })).status).toBe(200);
+    expect(await unsubscribed('click@example.net')).toBe(true);
+    expect(await unsubscribed('stays@example.net')).toBe(false);
+    const { rows } = await ingress.platform.pg.query<{ recipient: string; detail: string | null }>(
+      "SELECT recipient, detail FROM mail_events WHERE type = 'unsubscribed' AND message_id IN (SELECT message_id FROM mail_broadcast_recipients r JOIN mail_broadcasts b ON b.id = r.broadcast_id WHERE b.organization_id = $1) ORDER BY recipient",
+      [org.organizationId],
+    );
+    expect(rows).toEqual([{ recipient: 'click@example.net', detail: null }, { recipient: 'page@example.net', detail: null }]);
+    const updates = await ingress.platform.pg.query("SELECT 1 FROM mail_events WHERE organization_id = $1 AND type = 'contact.updated'", [org.organizationId]);
+    expect(updates.rowCount).toBe(2);
+
+    // The next broadcast about no topic goes to the one contact left.
+    expect([...(await broadcast('Next month', 1)).keys()]).toEqual(['stays@example.net']);
+  }, 90_000);
 });

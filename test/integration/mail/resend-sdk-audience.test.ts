@@ -3,22 +3,16 @@
 // properties, segments and topics. Results are checked, also through /api/v1 (one
 // store), and one organization never sees or touches another's.
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { describe, expect, it } from 'vitest';
+import { call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
 import { organizationWithKey } from '../../support/mail/organizations.ts';
+import { holdWrite } from '../../support/held-transaction.ts';
 
-let ingress: TestIngress;
-let url: string;
-
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
-  url = ingress.url;
-  process.env.RESEND_BASE_URL = url;
-});
-afterAll(async () => ingress?.close());
+const root = useResendIngress();
 
 const fresh = async () => {
-  const org = await organizationWithKey(url);
+  const org = await organizationWithKey(root.url);
   return { ...org, resend: new Resend(org.key) };
 };
 
@@ -39,7 +33,7 @@ describe('resend.topics', () => {
     expect((await resend.topics.update({ id, name: 'Releases', description: 'Every release' })).data).toMatchObject({ id });
     expect((await resend.topics.get(id)).data).toMatchObject({ name: 'Releases', description: 'Every release', slug: 'product-news' });
     // /api/v1 sees the same topic, by its slug.
-    expect((await call(url, 'GET', '/api/v1/topics/product-news', { key })).body).toMatchObject({ id, name: 'Releases', default_subscription: 'opt_in' });
+    expect((await call(root.url, 'GET', '/api/v1/topics/product-news', { key })).body).toMatchObject({ id, name: 'Releases', default_subscription: 'opt_in' });
 
     expect((await resend.topics.remove(id)).data).toEqual({ object: 'topic', id, deleted: true });
     expect((await resend.topics.get(id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
@@ -96,7 +90,7 @@ describe('resend.contacts', () => {
 
     // Update by email: properties merge (null removes one), unsubscribed is the status.
     expect((await resend.contacts.update({ email: 'ada@example.com', firstName: 'Augusta', unsubscribed: true, properties: { seats: null, team: 'core' } })).data).toEqual({ object: 'contact', id });
-    const after = (await call(url, 'GET', `/api/v1/contacts/${id}`, { key })).body;
+    const after = (await call(root.url, 'GET', `/api/v1/contacts/${id}`, { key })).body;
     expect(after).toMatchObject({ first_name: 'Augusta', last_name: 'Lovelace', status: 'unsubscribed', properties: { plan: 'pro', team: 'core' } });
     expect(after.properties).not.toHaveProperty('seats');
 
@@ -144,7 +138,7 @@ describe('resend.segments and contacts.segments', () => {
     const members = await resend.contacts.list({ segmentId: id });
     expect(members.data!.data.map((c) => c.email)).toEqual(['ada@example.com']);
     // /api/v1 sees the same members.
-    expect((await call(url, 'GET', `/api/v1/segments/${id}/contacts`, { key })).body.data.map((c: any) => c.id)).toEqual([ada.id]);
+    expect((await call(root.url, 'GET', `/api/v1/segments/${id}/contacts`, { key })).body.data.map((c: any) => c.id)).toEqual([ada.id]);
 
     expect((await resend.segments.update(id, { name: 'Very important' })).data).toEqual({ object: 'segment', id });
     expect((await resend.segments.list()).data!.data).toEqual([{ object: 'segment', id, name: 'Very important', created_at: expect.any(String) }]);
@@ -161,7 +155,7 @@ describe('resend.segments and contacts.segments', () => {
     const pro = (await resend.contacts.create({ email: 'pro@example.com', properties: { plan: 'pro' } })).data!;
     const friend = (await resend.contacts.create({ email: 'friend@example.com', properties: { plan: 'free' } })).data!;
     await resend.contacts.create({ email: 'nobody@example.com', properties: { plan: 'free' } });
-    const filtered = await call(url, 'POST', '/api/v1/segments', { key, body: { name: 'Pro', filter: { field: 'properties.plan', op: 'eq', value: 'pro' } } });
+    const filtered = await call(root.url, 'POST', '/api/v1/segments', { key, body: { name: 'Pro', filter: { field: 'properties.plan', op: 'eq', value: 'pro' } } });
     await resend.contacts.segments.add({ contactId: friend.id, segmentId: filtered.body.id });
     const contacts = await resend.contacts.list({ segmentId: filtered.body.id });
     expect(contacts.data!.data.map((c) => c.id).sort()).toEqual([pro.id, friend.id].sort());
@@ -188,6 +182,44 @@ describe('contacts.topics', () => {
     const refused = await resend.contacts.topics.update({ id: contact.id, topics: [{ id: news.id, subscription: 'opt_in' }, { id: theirs.id, subscription: 'opt_out' }] });
     expect((refused.error as any).error.code).toBe('topic_not_found');
     expect((await resend.contacts.topics.list({ id: contact.id })).data!.data.map((t) => t.subscription)).toEqual(['opt_in', 'opt_out']);
+  });
+});
+
+describe('writes racing a delete', () => {
+  it('contacts.create losing a race with its segment\'s or topic\'s delete is 422, and nothing is made', async () => {
+    const { resend } = await fresh();
+    const segment = (await resend.segments.create({ name: 'Going' })).data!;
+    const topic = (await resend.topics.create({ name: 'Going too', defaultSubscription: 'opt_in' })).data!;
+    const races: [string, string, object, string][] = [
+      ['mail_segments', segment.id, { email: 'race-seg@example.com', segments: [{ id: segment.id }] }, 'segment_not_found'],
+      ['mail_topics', topic.id, { email: 'race-topic@example.com', topics: [{ id: topic.id, subscription: 'opt_in' }] }, 'topic_not_found'],
+    ];
+    for (const [table, id, body, code] of races) {
+      // The delete holds the row while the create checks it (still there) and then writes its membership.
+      const held = await holdWrite(root.ingress.platform.pg, `DELETE FROM ${table} WHERE id = $1`, [id]);
+      const creating = resend.contacts.create(body as any);
+      await held.untilBlocking();
+      await held.commit();
+      const made = await creating;
+      expect(made.error, table).toMatchObject({ statusCode: 422, name: 'validation_error' });
+      expect((made.error as any).error.code).toBe(code);
+    }
+    expect((await resend.contacts.list()).data!.data).toEqual([]);
+  });
+
+  it('contacts.topics.update is all or nothing: a topic deleted while it writes leaves every choice as it was', async () => {
+    const { resend } = await fresh();
+    const news = (await resend.topics.create({ name: 'News', defaultSubscription: 'opt_in' })).data!;
+    const going = (await resend.topics.create({ name: 'Going', defaultSubscription: 'opt_out' })).data!;
+    const contact = (await resend.contacts.create({ email: 'd@example.com' })).data!;
+    const held = await holdWrite(root.ingress.platform.pg, 'DELETE FROM mail_topics WHERE id = $1', [going.id]);
+    const updating = resend.contacts.topics.update({ id: contact.id, topics: [{ id: news.id, subscription: 'opt_out' }, { id: going.id, subscription: 'opt_in' }] });
+    await held.untilBlocking();
+    await held.commit();
+    const refused = await updating;
+    expect(refused.error).toMatchObject({ statusCode: 422 });
+    expect((refused.error as any).error.code).toBe('topic_not_found');
+    expect((await resend.contacts.topics.list({ id: contact.id })).data!.data.map((t) => [t.name, t.subscription])).toEqual([['News', 'opt_in']]);
   });
 });
 

@@ -6,36 +6,30 @@
 // updated, duplicated and removed; one organization never sees another's.
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
 import { eventually } from '../../support/env.ts';
 import { startWorkerKinds, stopChild, type Child } from '../../support/processes.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { prepareHandover } from '../../../src/mail/sending/smtp-handover.ts';
 
-let ingress: TestIngress;
+const root = useResendIngress();
 let worker: Child | undefined;
-let url: string;
 
 beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
-  url = ingress.url;
-  process.env.RESEND_BASE_URL = url;
   worker = await startWorkerKinds(['mail-broadcasts']);
 }, 180_000);
-afterAll(async () => {
-  await stopChild(worker, 'SIGTERM');
-  await ingress?.close();
-});
+afterAll(async () => stopChild(worker, 'SIGTERM'));
 
 async function sender() {
-  const org = await organizationWithKey(url, { rate_limit: 1000 });
-  const domain = (await verifiedDomain(url, org.key)).name;
+  const org = await organizationWithKey(root.url, { rate_limit: 1000 });
+  const domain = (await verifiedDomain(root.url, org.key)).name;
   return { ...org, domain, from: `News <news@${domain}>`, resend: new Resend(org.key) };
 }
 
 /** The messages a broadcast made, by recipient. */
 async function messagesOf(broadcastId: string) {
-  const { rows } = await ingress.platform.pg.query<{ id: string; to: string; subject: string; html: string; text_body: string; kind: string; topic_id: string | null }>(
+  const { rows } = await root.ingress.platform.pg.query<{ id: string; to: string; subject: string; html: string; text_body: string; kind: string; topic_id: string | null }>(
     `SELECT m.id, m.to_addresses[1] AS to, m.subject, m.html, m.text_body, m.kind, m.topic_id FROM mail_broadcast_recipients r JOIN mail_messages m ON m.id = r.message_id
       WHERE r.broadcast_id = $1 ORDER BY 2`,
     [broadcastId],
@@ -84,7 +78,7 @@ describe('resend.broadcasts', () => {
     expect(fallback).toMatchObject({ subject: 'Hi friend', text_body: 'Dear friend' });
     expect(fallback!.html).toContain('Dear friend (fallback@example.net) of your team, plan free.');
     // The sender fills the unsubscribe link per recipient at hand-over: a one-click link for this topic.
-    const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, eligible!.id, { secret: 'development-mail-link-secret', publicBaseUrl: 'https://mail.example.org', bounceDomain: '' });
+    const outgoing = await prepareHandover(root.ingress.platform.pg, root.ingress.platform.secrets, eligible!.id, { secret: 'development-mail-link-secret', publicBaseUrl: 'https://mail.example.org', bounceDomain: '' });
     const mail = outgoing.copies[0]!.mail;
     expect(String(mail.html)).toMatch(/<a href="https:\/\/mail\.example\.org\/m\/u\/[^"]+">Unsubscribe<\/a>/);
     expect(String(mail.html)).not.toContain('RESEND_UNSUBSCRIBE_URL');
@@ -94,39 +88,40 @@ describe('resend.broadcasts', () => {
   it('an /api/v1 broadcast renders as the spec says: {{{X}}} stays, a tag\'s own fallback wins over a declared property fallback', async () => {
     const { resend, key, from } = await sender();
     const segment = (await resend.segments.create({ name: 'Spec' })).data!;
-    await call(url, 'POST', '/api/v1/topics', { key, body: { slug: 'spec-news', name: 'Spec news', default_subscription: 'opt_in' } });
+    await call(root.url, 'POST', '/api/v1/topics', { key, body: { slug: 'spec-news', name: 'Spec news', default_subscription: 'opt_in' } });
     await resend.contactProperties.create({ key: 'plan', type: 'string', fallbackValue: 'declared' });
     await resend.contacts.create({ email: 'ada@example.net', firstName: 'Ada', segments: [{ id: segment.id }] });
-    const made = await call(url, 'POST', '/api/v1/broadcasts', { key, body: {
+    const made = await call(root.url, 'POST', '/api/v1/broadcasts', { key, body: {
       name: 'Spec', from, topic: 'spec-news', segment_id: segment.id, subject: 'Hi {{contact.first_name}}',
-      html: '<p>{{{FIRST_NAME}}} {{contact.plan | "free"}} {{{constructor}}}</p>', text: '{{{plan|x}}} {{contact.plan | "free"}}',
+      html: '<p>{{{FIRST_NAME}}} {{contact.plan | "free"}} {{{constructor}}} [{{contact.constructor}}] {{contact.toString | "own only"}}</p>', text: '{{{plan|x}}} {{contact.plan | "free"}}',
     } });
     expect(made.status).toBe(201);
-    expect((await call(url, 'POST', `/api/v1/broadcasts/${made.body.id}/send`, { key })).status).toBeLessThan(300);
-    await eventually(async () => (await call(url, 'GET', `/api/v1/broadcasts/${made.body.id}`, { key })).body.status === 'sent', 60_000);
+    expect((await call(root.url, 'POST', `/api/v1/broadcasts/${made.body.id}/send`, { key })).status).toBeLessThan(300);
+    await eventually(async () => (await call(root.url, 'GET', `/api/v1/broadcasts/${made.body.id}`, { key })).body.status === 'sent', 60_000);
     const [message] = await messagesOf(made.body.id);
     expect(message).toMatchObject({ to: 'ada@example.net', subject: 'Hi Ada', text_body: '{{{plan|x}}} free' });
-    expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}}</p>');
+    // Only the contact's own properties render: Object.prototype's names are no property.
+    expect(message!.html).toContain('<p>{{{FIRST_NAME}}} free {{{constructor}}} [] own only</p>');
   });
 
   it('refuses a PATCH that would leave an /api/v1 broadcast without its topic (422 topic_required); a root one with a segment may drop it', async () => {
     const { resend, key, from } = await sender();
-    await call(url, 'POST', '/api/v1/topics', { key, body: { slug: 'keep', name: 'Keep', default_subscription: 'opt_in' } });
-    const spec = await call(url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Whole topic', from, topic: 'keep', subject: 'S', text: 'x' } });
+    await call(root.url, 'POST', '/api/v1/topics', { key, body: { slug: 'keep', name: 'Keep', default_subscription: 'opt_in' } });
+    const spec = await call(root.url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Whole topic', from, topic: 'keep', subject: 'S', text: 'x' } });
     expect(spec.status).toBe(201);
-    const refused = await call(url, 'PATCH', `/broadcasts/${spec.body.id}`, { key, body: { topic_id: null } });
+    const refused = await call(root.url, 'PATCH', `/broadcasts/${spec.body.id}`, { key, body: { topic_id: null } });
     expect(refused.status).toBe(422);
     expect(refused.body).toMatchObject({ statusCode: 422, error: { code: 'topic_required' } });
-    expect((await call(url, 'GET', `/api/v1/broadcasts/${spec.body.id}`, { key })).body).toMatchObject({ topic: 'keep', segment_id: null });
+    expect((await call(root.url, 'GET', `/api/v1/broadcasts/${spec.body.id}`, { key })).body).toMatchObject({ topic: 'keep', segment_id: null });
     // Even with a segment, an /api/v1 broadcast keeps a topic.
     const segment = (await resend.segments.create({ name: 'Some' })).data!;
-    const withSegment = await call(url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Seg', from, topic: 'keep', segment_id: segment.id, subject: 'S', text: 'x' } });
-    expect((await call(url, 'PATCH', `/broadcasts/${withSegment.body.id}`, { key, body: { topic_id: null } })).status).toBe(422);
+    const withSegment = await call(root.url, 'POST', '/api/v1/broadcasts', { key, body: { name: 'Seg', from, topic: 'keep', segment_id: segment.id, subject: 'S', text: 'x' } });
+    expect((await call(root.url, 'PATCH', `/broadcasts/${withSegment.body.id}`, { key, body: { topic_id: null } })).status).toBe(422);
 
-    const topic = (await call(url, 'GET', '/api/v1/topics/keep', { key })).body;
-    const root = (await resend.broadcasts.create({ segmentId: segment.id, topicId: topic.id, from, subject: 'S', text: 'x' })).data!;
-    expect((await call(url, 'PATCH', `/broadcasts/${root.id}`, { key, body: { topic_id: null } })).status).toBe(200);
-    expect((await resend.broadcasts.get(root.id)).data).toMatchObject({ topic_id: null, segment_id: segment.id });
+    const topic = (await call(root.url, 'GET', '/api/v1/topics/keep', { key })).body;
+    const atRoot = (await resend.broadcasts.create({ segmentId: segment.id, topicId: topic.id, from, subject: 'S', text: 'x' })).data!;
+    expect((await call(root.url, 'PATCH', `/broadcasts/${atRoot.id}`, { key, body: { topic_id: null } })).status).toBe(200);
+    expect((await resend.broadcasts.get(atRoot.id)).data).toMatchObject({ topic_id: null, segment_id: segment.id });
   });
 
   it('without a topic, reaches the segment\'s subscribed contacts that are not suppressed', async () => {
@@ -166,7 +161,7 @@ describe('resend.broadcasts', () => {
     expect(scheduled.status).toBe('scheduled');
     expect(Date.parse(scheduled.scheduled_at!)).toBeGreaterThanOrEqual(before + 2 * 3_600_000 - 1000);
     // /api/v1 sees the same broadcast, without a topic.
-    expect((await call(url, 'GET', `/api/v1/broadcasts/${draft.id}`, { key })).body).toMatchObject({ status: 'scheduled', topic: null, subject: 'Second' });
+    expect((await call(root.url, 'GET', `/api/v1/broadcasts/${draft.id}`, { key })).body).toMatchObject({ status: 'scheduled', topic: null, subject: 'Second' });
     const edit = await resend.broadcasts.update(draft.id, { subject: 'Third' });
     expect(edit.error).toMatchObject({ name: 'validation_error', statusCode: 409 });
     expect((edit.error as any).error.code).toBe('not_editable');
@@ -193,8 +188,8 @@ describe('resend.broadcasts', () => {
   });
 
   it('lists the links people clicked, and the recipients by event: clicks, opens', async () => {
-    const org = await organizationWithKey(url, { rate_limit: 1000 });
-    const domain = (await verifiedDomain(url, org.key, undefined, 'links.example.com')).name;
+    const org = await organizationWithKey(root.url, { rate_limit: 1000 });
+    const domain = (await verifiedDomain(root.url, org.key, undefined, 'links.example.com')).name;
     const resend = new Resend(org.key);
     const segment = (await resend.segments.create({ name: 'Readers' })).data!;
     for (const email of ['a@example.net', 'b@example.net']) await resend.contacts.create({ email, segments: [{ id: segment.id }] });
@@ -207,9 +202,9 @@ describe('resend.broadcasts', () => {
 
     // Each recipient's tracked links, as the sender hands them over; people click them.
     const click = async (messageId: string, destination: string) => {
-      const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, messageId, { secret: 'development-mail-link-secret', publicBaseUrl: url, bounceDomain: '' });
+      const outgoing = await prepareHandover(root.ingress.platform.pg, root.ingress.platform.secrets, messageId, { secret: 'development-mail-link-secret', publicBaseUrl: root.url, bounceDomain: '' });
       const links = [...String(outgoing.copies[0]!.mail.html).matchAll(/href="https:\/\/links\.example\.com(\/m\/c\/[^"]+)"/g)].map((m) => m[1]!);
-      const res = await fetch(`${url}${links[destination === 'menu' ? 0 : 1]}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } });
+      const res = await fetch(`${root.url}${links[destination === 'menu' ? 0 : 1]}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } });
       expect(res.headers.get('location')).toBe(`https://example.com/${destination}`);
     };
     const [a, b] = await messagesOf(id);
@@ -233,9 +228,9 @@ describe('resend.broadcasts', () => {
       { id: b!.id, contact_id: expect.any(String), email: 'b@example.net', count: 1, clicked_links: [{ url: 'https://example.com/menu', clicks: 1 }] },
     ]);
     expect((await resend.broadcasts.recipients(id, { type: 'clicked', email: 'B@example.net' })).data!.data.map((r) => r.email)).toEqual(['b@example.net']);
-    const outgoing = await prepareHandover(ingress.platform.pg, ingress.platform.secrets, b!.id, { secret: 'development-mail-link-secret', publicBaseUrl: url, bounceDomain: '' });
+    const outgoing = await prepareHandover(root.ingress.platform.pg, root.ingress.platform.secrets, b!.id, { secret: 'development-mail-link-secret', publicBaseUrl: root.url, bounceDomain: '' });
     const pixel = /src="https:\/\/links\.example\.com(\/m\/o\/[^"]+)"/.exec(String(outgoing.copies[0]!.mail.html))![1]!;
-    expect((await fetch(`${url}${pixel}`, { headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } })).status).toBe(200);
+    expect((await fetch(`${root.url}${pixel}`, { headers: { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' } })).status).toBe(200);
     const opened = (await eventually(async () => {
       const page = (await resend.broadcasts.recipients(id, { type: 'opened' })).data!;
       return page.data.length > 0 ? page : undefined;
@@ -243,7 +238,7 @@ describe('resend.broadcasts', () => {
     expect(opened.data).toEqual([{ id: b!.id, contact_id: expect.any(String), email: 'b@example.net', count: 1 }]);
     expect((await resend.broadcasts.recipients(id, { type: 'delivered' })).data).toEqual({ object: 'list', has_more: false, data: [] });
     // The report's top links count the same clicks.
-    expect((await call(url, 'GET', `/api/v1/broadcasts/${id}/report`, { key: org.key })).body.top_links).toEqual([{ url: 'https://example.com/menu', clicks: 2 }, { url: 'https://example.com/shop', clicks: 1 }]);
+    expect((await call(root.url, 'GET', `/api/v1/broadcasts/${id}/report`, { key: org.key })).body.top_links).toEqual([{ url: 'https://example.com/menu', clicks: 2 }, { url: 'https://example.com/shop', clicks: 1 }]);
   });
 
   it('keeps each organization to its own broadcasts and segments', async () => {

@@ -3,28 +3,30 @@
 // answered; one organization never sees or touches another's.
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { ADMIN_TOKEN, call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
+import { eventually } from '../../support/env.ts';
+import { shadowedLinks } from '../../../src/links/redirect/shadowed-links-report.ts';
 import { freshDomain, mailKey, nextSecond, organizationWithKey } from '../../support/mail/organizations.ts';
 import { startTestDns, type TestDns } from '../../support/mail/dns-server.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 
 let dns: TestDns;
-let ingress: TestIngress;
 let resend: Resend;
 let other: Resend;
 let org: { organizationId: string; key: string };
 
 beforeAll(async () => {
   dns = await startTestDns();
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000', MAIL_DNS_SERVERS: dns.server });
-  process.env.RESEND_BASE_URL = ingress.url;
-  org = await organizationWithKey(ingress.url);
-  resend = new Resend(org.key);
-  other = new Resend((await organizationWithKey(ingress.url)).key);
 });
-afterAll(async () => {
-  await ingress?.close();
-  await dns?.close();
+afterAll(async () => dns?.close());
+const root = useResendIngress(() => ({ MAIL_DNS_SERVERS: dns.server }));
+beforeAll(async () => {
+  org = await organizationWithKey(root.url);
+  resend = new Resend(org.key);
+  other = new Resend((await organizationWithKey(root.url)).key);
 });
 
 describe('resend.domains', () => {
@@ -55,7 +57,7 @@ describe('resend.domains', () => {
     expect((await resend.domains.update({ id, openTracking: false, clickTracking: false })).data).toEqual({ object: 'domain', id });
     expect((await resend.domains.get(id)).data).toMatchObject({ open_tracking: false, click_tracking: false, tracking_subdomain: null });
     // The /api/v1 face sees the same domain (one store).
-    expect((await call(ingress.url, 'GET', `/api/v1/domains/${id}`, { key: org.key })).body).toMatchObject({ name, status: 'verified', tracking_host: null });
+    expect((await call(root.ingress.url, 'GET', `/api/v1/domains/${id}`, { key: org.key })).body).toMatchObject({ name, status: 'verified', tracking_host: null });
 
     expect((await resend.domains.remove(id)).data).toEqual({ object: 'domain', id, deleted: true });
     expect((await resend.domains.get(id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
@@ -77,7 +79,7 @@ describe('resend.domains', () => {
   });
 
   it('pages with limit, after and before', async () => {
-    const { key } = await organizationWithKey(ingress.url);
+    const { key } = await organizationWithKey(root.ingress.url);
     const client = new Resend(key);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.unshift((await client.domains.create({ name: freshDomain() })).data!.id);
@@ -97,11 +99,11 @@ describe('resend.domains', () => {
   });
 
   it('show a domain-restricted key only its domains', async () => {
-    const { organizationId, key } = await organizationWithKey(ingress.url);
+    const { organizationId, key } = await organizationWithKey(root.ingress.url);
     const client = new Resend(key);
     const mine = (await client.domains.create({ name: freshDomain() })).data!;
     const other = (await client.domains.create({ name: freshDomain() })).data!;
-    const { key: restrictedKey } = await mailKey(ingress.url, organizationId, { domains: [mine.name] });
+    const { key: restrictedKey } = await mailKey(root.ingress.url, organizationId, { domains: [mine.name] });
     const restricted = new Resend(restrictedKey);
     expect((await restricted.domains.list()).data!.data.map((d) => d.id)).toEqual([mine.id]);
     expect((await restricted.domains.get(other.id)).error).toMatchObject({ name: 'not_found' });
@@ -122,7 +124,7 @@ describe('resend.domains', () => {
 
 describe('resend.apiKeys', () => {
   it('creates a full key answering {id, token} that works, lists, renames and removes keys', async () => {
-    const { organizationId, key } = await organizationWithKey(ingress.url);
+    const { organizationId, key } = await organizationWithKey(root.ingress.url);
     const client = new Resend(key);
     const created = await client.apiKeys.create({ name: 'deploys' });
     expect(created.error).toBeNull();
@@ -131,7 +133,11 @@ describe('resend.apiKeys', () => {
     // A full key: it manages the organization's resources.
     expect((await made.domains.list()).error).toBeNull();
 
-    const listed = await client.apiKeys.list();
+    // last_used_at is written beside the request, not before its answer (mail-keys.ts): waited for, bounded.
+    const listed = (await eventually(async () => {
+      const page = await client.apiKeys.list();
+      return page.data?.data[0]?.last_used_at ? page : undefined;
+    }, 10_000))!;
     expect(listed.data!.object).toBe('list');
     expect(listed.data!.data[0]).toMatchObject({ id: created.data!.id, name: 'deploys', last_used_at: expect.any(String) });
     expect(listed.data!.data).toHaveLength(2);
@@ -146,12 +152,12 @@ describe('resend.apiKeys', () => {
     expect((await client.apiKeys.list()).data!.data.map((k) => k.id)).not.toContain(created.data!.id);
     expect((await client.apiKeys.remove(created.data!.id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
     // The operator sees it revoked.
-    const admin = await call(ingress.url, 'GET', `/admin/v1/organizations/${organizationId}/keys`, { headers: { authorization: 'Bearer test-admin-token' } });
+    const admin = await call(root.ingress.url, 'GET', `/admin/v1/organizations/${organizationId}/keys`, { headers: { authorization: 'Bearer test-admin-token' } });
     expect(admin.body.data.find((k: any) => k.id === created.data!.id).revoked_at).not.toBeNull();
   });
 
   it('makes a sending key restricted to a domain; a sending key may not manage keys (restricted_api_key)', async () => {
-    const { key } = await organizationWithKey(ingress.url);
+    const { key } = await organizationWithKey(root.ingress.url);
     const client = new Resend(key);
     const domain = (await client.domains.create({ name: freshDomain() })).data!;
     const sending = await client.apiKeys.create({ name: 'sender', permission: 'sending_access', domain_id: domain.id });
@@ -167,7 +173,7 @@ describe('resend.apiKeys', () => {
   });
 
   it('a domain-restricted full key only makes keys restricted to its domains', async () => {
-    const full = new Resend((await organizationWithKey(ingress.url)).key);
+    const full = new Resend((await organizationWithKey(root.ingress.url)).key);
     const domain = (await full.domains.create({ name: freshDomain() })).data!;
     const restricted = new Resend((await full.apiKeys.create({ name: 'one domain', domain_id: domain.id })).data!.token);
     const wider = await restricted.apiKeys.create({ name: 'everything' });
@@ -176,11 +182,11 @@ describe('resend.apiKeys', () => {
   });
 
   it('a domain-restricted full key lists, renames and revokes only keys within its domains; keys it makes keep its rate limit', async () => {
-    const owner = await organizationWithKey(ingress.url);
+    const owner = await organizationWithKey(root.ingress.url);
     const full = new Resend(owner.key);
     const mine = (await full.domains.create({ name: freshDomain() })).data!;
     const theirs = (await full.domains.create({ name: freshDomain() })).data!;
-    const restrictedKey = await mailKey(ingress.url, owner.organizationId, { domains: [mine.name], rate_limit: 50 });
+    const restrictedKey = await mailKey(root.ingress.url, owner.organizationId, { domains: [mine.name], rate_limit: 50 });
     const restricted = new Resend(restrictedKey.key);
     const inside = (await full.apiKeys.create({ name: 'inside', domain_id: mine.id })).data!;
     const outside = (await full.apiKeys.create({ name: 'outside', domain_id: theirs.id })).data!;
@@ -196,7 +202,7 @@ describe('resend.apiKeys', () => {
     expect((await restricted.apiKeys.update(inside.id, { name: 'renamed' })).error).toBeNull();
 
     const made = (await restricted.apiKeys.create({ name: 'made', domain_id: mine.id })).data!;
-    const { rows } = await ingress.platform.pg.query('SELECT rate_limit FROM mail_api_keys WHERE id = $1', [made.id]);
+    const { rows } = await root.ingress.platform.pg.query('SELECT rate_limit FROM mail_api_keys WHERE id = $1', [made.id]);
     expect(rows[0].rate_limit).toBe(50);
   });
 
@@ -213,9 +219,9 @@ describe('resend.apiKeys', () => {
 
 describe('the root paths', () => {
   it('are reserved: no short link may take them, and they answer JSON errors, not the link product\'s 404', async () => {
-    const { key: linkKey } = await workspaceWithKey(ingress.url);
+    const { key: linkKey } = await workspaceWithKey(root.ingress.url);
     for (const shortId of ['domains', 'api-keys', 'contacts', 'contact-properties', 'segments', 'topics', 'templates', 'broadcasts', 'suppressions']) {
-      const link = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId } });
+      const link = await call(root.ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId } });
       expect(link.status, shortId).toBe(400);
       expect(link.body.error.code).toBe('short_id_reserved');
     }
@@ -224,15 +230,65 @@ describe('the root paths', () => {
       expect(answer.error).toMatchObject({ name: 'not_found', statusCode: 404 });
       expect((answer.error as any).error.code).toBe('not_offered');
     }
-    const usageLink = await call(ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId: 'usage' } });
+    const usageLink = await call(root.ingress.url, 'POST', '/api/v1/links', { key: linkKey, body: { destination: 'https://example.com/', shortId: 'usage' } });
     expect(usageLink.body.error.code).toBe('short_id_reserved');
-    const noKey = await fetch(`${ingress.url}/domains`);
+    const noKey = await fetch(`${root.ingress.url}/domains`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ name: 'missing_api_key', statusCode: 401 });
   });
 
+  it('still serve a short link made before its ID became a root path: on a branded domain, and on the base domain to a visitor without a key; listed at start', async () => {
+    const { pg } = root.ingress.platform;
+    const ws = await workspaceWithKey(root.ingress.url);
+    const host = `go-${randomBytes(4).toString('hex')}.example.com`;
+    const linkDomain = await call(root.ingress.url, 'POST', '/api/v1/link-domains', { key: ws.key, body: { name: host } });
+    expect((await call(root.ingress.url, 'POST', `/admin/v1/link-domains/${linkDomain.body.id}/verify`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
+    const made = async (body: object) => (await call(root.ingress.url, 'POST', '/api/v1/links', { key: ws.key, body: { shortId: `old-${randomBytes(4).toString('hex')}`, ...body } })).body.id as string;
+    const onBase = await made({ destination: 'https://example.com/base' });
+    const onBranded = await made({ destination: 'https://example.com/branded', domain: host });
+    // Made before the routes existed: their IDs are what /segments and /topics took later (a crashed run's leftover moved aside).
+    await pg.query("UPDATE links SET short_id = 'moved-' || id WHERE domain_id IS NULL AND short_id = 'segments'");
+    await pg.query("UPDATE links SET short_id = 'segments' WHERE id = $1", [onBase]);
+    await pg.query("UPDATE links SET short_id = 'topics' WHERE id = $1", [onBranded]);
+    /** GET /<path> with this Host, following nothing. */
+    const get = (path: string, headers: Record<string, string>) => new Promise<{ status: number; location: string | undefined; type: string | undefined }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: new URL(root.ingress.url).port, path, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location, type: res.headers['content-type'] }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    try {
+      const key = { authorization: `Bearer ${org.key}` };
+      // The base domain: a visitor follows the link, an API client with a key gets the resource.
+      expect(await get('/segments', { host: new URL(root.ingress.url).host })).toMatchObject({ status: 302, location: expect.stringMatching(/^https:\/\/example\.com\/base/) });
+      expect((await resend.segments.list()).data).toMatchObject({ object: 'list' });
+      expect((await get('/segments', { host: new URL(root.ingress.url).host, ...key })).status).toBe(200);
+      // A branded link domain serves links only: its /topics is the link, with a key or without, and a path it has no link for is the link product's 404.
+      expect(await get('/topics', { host, ...key })).toMatchObject({ status: 302, location: expect.stringMatching(/^https:\/\/example\.com\/branded/) });
+      expect(await get('/topics', { host })).toMatchObject({ status: 302 });
+      expect(await get('/domains', { host })).toMatchObject({ status: 404, type: 'text/html; charset=utf-8' });
+      // What the root.ingress names at start.
+      const named = await shadowedLinks(pg, root.ingress.app.reservedPaths.list());
+      expect(named).toEqual(expect.arrayContaining([{ short_id: 'segments', domain: null, workspace_id: ws.workspaceId }, { short_id: 'topics', domain: host, workspace_id: ws.workspaceId }]));
+    } finally {
+      await pg.query("UPDATE links SET short_id = 'moved-' || id WHERE id = ANY($1::uuid[])", [[onBase, onBranded]]);
+    }
+  });
+
+  it('answer an API client at a one-segment path no resource or link has with Resend\'s JSON not_found; a visitor gets the link page', async () => {
+    const asked = await fetch(`${root.ingress.url}/nosuchresource`, { headers: { authorization: `Bearer ${(await organizationWithKey(root.ingress.url)).key}` } });
+    expect([asked.status, asked.headers.get('content-type')]).toEqual([404, 'application/json; charset=utf-8']);
+    expect(await asked.json()).toMatchObject({ statusCode: 404, name: 'not_found', message: 'No resource or link at /nosuchresource.', error: { code: 'not_found' } });
+    // Through the SDK: not_found, not its "Internal server error" (application_error) of an HTML page.
+    expect((await resend.get('/nosuchresource')).error).toMatchObject({ name: 'not_found', statusCode: 404 });
+    const visitor = await fetch(`${root.ingress.url}/nosuchresource`);
+    expect([visitor.status, visitor.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
+  });
+
   it('answer a key over its requests per second with rate_limit_exceeded and Retry-After', async () => {
-    const { key } = await organizationWithKey(ingress.url, { rate_limit: 1 });
+    const { key } = await organizationWithKey(root.ingress.url, { rate_limit: 1 });
     const client = new Resend(key);
     await nextSecond();
     // Three at once with a cap of one a second: they span at most two windows, so one at least is refused.

@@ -2,23 +2,16 @@
 // list at the root paths: one by one and in batches; what it lists is what the
 // sender leaves out; one organization never sees or touches another's.
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { describe, expect, it } from 'vitest';
+import { call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 
-let ingress: TestIngress;
-let url: string;
-
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
-  url = ingress.url;
-  process.env.RESEND_BASE_URL = url;
-});
-afterAll(async () => ingress?.close());
+const root = useResendIngress();
 
 describe('resend.suppressions', () => {
   it('adds, gets by id and email, lists by origin, and removes an entry; a send to it is suppressed', async () => {
-    const { key } = await organizationWithKey(url);
+    const { key } = await organizationWithKey(root.url);
     const resend = new Resend(key);
     const added = await resend.suppressions.add({ email: 'Gone@Example.com' });
     expect(added.data).toMatchObject({ object: 'suppression', id: expect.any(String) });
@@ -26,12 +19,12 @@ describe('resend.suppressions', () => {
     expect((await resend.suppressions.add({ email: 'gone@example.com' })).data!.id).toBe(id);
     expect((await resend.suppressions.get(id)).data).toEqual({ object: 'suppression', id, email: 'gone@example.com', origin: 'manual', source_id: null, created_at: expect.any(String) });
     expect((await resend.suppressions.get('gone@example.com')).data!.id).toBe(id);
-    await call(url, 'POST', '/api/v1/suppressions', { key, body: { email: 'bounced@example.com', reason: 'bounce' } });
+    await call(root.url, 'POST', '/api/v1/suppressions', { key, body: { email: 'bounced@example.com', reason: 'bounce' } });
     expect((await resend.suppressions.list()).data!.data.map((s) => s.email)).toEqual(['bounced@example.com', 'gone@example.com']);
     expect((await resend.suppressions.list({ origin: 'bounce' })).data!.data.map((s) => s.email)).toEqual(['bounced@example.com']);
     expect((await resend.suppressions.list({ limit: 1 })).data).toMatchObject({ object: 'list', has_more: true });
 
-    const domain = (await verifiedDomain(url, key)).name;
+    const domain = (await verifiedDomain(root.url, key)).name;
     const sent = await resend.emails.send({ from: `a@${domain}`, to: 'gone@example.com', subject: 'S', text: 'x' });
     expect((await resend.emails.get(sent.data!.id)).data!.last_event).toBe('suppressed');
 
@@ -42,7 +35,7 @@ describe('resend.suppressions', () => {
   });
 
   it('adds and removes in batches, checking every address first', async () => {
-    const { key } = await organizationWithKey(url);
+    const { key } = await organizationWithKey(root.url);
     const resend = new Resend(key);
     const bad = await resend.suppressions.batch.add({ emails: ['a@example.com', 'nope'] });
     expect(bad.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
@@ -59,8 +52,8 @@ describe('resend.suppressions', () => {
   });
 
   it('keeps each organization to its own list', async () => {
-    const mine = new Resend((await organizationWithKey(url)).key);
-    const theirs = new Resend((await organizationWithKey(url)).key);
+    const mine = new Resend((await organizationWithKey(root.url)).key);
+    const theirs = new Resend((await organizationWithKey(root.url)).key);
     const entry = (await mine.suppressions.add({ email: 'x@example.com' })).data!;
     expect((await theirs.suppressions.get(entry.id)).error).toMatchObject({ name: 'not_found' });
     expect((await theirs.suppressions.get('x@example.com')).error).toMatchObject({ name: 'not_found' });

@@ -2,24 +2,17 @@
 // root paths and on what Resend's emails add: `template` with variables, English
 // `scheduled_at`, and a `topic_id` that must be the organization's.
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { describe, expect, it } from 'vitest';
+import { call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
 import { nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { storedCount } from '../../support/mail/messages.ts';
 
-let ingress: TestIngress;
-let url: string;
-
-beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
-  url = ingress.url;
-  process.env.RESEND_BASE_URL = url;
-});
-afterAll(async () => ingress?.close());
+const root = useResendIngress();
 
 const sender = async () => {
-  const org = await organizationWithKey(url);
-  const domain = (await verifiedDomain(url, org.key)).name;
+  const org = await organizationWithKey(root.url);
+  const domain = (await verifiedDomain(root.url, org.key)).name;
   return { ...org, domain, resend: new Resend(org.key) };
 };
 
@@ -50,7 +43,7 @@ describe('resend.templates', () => {
     const listed = await resend.templates.list();
     expect(listed.data!.data.map((t) => [t.name, t.status])).toEqual([['Welcome (copy)', 'draft'], ['Welcome', 'published']]);
     // /api/v1 sees the same template, by the alias as its slug.
-    expect((await call(url, 'GET', '/api/v1/templates/welcome', { key })).body).toMatchObject({ id, latest_published_version: 1, draft: { version: 2 } });
+    expect((await call(root.url, 'GET', '/api/v1/templates/welcome', { key })).body).toMatchObject({ id, latest_published_version: 1, draft: { version: 2 } });
 
     expect((await resend.templates.remove(copy.data!.id)).data).toEqual({ object: 'template', id: copy.data!.id, deleted: true });
     expect((await resend.templates.get(copy.data!.id)).error).toMatchObject({ name: 'not_found', statusCode: 404 });
@@ -66,6 +59,10 @@ describe('resend.templates', () => {
     expect((tag.error as any).error.code).toBe('invalid_template_tag');
     const fallback = await resend.templates.create({ name: 'Typed', html: 'x', variables: [{ key: 'N', type: 'number', fallbackValue: 'one' as any }] });
     expect((fallback.error as any).error.code).toBe('fallback_type_mismatch');
+    // An alias is a slug as /api/v1 takes it: lower-case letters, digits and hyphens.
+    for (const alias of ['Order-Shipped', 'order_shipped']) {
+      expect((await resend.templates.create({ name: 'Alias', alias, html: 'x' })).error, alias).toMatchObject({ name: 'validation_error', statusCode: 400 });
+    }
     const taken = await resend.templates.create({ name: 'Again', alias: 'order-shipped', html: 'x' });
     expect(taken.error).toMatchObject({ statusCode: 409 });
     expect((await resend.templates.create({ html: 'x' } as any)).error).toMatchObject({ name: 'missing_required_field', statusCode: 422 });
@@ -104,7 +101,7 @@ describe('resend.emails with Resend\'s additions', () => {
     expect((await neighbour.templates.get(draft.id)).error).toMatchObject({ name: 'not_found' });
     const both = await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', html: 'x', template: { id: draft.id } } as any);
     expect((both.error as any).error.code).toBe('template_with_content');
-    expect(await storedCount(ingress.platform.pg, organizationId)).toBe(0);
+    expect(await storedCount(root.ingress.platform.pg, organizationId)).toBe(0);
   });
 
   it('takes scheduled_at in English as Resend does, and ISO 8601; refuses what it cannot read', async () => {
@@ -134,7 +131,7 @@ describe('resend.emails with Resend\'s additions', () => {
     const template = await resend.templates.create({ name: 'Proto', subject: 'S', html: 'x', text: '[{{{constructor|none}}}] [{{{toString}}}] [{{{hasOwnProperty|x}}}]' }).publish();
     const sent = await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', template: { id: template.data!.id, variables: { hasOwnProperty: 'own' } } } as any);
     expect(sent.error).toBeNull();
-    const { rows } = await ingress.platform.pg.query('SELECT text_body FROM mail_messages WHERE id = $1', [sent.data!.id]);
+    const { rows } = await root.ingress.platform.pg.query('SELECT text_body FROM mail_messages WHERE id = $1', [sent.data!.id]);
     expect(rows[0].text_body).toBe('[none] [] [own]');
   });
 
@@ -153,26 +150,26 @@ describe('resend.emails with Resend\'s additions', () => {
   it('refuses a scheduled_at past year 9999 ("in 999999 weeks") as invalid_scheduled_at on send, batch and reschedule', async () => {
     const { resend, key, domain } = await sender();
     const from = `a@${domain}`;
-    const far = await call(url, 'POST', '/emails', { key, body: { from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' } });
+    const far = await call(root.url, 'POST', '/emails', { key, body: { from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' } });
     expect(far.status).toBe(400);
     expect(far.body.error.code).toBe('invalid_scheduled_at');
-    const batch = await call(url, 'POST', '/emails/batch', { key, body: [{ from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' }] });
+    const batch = await call(root.url, 'POST', '/emails/batch', { key, body: [{ from, to: 'a@example.com', subject: 'Far', text: 'x', scheduled_at: 'in 999999 weeks' }] });
     expect(batch.status).toBe(400);
     const later = await resend.emails.send({ from, to: 'a@example.com', subject: 'Later', text: 'x', scheduledAt: 'in 1 hour' });
-    const moved = await call(url, 'PATCH', `/emails/${later.data!.id}`, { key, body: { scheduled_at: 'in 999999 weeks' } });
+    const moved = await call(root.url, 'PATCH', `/emails/${later.data!.id}`, { key, body: { scheduled_at: 'in 999999 weeks' } });
     expect([moved.status, moved.body.error.code]).toEqual([400, 'invalid_scheduled_at']);
   });
 
   it('checks topic_id: the organization\'s topic by id or slug; another\'s, or none, is 422 topic_not_found and nothing is stored', async () => {
     const { resend, key, organizationId, domain } = await sender();
     const from = `a@${domain}`;
-    const topic = (await call(url, 'POST', '/api/v1/topics', { key, body: { slug: 'news', name: 'News', default_subscription: 'opt_in' } })).body;
+    const topic = (await call(root.url, 'POST', '/api/v1/topics', { key, body: { slug: 'news', name: 'News', default_subscription: 'opt_in' } })).body;
     expect((await resend.emails.send({ from, to: 'a@example.com', subject: 'S', text: 'x', topicId: topic.id })).error).toBeNull();
     expect((await resend.emails.send({ from, to: 'a@example.com', subject: 'S', text: 'x', topicId: 'news' })).error).toBeNull();
-    const stored = await storedCount(ingress.platform.pg, organizationId);
+    const stored = await storedCount(root.ingress.platform.pg, organizationId);
 
     const { key: otherKey } = await sender();
-    const foreign = (await call(url, 'POST', '/api/v1/topics', { key: otherKey, body: { slug: 'offers', name: 'Offers', default_subscription: 'opt_in' } })).body;
+    const foreign = (await call(root.url, 'POST', '/api/v1/topics', { key: otherKey, body: { slug: 'offers', name: 'Offers', default_subscription: 'opt_in' } })).body;
     for (const topicId of [foreign.id, 'offers', '00000000-0000-4000-8000-000000000000']) {
       const refused = await resend.emails.send({ from, to: 'a@example.com', subject: 'S', text: 'x', topicId });
       expect(refused.error, topicId).toMatchObject({ name: 'topic_not_found', statusCode: 422 });
@@ -181,6 +178,34 @@ describe('resend.emails with Resend\'s additions', () => {
     const batch = await resend.batch.send([{ from, to: 'a@example.com', subject: 'S', text: 'x' }, { from, to: 'b@example.com', subject: 'S', text: 'x', topicId: foreign.id }]);
     expect(batch.error).toMatchObject({ name: 'topic_not_found', statusCode: 422 });
     expect((batch.error as any).error.details[0].path).toBe('/1/topic_id');
-    expect(await storedCount(ingress.platform.pg, organizationId)).toBe(stored);
+    expect(await storedCount(root.ingress.platform.pg, organizationId)).toBe(stored);
+  });
+  it('judges an idempotency key on the request as sent (template id and variables), not on what the template filled in', async () => {
+    const { resend, key, organizationId, domain } = await sender();
+    const template = (await resend.templates.create({ name: 'Order', from: `Shop <shop@${domain}>`, subject: 'Order {{{N}}}', html: '<p>Order {{{N}}}</p>' }).publish()).data!;
+    const request = { to: 'buyer@example.com', template: { id: template.id, variables: { N: 7 } } } as any;
+    const first = await resend.emails.send(request, { idempotencyKey: 'order-7' });
+    expect(first.error).toBeNull();
+    // The template is edited and published again between the two calls: the same request is still a replay.
+    await resend.templates.update(template.id, { html: '<p>Your order {{{N}}}</p>' });
+    await resend.templates.publish(template.id);
+    const again = await resend.emails.send(request, { idempotencyKey: 'order-7' });
+    expect(again).toMatchObject({ data: { id: first.data!.id }, error: null });
+    // Another request under the key (other variables, the same rendered subject or not) is a conflict, in a batch too.
+    const other = await resend.emails.send({ ...request, template: { id: template.id, variables: { N: 8 } } }, { idempotencyKey: 'order-7' });
+    expect(other.error).toMatchObject({ statusCode: 409, name: 'invalid_idempotent_request' });
+    // A batch item's key likewise: sent, the template edited, sent again: the same id.
+    const item = { ...request, idempotency_key: 'order-9' };
+    const batched = await call(root.url, 'POST', '/emails/batch', { key, body: [item] });
+    expect(batched.status).toBe(200);
+    await resend.templates.update(template.id, { html: '<p>Order number {{{N}}}</p>' });
+    await resend.templates.publish(template.id);
+    await nextSecond(); // one batch a second per key
+    const rebatched = await call(root.url, 'POST', '/emails/batch', { key, body: [item] });
+    expect(rebatched.body.data).toEqual(batched.body.data);
+    // A replay even once the template is gone: the key names a message already made.
+    expect((await resend.templates.remove(template.id)).error).toBeNull();
+    expect((await resend.emails.send(request, { idempotencyKey: 'order-7' })).data).toEqual({ id: first.data!.id });
+    expect(await storedCount(root.ingress.platform.pg, organizationId)).toBe(2);
   });
 });

@@ -1,24 +1,22 @@
 // Resend's own SDK (the `resend` npm package, pinned) as a client of the mail API,
 // pointed at the test ingress with RESEND_BASE_URL, unmodified.
 import { Resend } from 'resend';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../../support/ingress.ts';
+import { useResendIngress } from '../../support/mail/resend-ingress.ts';
 import { nextSecond, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { storedCount } from '../../support/mail/messages.ts';
 
-let ingress: TestIngress;
+const root = useResendIngress();
 let resend: Resend;
 let org: { organizationId: string; key: string };
 let from: string;
 
 beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_SEC: '1000' });
-  org = await organizationWithKey(ingress.url);
-  from = `Acme <hello@${(await verifiedDomain(ingress.url, org.key)).name}>`;
-  process.env.RESEND_BASE_URL = ingress.url;
+  org = await organizationWithKey(root.url);
+  from = `Acme <hello@${(await verifiedDomain(root.url, org.key)).name}>`;
   resend = new Resend(org.key);
 });
-afterAll(async () => ingress?.close());
 
 describe('the resend SDK', () => {
   it('sends an email and reads its id; the message is stored as sent', async () => {
@@ -51,11 +49,11 @@ describe('the resend SDK', () => {
 
   it('sends attachments given as a Buffer', async () => {
     const { data } = await resend.emails.send({ from, to: 'a@example.com', subject: 'Invoice', text: 'Attached', attachments: [{ filename: 'invoice.txt', content: Buffer.from('total: 12 EUR') }] });
-    expect((await call(ingress.url, 'GET', `/emails/${data!.id}`, { key: org.key })).body.attachments[0]).toMatchObject({ filename: 'invoice.txt', size: 13 });
+    expect((await call(root.ingress.url, 'GET', `/emails/${data!.id}`, { key: org.key })).body.attachments[0]).toMatchObject({ filename: 'invoice.txt', size: 13 });
   });
 
   it('reads our stable error code as error.name, and stores nothing on refusals', async () => {
-    const fresh = await organizationWithKey(ingress.url);
+    const fresh = await organizationWithKey(root.ingress.url);
     const client = new Resend(fresh.key);
     const unverified = await client.emails.send({ from: 'x@not-verified.example.com', to: 'a@example.com', subject: 'Hi', text: 'x' });
     expect(unverified.data).toBeNull();
@@ -64,6 +62,6 @@ describe('the resend SDK', () => {
     expect(bad.error).toMatchObject({ name: 'invalid_recipient', statusCode: 400 });
     const revoked = await new Resend('mk_live_00000000000000000000000000000000').emails.send({ from, to: 'a@example.com', subject: 'Hi', text: 'x' });
     expect(revoked.error).toMatchObject({ name: 'invalid_api_key', statusCode: 401 });
-    expect(await storedCount(ingress.platform.pg, fresh.organizationId)).toBe(0);
+    expect(await storedCount(root.ingress.platform.pg, fresh.organizationId)).toBe(0);
   });
 });

@@ -11,6 +11,10 @@ describe('renderPart', () => {
       .toBe('Hi Ada (ada@example.com), plan pro, 3 seats, vip true, [][]');
   });
 
+  it('reads only the contact\'s own properties: Object.prototype\'s names render as missing', () => {
+    expect(renderPart('[{{contact.constructor}}][{{contact.toString | "none"}}][{{contact.__proto__}}]', 'text', contact)).toBe('[][none][]');
+  });
+
   it('uses the fallback when the value is missing or empty', () => {
     expect(renderPart('{{contact.last_name | "friend"}} {{contact.nickname|"pal"}} {{ contact.first_name | "x" }} {{contact.none | "say \\"hi\\" \\\\ there"}}', 'text', contact)).toBe('friend pal Ada say "hi" \\ there');
   });

@@ -8,10 +8,14 @@ import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../support/ingress.ts';
 import { useResendIngress } from '../../support/mail/resend-ingress.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 import { eventually } from '../../support/env.ts';
 import { startWorkerKinds, stopChild, type Child } from '../../support/processes.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { prepareHandover } from '../../../src/mail/sending/smtp-handover.ts';
+
+// Its own databases: its broadcast worker would otherwise start any file's due broadcasts (vitest.config.ts).
+useOwnDatabases();
 
 const root = useResendIngress();
 let worker: Child | undefined;

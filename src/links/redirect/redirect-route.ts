@@ -31,6 +31,7 @@ import { PIXEL_PAGE_RESPONSE, sendPixelPage, wantsPixelPage } from './pixel-page
 import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
+import { visitQueryOf } from './qr-marker.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -115,11 +116,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
   }
 
-  /** The short URL's query string as the link forwards it ('' for none). */
+  /** The short URL's query string as the link forwards it ('' for none), without our QR codes' marker. */
   function queryOf(request: FastifyRequest, routing: LinkRouting): string {
     if (!routing.forwardQuery) return '';
-    const queryAt = request.url.indexOf('?');
-    return queryAt === -1 ? '' : forwardedQuery(request.url.slice(queryAt + 1));
+    const { query } = visitQueryOf(request.url);
+    return query === '' ? '' : forwardedQuery(query);
   }
 
   /** A link that does not redirect now: to its expiredUrl when it has one (no scan), else the refusal. */
@@ -187,7 +188,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
   function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const queryAt = request.url.indexOf('?');
+    const { query, trigger } = visitQueryOf(request.url);
     request.redirectScan = {
       scanId,
       clickId,
@@ -200,8 +201,9 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
       ip,
       userAgent: request.headers['user-agent'] ?? null,
       referrer: request.headers.referer ?? null,
-      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+      query,
       variant,
+      trigger,
     };
     const location = routing.clickId ? withClickId(target, clickId) : target;
     // A browser following a link with pixels gets the page that fires them and then sends it on.

@@ -43,6 +43,8 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
     user_agent: e.userAgent ?? '',
     visitor_id: e.visitorId,
     variant: e.variant ?? '',
+    // Scans published before the field existed decode with its default; a producer of ours always sets it.
+    trigger: e.trigger ?? 'link',
   };
 }
 

@@ -27,6 +27,7 @@ import { createResolver } from '../platform/dns.ts';
 import { listSetting } from '../platform/config.ts';
 import { domainAdminRoutes } from './domains/domain-admin-routes.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
+import { orphanVisitRoutes } from './orphans/orphan-visit-routes.ts';
 import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
 import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
@@ -69,6 +70,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     domains: new LinkDomains(pg, (name) => served.isBaseHost(name)),
     targets: { cname: links.config.LINK_DOMAIN_CNAME_TARGET || hostOfUrl(links.shortLinkBase), addresses: listSetting(links.config.LINK_DOMAIN_A_TARGETS) },
     onServedChange: () => served.refresh(),
+    urlProblem: (value: string) => links.links.destinationProblem(value),
   };
   links.links.refuseUrlsOn(() => served.servingHosts());
   // One render pool for the API's images and the public QR URL.
@@ -88,6 +90,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
+      await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
       await qrRoutes(scope, { pool: renderPool(), pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });

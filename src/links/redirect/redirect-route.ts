@@ -32,6 +32,8 @@ import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
 import { visitQueryOf } from './qr-marker.ts';
+import type { RawOrphanVisit } from '../orphans/orphan-visit.ts';
+import { orphanVisitOf } from '../orphans/orphan-redirect.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -42,9 +44,9 @@ export interface RedirectDeps {
   redis: Redis;
   log: Logger;
   /** Which links a request's Host serves: the base domain's, a verified branded domain's, or none. */
-  domains: Pick<ServedDomains, 'resolve'>;
-  /** Where scans go after the response (the journal). */
-  record: (scan: RawScan) => void;
+  domains: Pick<ServedDomains, 'resolve' | 'fallbacksOf'>;
+  /** Where scans (and branded domains' orphan visits) go after the response (the journal). */
+  record: (entry: RawScan | RawOrphanVisit) => void;
   redirectsPerMinute: number;
   /** The visitor's country, for links with geo destinations. */
   countries: VisitorCountry;
@@ -67,6 +69,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The scan a redirect recorded, journaled once the response is sent; declared with decorateRequest below. */
     redirectScan: RawScan | null;
+    /** The orphan visit a branded domain's fallback recorded, journaled once the response is sent. */
+    orphanVisit: RawOrphanVisit | null;
   }
 }
 
@@ -90,13 +94,14 @@ const REDIRECT_RESPONSES = {
   }),
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
   401: refusalResponse('A password-protected link asked for with Accept: application/json (password_required); a browser gets the password form (200).'),
-  404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found).'),
+  404: refusalResponse('No link has this short ID on this host, or the host serves no links (not_found); a branded domain with a `notFoundUrl` redirects there instead (302, no click ID, recorded as an orphan visit).'),
   410: refusalResponse('The link is deactivated (link_inactive), expired (link_expired) or used up its scan limit (scan_limit_reached).'),
   429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
 };
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void> {
   app.decorateRequest('redirectScan', null);
+  app.decorateRequest('orphanVisit', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
 
@@ -113,7 +118,30 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const link = deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId));
     if (link) return answer(request, reply, link, ip);
     // Not in memory: perhaps created a moment ago on another ingress.
-    return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
+    return deps.readThrough.find(shortId, domainId).then((found) => (found ? answer(request, reply, found, ip) : unknownShortId(request, reply, domainId, ip)));
+  }
+
+  /** A short ID no link has on this host: to its branded domain's notFoundUrl (an orphan visit), else 404 as ever. */
+  function unknownShortId(request: FastifyRequest, reply: FastifyReply, domainId: string | null, ip: string): void {
+    const fallbacks = deps.domains.fallbacksOf(domainId);
+    if (!fallbacks?.notFoundUrl) return refuse(request, reply, 'not_found');
+    // Only a GET is a visit (HEAD learns where it goes; a password form's POST is not one either).
+    if (request.method === 'GET') request.orphanVisit = orphanVisitOf(request, domainId!, fallbacks, 'invalid_short_url', ip);
+    reply.header('cache-control', 'private, no-store, max-age=0').redirect(fallbacks.notFoundUrl, 302);
+  }
+
+  /** Runs `go` once the client's redirects-per-minute admit the request, else refuses it (429). */
+  function admitted(request: FastifyRequest, reply: FastifyReply, go: () => void | Promise<void>): void | Promise<void> {
+    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
+    const subject = clientLimitKey(request);
+    if (limiter.admitLocally(subject)) return go();
+    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
+      if (decision && !decision.allowed) {
+        reply.headers(rateLimitHeaders(decision));
+        return refuse(request, reply, 'redirect_rate_limited');
+      }
+      return go();
+    });
   }
 
   /** The short URL's query string as the link forwards it ('' for none), without our QR codes' marker. */
@@ -231,6 +259,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     // After the response is on the wire: journal the scan (published to Kafka from there).
     onResponse: (request, _reply, done) => {
       if (request.redirectScan) deps.record(request.redirectScan);
+      else if (request.orphanVisit) deps.record(request.orphanVisit);
       done();
     },
   }, (request, reply) => {
@@ -239,16 +268,38 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const domainId = deps.domains.resolve(request.host);
     if (domainId === undefined) return refuse(request, reply, 'not_found');
     const ip = clientIp(request);
-    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
-    const subject = clientLimitKey(request);
     const { shortId } = request.params;
-    if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
-    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
-      if (decision && !decision.allowed) {
-        reply.headers(rateLimitHeaders(decision));
-        return refuse(request, reply, 'redirect_rate_limited');
-      }
-      return redirect(request, reply, shortId, domainId, ip);
+    return admitted(request, reply, () => redirect(request, reply, shortId, domainId, ip));
+  });
+
+  // GET / on a branded domain with a rootUrl: there (an orphan visit of type base_url); anywhere else the not-found answer, as before.
+  app.get('/', {
+    schema: {
+      tags: ['redirect'],
+      security: [],
+      operationId: 'domainRoot',
+      summary: 'A branded domain\'s root (redirects to its rootUrl)',
+      description: 'On a verified branded domain whose `rootUrl` is set (PATCH /api/v1/link-domains/{id}): 302 to it, recorded as an orphan visit of type base_url (GET /api/v1/analytics/orphan-visits), counted against the same 60 redirects per minute per IP. Anywhere else: 404 route_not_found, as for any path the service has no route for.',
+      response: {
+        302: Type.Null({ description: 'To the domain\'s rootUrl.', headers: { location: Type.String(), 'cache-control': Type.String({ description: 'private, no-store, max-age=0: every visit must reach the service.' }) } }),
+        404: { ...ref(ErrorBody), description: 'Not a branded domain with a rootUrl (route_not_found).' },
+        429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
+      } as never,
+    },
+    config: documentOnly({ response: OTHER_ANSWERS }),
+    onResponse: (request, _reply, done) => {
+      if (request.orphanVisit) deps.record(request.orphanVisit);
+      done();
+    },
+  }, (request, reply) => {
+    const domainId = deps.domains.resolve(request.host);
+    const fallbacks = deps.domains.fallbacksOf(domainId ?? null);
+    if (!fallbacks?.rootUrl) return reply.callNotFound();
+    const { rootUrl } = fallbacks;
+    const ip = clientIp(request);
+    return admitted(request, reply, () => {
+      if (request.method === 'GET') request.orphanVisit = orphanVisitOf(request, domainId!, fallbacks, 'base_url', ip);
+      reply.header('cache-control', 'private, no-store, max-age=0').redirect(rootUrl, 302);
     });
   });
 

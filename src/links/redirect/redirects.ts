@@ -5,6 +5,7 @@
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
+import type { RawOrphanVisit } from '../orphans/orphan-visit.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
 import { toLinkState, type LinkState } from '../changelog/link-state.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
@@ -23,7 +24,8 @@ export interface Redirects {
   cache: LinkCache;
   readThrough: LinkReadThrough;
   revalidator: LinkRevalidator;
-  journal: ScanJournal<RawScan>;
+  /** Scans, and branded domains' orphan visits. */
+  journal: ScanJournal<RawScan | RawOrphanVisit>;
   /** Which hosts serve which links (GET /:shortId/qr resolves its Host as the redirect does). */
   domains: ServedDomains;
 }
@@ -33,7 +35,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
   // Read once for the process: the journal's shipper thread and, for links with geo destinations, the redirects share it.
-  const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log, geo: await geoDatabases() });
+  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log, geo: await geoDatabases() });
   // The redirects' lookup is made once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);
   cache.onChange((state) => void (routingOf(state).geo !== null && countries.load()));

@@ -27,7 +27,7 @@ export interface WorkerServices {
 }
 
 export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
-  'links-scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits),
+  'links-scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits, links.scanPrivacy),
   'links-conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
   'links-orphan-visit-sink': ({ platform }) => orphanVisitSinkKind(platform.clickhouse, platform.pg),
   'links-webhooks': ({ platform, links }) => webhookKind(platform, links.webhookWorker),

@@ -28,6 +28,7 @@ import { listSetting } from '../platform/config.ts';
 import { domainAdminRoutes } from './domains/domain-admin-routes.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
 import { orphanVisitRoutes } from './orphans/orphan-visit-routes.ts';
+import { privacyRoutes } from './privacy/privacy-routes.ts';
 import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
 import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
@@ -41,6 +42,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'campaigns', description: 'Folders of links.' },
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
+    { name: 'privacy', description: 'Erasing a visitor\'s or a link\'s scans, and how long the workspace keeps scans.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
     { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
@@ -91,6 +93,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
+      await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
       await qrRoutes(scope, { pool: renderPool(), pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });

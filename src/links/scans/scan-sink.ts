@@ -10,6 +10,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { SCAN_SINK_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 import type { ScanLimitCloser } from './scan-limit-closer.ts';
+import type { ScanPrivacy } from '../privacy/scan-privacy.ts';
 
 /**
  * A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). ClickHouse
@@ -57,9 +58,12 @@ export const SCANS_TABLE = {
   idOf: (e: ScanEvent) => e.scanId.toLowerCase(),
 };
 
-/** `scanLimits` closes the links whose stored scans reached their limit, after each batch. */
-export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser): BatchWorkerKind<ScanEvent> {
-  return idempotentSinkKind<ScanEvent>(clickhouse, pg, {
+/**
+ * `scanLimits` closes the links whose stored scans reached their limit, after each batch; `privacy`,
+ * when given, applies scan erasures and retention beside the sink (scan-privacy.ts).
+ */
+export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser, privacy?: ScanPrivacy): BatchWorkerKind<ScanEvent> {
+  const kind = idempotentSinkKind<ScanEvent>(clickhouse, pg, {
     kind: 'scan-sink',
     topic: scansTopic,
     ...SCANS_TABLE,
@@ -71,4 +75,5 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanL
     fetch: SCAN_SINK_FETCH,
     afterStored: (scans) => scanLimits.afterStored(scans),
   });
+  return privacy ? { ...kind, background: privacy.background() } : kind;
 }

@@ -130,7 +130,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     reply.header('cache-control', 'private, no-store, max-age=0').redirect(fallbacks.notFoundUrl, 302);
   }
 
-  /** Runs `go` once the client's redirects-per-minute admit the request, else refuses it (429). */
+  /** Runs `go` once the client's redirects-per-minute admit the request, else refuses it (429); for a domain's root (GET /:shortId has it written out). */
   function admitted(request: FastifyRequest, reply: FastifyReply, go: () => void | Promise<void>): void | Promise<void> {
     // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
     const subject = clientLimitKey(request);
@@ -268,8 +268,18 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     const domainId = deps.domains.resolve(request.host);
     if (domainId === undefined) return refuse(request, reply, 'not_found');
     const ip = clientIp(request);
+    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64). Written out
+    // here rather than through admitted(): no closure to allocate on the hot path.
+    const subject = clientLimitKey(request);
     const { shortId } = request.params;
-    return admitted(request, reply, () => redirect(request, reply, shortId, domainId, ip));
+    if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
+    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
+      if (decision && !decision.allowed) {
+        reply.headers(rateLimitHeaders(decision));
+        return refuse(request, reply, 'redirect_rate_limited');
+      }
+      return redirect(request, reply, shortId, domainId, ip);
+    });
   });
 
   // GET / on a branded domain with a rootUrl: there (an orphan visit of type base_url); anywhere else the not-found answer, as before.

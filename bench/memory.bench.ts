@@ -244,7 +244,6 @@ ${fixedRate(RATE)}`;
   console.log('measuring the pieces alone…');
   const components = {
     geoip: await component('geoip'),
-    geoipSecondThread: await component('geoip-second-thread'),
     userAgent: await component('user-agent'),
     renderThread: await component('render-thread'),
     threadTypeScript: await component('thread-ts'),

@@ -171,9 +171,6 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
     if (device !== null || (routing.geo === null && routing.variants === null)) return send(request, reply, link, routing, device ?? link.destination, null, ip, now);
     if (routing.geo !== null) {
       const country = deps.countries.of(ip);
-      if (typeof country === 'object' && country !== null) {
-        return country.then((c) => send(request, reply, link, routing, ...byCountryOrVariant(link, routing, c, ip, userAgent), ip, now));
-      }
       return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, country, ip, userAgent), ip, now);
     }
     return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, null, ip, userAgent), ip, now);

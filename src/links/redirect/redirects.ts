@@ -15,7 +15,6 @@ import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
 import { VisitorCountry } from './visitor-country.ts';
-import { geoDatabases } from '../scans/geo.ts';
 import { routingOf } from './link-routing.ts';
 import type { LinksServices } from '../wiring.ts';
 import type { ServedDomains } from '../domains/served-domains.ts';
@@ -34,8 +33,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const { log } = platform;
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
-  // Read once for the process: the journal's shipper thread and, for links with geo destinations, the redirects share it.
-  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log, geo: await geoDatabases() });
+  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log });
   // The redirects' lookup is made once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);
   cache.onChange((state) => void (routingOf(state).geo !== null && countries.load()));

@@ -24,14 +24,11 @@ import type { Config } from '../../platform/config.ts';
 import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { trackThreads } from '../../platform/metrics/thread-heaps.ts';
-import type { GeoDatabases } from './geo.ts';
 
 export interface ScanJournalOptions {
   dir: string;
   /** Configuration handed to the shipper thread (Kafka, registry, secrets). */
   config: Config & LinksConfig;
-  /** The IP databases the shipper thread looks scans up in, shared with it rather than read again. */
-  geo: GeoDatabases;
   log: Logger;
   flushMs?: number;
   sealMs?: number;
@@ -176,7 +173,7 @@ export class ScanJournal<T> {
   /** Starts the shipper thread; if it ever exits, it is started again (with growing pauses). */
   private startShipper(): void {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
-    const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env, geo: this.options.geo } });
+    const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env } });
     this.shipper = shipper;
     const untrack = trackThreads('scan-shipper', () => [shipper]);
     shipper.on('message', (m: { type: string }) => {

@@ -14,7 +14,7 @@ import { Publisher } from '../../platform/kafka/publisher.ts';
 import { createProducer } from '../../platform/kafka/producer.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
-import { Geo, type GeoDatabases } from './geo.ts';
+import { Geo } from './geo.ts';
 import { JournalShipper } from './journal-shipper.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
@@ -23,7 +23,7 @@ import { isOrphanVisit, type OrphanVisitEvent, type RawOrphanVisit } from '../or
 import { orphanVisitEnricher } from '../orphans/orphan-enrichment.ts';
 import { collectStartUpGarbage } from '../../platform/start-up-garbage.ts';
 
-const { dir, env, geo } = workerData as { dir: string; env: Record<string, string>; geo: GeoDatabases };
+const { dir, env } = workerData as { dir: string; env: Record<string, string> };
 const config = loadConfig(env, [linksSettings]);
 // Optionally, answering redirects comes first: this thread then takes the CPU they leave and the
 // scans wait in the journal meanwhile (they are already on disk). Linux sets a thread's own
@@ -39,8 +39,10 @@ const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
 const producer = createProducer(kafka);
 const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
-const enrich = scanEnricher(Geo.over(geo), config.CLICK_ID_SECRET);
-const enrichOrphan = orphanVisitEnricher(Geo.over(geo));
+// One reader of the IP files for both: scans and orphan visits.
+const geo = Geo.open();
+const enrich = scanEnricher(geo, config.CLICK_ID_SECRET);
+const enrichOrphan = orphanVisitEnricher(geo);
 
 // Kafka and the registry are reached when there is something to ship, and again after a failure,
 // so the thread starts (and the ingress serves) while they are away.

@@ -1,6 +1,6 @@
 // What erasure and retention cost ClickHouse 18.16 at 10 million scans (issue 43, item 6).
-// ClickHouse 18.16 has mutations (ALTER TABLE … DELETE/UPDATE) but no TTL, and a mutation rewrites
-// every part of its table, so the privacy runner (src/links/privacy/scan-privacy.ts) batches: per
+// ClickHouse 18.16 has mutations (ALTER TABLE … DELETE/UPDATE) but no TTL, and a mutation reads
+// every part of its table and rewrites whole each part with a matching row, so the privacy runner (src/links/privacy/scan-privacy.ts) batches: per
 // run one mutation of `scans`, one of `conversions`, and, for erasures, per rollup one DELETE of the
 // affected hours and a re-insert of them from the views' own SELECTs (scan-rollups.ts). This
 // measures that mechanism with the runner's own functions, wall time per step:
@@ -132,7 +132,7 @@ try {
   const agree = (await rollupsAgree('ws0')) && (await rollupsAgree('ws1'));
   console.log({ rollupsAgree: agree });
   writeResult('scan-privacy', {
-    note: 'ClickHouse 18.16, wall time per step; a mutation rewrites every part of its table, so a run batches all pending erasures into one mutation per table.',
+    note: 'ClickHouse 18.16, wall time per step; a mutation reads every part of its table and rewrites whole each part with a matching row, so a run batches all pending erasures into one mutation per table.',
     scans: stored, scansParts: parts, insertMs, rollupBackfillMs: backfillMs, eraseOneVisitor: one, eraseHundredVisitorsInOneRun: hundred, retentionOneWorkspace180Days: kept, rollupsAgreeAfter: agree,
     rollups: (await scanRollups(ch)).map((r) => r.table),
     rowsLeft: { scans: await count('scans') },

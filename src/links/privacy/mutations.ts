@@ -1,5 +1,6 @@
 // ClickHouse 18.16 mutations (ALTER TABLE … DELETE / UPDATE): asynchronous
-// rewrites of every part that holds matching rows. Heavy, so the privacy runner
+// rewrites of every part that holds matching rows (18.16 reads every part to
+// find them: no partition pruning). Heavy, so the privacy runner
 // batches everything it has into one per table, and waits for them on the
 // condition (system.mutations), bounded.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';

@@ -4,7 +4,8 @@
 // - a run takes every pending erasure at once, so however many there are it
 //   costs one mutation of `scans`, one of `conversions` (a visitor's
 //   conversions lose their scan and click IDs) and one per rollup: ClickHouse
-//   18.16 rewrites every part of a table for a mutation, so they are batched;
+//   18.16 reads every part of a table for a mutation (no partition pruning) and
+//   rewrites whole each part that holds a matching row, so they are batched;
 // - rollups cannot subtract (HLL sketches, countState), so the hours the erased
 //   scans were counted in are recomputed (scan-rollups.ts): their rows deleted,
 //   then rebuilt from the scans left. The scan sink is held meanwhile (its
@@ -154,7 +155,7 @@ export class ScanPrivacy {
       const { rows } = await this.o.pg.query<{ id: string; scan_retention_days: number }>('SELECT id, scan_retention_days FROM workspaces WHERE scan_retention_days IS NOT NULL');
       const today = Math.floor(Date.now() / DAY) * DAY;
       const cutoffs = rows.map((w) => ({ workspaceId: w.id, before: new Date(today - w.scan_retention_days * DAY) }));
-      // Only workspaces that have such scans: a mutation rewrites the whole table, so none when nothing is due.
+      // Only workspaces that have such scans: a mutation reads every part of the table, so none when nothing is due.
       const due = cutoffs.length === 0 ? [] : await this.o.ch.rows<{ workspace_id: string }>(sql`
         SELECT DISTINCT workspace_id FROM scans WHERE ${join(cutoffs.map((c) => sql`(workspace_id = ${c.workspaceId} AND ts < ${c.before})`), ' OR ')}`);
       const dueSet = new Set(due.map((d) => d.workspace_id));

@@ -38,11 +38,13 @@ const ALONE = [
   'test/integration/mail/preferences-page-browser.test.ts',
   // Time-bound: retry gaps of 50 ms then 100 ms (±20%) must grow.
   'test/integration/platform/actor-runtime.test.ts',
-  // Starts a three-node Kafka cluster of its own (three JVMs on two cores) and stops one of its brokers.
+  // These three share the run's three-node Kafka cluster (three JVMs on two cores; sharedTestCluster in
+  // test/support/kafka-cluster.ts: one start for the three), which only this group's one process can share.
+  // Stops one of its brokers under producers.
   'test/integration/platform/kafka-acknowledged-sends.test.ts',
-  // Starts a three-node Kafka cluster of its own, and an ingress and a worker process on it.
+  // Kills a broker under admin requests, and starts an ingress and a worker process on the cluster.
   'test/integration/platform/cluster-clean-start.test.ts',
-  // Starts a three-node Kafka cluster of its own, kills and stops its brokers under redirects, a fan-out and webhooks.
+  // Kills and stops its brokers under redirects, a fan-out and webhooks.
   'test/integration/platform/broker-faults.test.ts',
   // Three worker processes and an ingress under 3,000 redirects and a fan-out, one killed and one stopped:
   // beside broadcasts and automations (kill tests of their own) the three loaded the two cores past their bounds.

@@ -188,5 +188,5 @@ try {
   console.log(JSON.stringify(result, null, 2));
   writeResult('kafka-failover', result);
 } finally {
-  await cluster?.remove();
+  await cluster?.release();
 }

@@ -21,7 +21,8 @@
 // 3, min.insync.replicas 2, test/support/kafka-cluster.ts) beside the single broker, in the same rounds:
 // its own ingress, worker process, topic prefix and link (BENCH_KAFKA_CLUSTER=0 leaves it out).
 // Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
-// (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json)
+// (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json;
+// BENCH_LINK=utm: a plain link with five UTM parameters to append, bench/results/redirect-utm.json)
 import { spawn } from 'node:child_process';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { loadConfig } from '../src/platform/config.ts';
@@ -39,7 +40,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 // redirect looks its country up and goes on) and a 50/50 A/B test, instead of a plain link; its
 // figures go to bench/results/redirect-routed.json.
 const ROUTED = process.env.BENCH_LINK === 'routed';
-const LINK = ROUTED
+// BENCH_LINK=utm loads a plain link whose five UTM parameters each redirect appends (the destination
+// has one of them already, so each is checked against its query); bench/results/redirect-utm.json.
+const UTM = process.env.BENCH_LINK === 'utm';
+const LINK = UTM
+  ? { destination: 'https://example.com/landing?ref=bench&utm_source=print', utm: { source: 'flyer', medium: 'qr', campaign: 'spring sale', term: 'menu', content: 'table card' } }
+  : ROUTED
   ? {
     destination: 'https://example.com/landing?ref=bench',
     geo: { DE: 'https://example.com/de', FR: 'https://example.com/fr', US: 'https://example.com/us' },
@@ -317,7 +323,7 @@ try {
   const clusterRounds = rounds.flatMap((r) => (r.oursOnCluster ? [{ ...r, oursOnCluster: r.oursOnCluster, clusterOverSingleBroker: r.clusterOverSingleBroker! }] : []));
   const result = {
     benchmark: 'redirect',
-    link: ROUTED ? 'routed (geo rules that miss, then a 50/50 A/B test)' : 'plain',
+    link: ROUTED ? 'routed (geo rules that miss, then a 50/50 A/B test)' : UTM ? 'utm (five UTM parameters, one already in the destination)' : 'plain',
     workerKinds: kinds,
     seconds: SECONDS,
     connections: CONNECTIONS,
@@ -351,11 +357,11 @@ try {
     },
   };
   console.log(JSON.stringify(result, null, 2));
-  writeResult(ROUTED ? 'redirect-routed' : 'redirect', result);
+  writeResult(ROUTED ? 'redirect-routed' : UTM ? 'redirect-utm' : 'redirect', result);
 } finally {
   for (const admin of admins) await admin.disconnect();
   for (const proc of running.reverse()) await proc.stop();
-  await cluster?.remove();
+  await cluster?.release();
   await deleteRunResources(topicPrefix);
   // The cluster's topics went with it; its registry subjects are the stack's.
   if (CLUSTER) await deleteRunResources(clusterPrefix);

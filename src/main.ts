@@ -1,10 +1,12 @@
 // Entry point of the ingress process.
-import { ConfigError } from './platform/config.ts';
-import { startPlatform } from './platform/platform.ts';
-import { buildIngress } from './ingress.ts';
-import { collectStartUpGarbage } from './platform/start-up-garbage.ts';
-import { serveIngressMetrics } from './platform/metrics/operations-port.ts';
-import { loadServiceConfig, serviceSealedColumns, serviceTopics } from './service.ts';
+import './platform/compile-cache.ts'; // first: see there
+
+const { ConfigError } = await import('./platform/config.ts');
+const { startPlatform } = await import('./platform/platform.ts');
+const { buildIngress } = await import('./ingress.ts');
+const { collectStartUpGarbage } = await import('./platform/start-up-garbage.ts');
+const { serveIngressMetrics } = await import('./platform/metrics/operations-port.ts');
+const { loadServiceConfig, serviceSealedColumns, serviceTopics } = await import('./service.ts');
 
 let config;
 try {

@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteOwned, ownedLeftovers, underPrefix, type SharedServices } from './support/kafka-leftovers.ts';
-import { removeLeftClusters } from './support/kafka-cluster.ts';
+import { removeLeftClusters, removeRunClusters } from './support/kafka-cluster.ts';
 import { dropDatabases, dropLeftoverFileDatabases } from './support/drop-databases.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -85,7 +85,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('testEnv', testEnv);
 
   return async () => {
-    // Three-node clusters of fault tests whose process died before it removed them (their JVMs run on).
+    // The run's shared three-node cluster, and those of fault tests whose process died before it removed them (their JVMs run on).
+    await removeRunClusters();
     await removeLeftClusters();
     if (runName?.startsWith('auto_')) await dropDatabases(config, database);
     await locks.release();

@@ -11,6 +11,7 @@ import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts'
 import { orphanVisitSinkKind } from '../src/links/orphans/orphan-visit-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
 import { linkWebhookKind } from '../src/links/webhooks/link-webhook-worker.ts';
+import { conversionWebhookKind } from '../src/links/webhooks/conversion-webhook-worker.ts';
 import type { LinksServices } from '../src/links/wiring.ts';
 import { automationKind } from '../src/mail/automations/run-actor.ts';
 import { broadcastKind } from '../src/mail/broadcasts/broadcast-actor.ts';
@@ -32,6 +33,7 @@ export const workerKinds: Record<string, (services: WorkerServices) => WorkerKin
   'links-orphan-visit-sink': ({ platform }) => orphanVisitSinkKind(platform.clickhouse, platform.pg),
   'links-webhooks': ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'links-link-events': ({ links }) => linkWebhookKind(links.linkEvents),
+  'links-conversion-events': ({ links }) => conversionWebhookKind(links.webhooks.queue),
   'mail-sender': ({ platform, config, mail }) => mailSenderKind(platform, config, mail.events),
   'mail-broadcasts': ({ platform, config, mail }) => broadcastKind(platform, mail.messageOutbox, config),
   'mail-automations': ({ platform, config, mail }) => automationKind(platform, mail, config),

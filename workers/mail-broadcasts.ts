@@ -1,4 +1,6 @@
 // Entry point of the broadcast worker kind (mail.commands → fan-outs, A/B decisions).
-import { startWorkerProcess } from './start.ts';
+import '../src/platform/compile-cache.ts'; // first: see there
+
+const { startWorkerProcess } = await import('./start.ts');
 
 await startWorkerProcess('worker-mail-broadcasts', ['mail-broadcasts']);

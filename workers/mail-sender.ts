@@ -1,4 +1,6 @@
 // Entry point of the mail sender worker kind (mail.messages → SMTP relay).
-import { startWorkerProcess } from './start.ts';
+import '../src/platform/compile-cache.ts'; // first: see there
+
+const { startWorkerProcess } = await import('./start.ts');
 
 await startWorkerProcess('worker-mail-sender', ['mail-sender']);

@@ -9,10 +9,10 @@ import type { App } from '../platform/http/server.ts';
 import type { Platform } from '../platform/platform.ts';
 import { adminRoutes } from './admin/admin-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
-import { createApiAuth, hasLinksKey } from './auth/api-auth.ts';
+import { createApiAuth, hasLinksKey, requireRouteScopes } from './auth/api-auth.ts';
 import { campaignRoutes } from './campaigns/campaign-routes.ts';
 import { conversionRoutes } from './conversions/conversion-routes.ts';
-import { linksMcpProduct } from './mcp/mcp-api.ts';
+import { linksMcpProduct, type LinksToolContext } from './mcp/mcp-api.ts';
 import type { McpProduct } from '../platform/mcp/mcp-product.ts';
 import { qrRoutes } from './qr/qr-routes.ts';
 import { publicQrRoute } from './qr/public-qr-route.ts';
@@ -21,8 +21,10 @@ import { linkKey } from './changelog/link-state.ts';
 import { registerRedirects, type Redirects } from './redirect/redirects.ts';
 import { resetScanLimitCounter } from './redirect/scan-limit-guard.ts';
 import { linkRoutes } from './short-links/link-routes.ts';
+import { linkImportRoute } from './short-links/link-import-route.ts';
 import { lowerCaseIds } from './lower-case-ids.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { keyRoutes } from './workspaces/key-routes.ts';
 import { createResolver } from '../platform/dns.ts';
 import { listSetting } from '../platform/config.ts';
 import { domainAdminRoutes } from './domains/domain-admin-routes.ts';
@@ -44,9 +46,10 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
     { name: 'privacy', description: 'Erasing a visitor\'s or a link\'s scans, and how long the workspace keeps scans.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
-    { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted) and their delivery log.' },
+    { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted, conversion.created) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
     { name: 'redirect', description: 'The short link itself.' },
+    { name: 'keys', description: 'The workspace\'s API keys and their scopes (keys:write).' },
     { name: 'workspaces', description: 'Operators: workspaces, plans and API keys (ADMIN_TOKEN).' },
   ],
   securitySchemes: {
@@ -57,7 +60,7 @@ export const linksOpenApi: OpenApiProduct = {
 export interface LinksHttp {
   api: ApiProduct;
   /** Its part of the MCP endpoint. */
-  mcp: McpProduct;
+  mcp: McpProduct<LinksToolContext>;
   /** Registers the root routes (redirects, public QR codes); call after the API shell and the MCP endpoint. */
   registerRoot: (app: App) => Promise<Redirects>;
 }
@@ -88,7 +91,10 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       scope.decorateRequest('linksAuth', null as never);
       scope.addHook('preValidation', lowerCaseIds);
       scope.addHook('onClose', () => renderPool().close());
+      // Before any route: each route gets its scope, and a key without it is refused.
+      requireRouteScopes(scope);
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
+      await linkImportRoute(scope, { store: links.links, changelog: links.changelog });
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
@@ -97,6 +103,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
       await qrRoutes(scope, { pool: renderPool(), pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });
+      await keyRoutes(scope, links.keys);
     },
     registerAdmin: async (admin) => {
       admin.addHook('preValidation', lowerCaseIds);

@@ -32,19 +32,44 @@ export interface TestCluster {
   kill: (node: Node) => Promise<void>;
   /** Starts the nodes that are not running and waits until they answer. */
   restart: () => Promise<void>;
-  /** Stops every node at once and removes the cluster's folder. */
-  remove: () => Promise<void>;
+  /** The test file is done with it: resumes a paused node, then removes a cluster of the file's own; the run's shared one stays. */
+  release: () => Promise<void>;
 }
 
 /** Starts a new cluster (in ~20-40 s on this 2-core machine), after removing any that a dead test process left. */
 export async function startTestCluster(): Promise<TestCluster> {
   await removeLeftClusters();
-  const port = await freeBasePort();
-  const dir = `${CLUSTERS}/${process.pid}-${port}`;
+  return startCluster(`${process.pid}-${await freeBasePort()}`, process.pid, false);
+}
+
+/**
+ * The run's cluster, for the fault-test files of the "alone" group, which one process runs one after
+ * another: the first file to ask starts it, the next ones find it (with any node an earlier file left
+ * down started again), so the run pays one start instead of one per file. Its owner is the run's main
+ * process (this process's parent), and the run's teardown removes it (removeRunClusters). Each file
+ * names its topics apart (its own prefix), so one file's topics never meet another's.
+ */
+export async function sharedTestCluster(): Promise<TestCluster> {
+  await removeLeftClusters();
+  const owner = process.ppid;
+  const found = existsSync(CLUSTERS) ? readdirSync(CLUSTERS).find((name) => name.startsWith(`${owner}-`) && name.endsWith(SHARED)) : undefined;
+  return startCluster(found ?? `${owner}-${await freeBasePort()}${SHARED}`, owner, true);
+}
+
+const SHARED = '-shared';
+
+/** Starts the nodes of the cluster in CLUSTERS/name that are not running (all of a new one). */
+async function startCluster(name: string, owner: number, shared: boolean): Promise<TestCluster> {
+  const port = Number(name.split('-')[1]);
+  const dir = `${CLUSTERS}/${name}`;
   mkdirSync(dir, { recursive: true });
-  writeFileSync(`${dir}/owner`, String(process.pid));
+  writeFileSync(`${dir}/owner`, String(owner));
   const stack = (...args: string[]) => stackSh(dir, port, args);
   const pidOf = (node: Node) => Number(readFileSync(`${dir}/run/kafka-${node}.pid`, 'utf8').trim());
+  const resumeAll = () => {
+    // A paused node would take a TERM only once resumed.
+    for (const node of NODES) if (existsSync(`${dir}/run/kafka-${node}.pid`) && alive(pidOf(node))) process.kill(pidOf(node), 'SIGCONT');
+  };
   try {
     await stack('start', 'kafka');
   } catch (err) {
@@ -68,9 +93,9 @@ export async function startTestCluster(): Promise<TestCluster> {
     restart: async () => {
       await stack('start', 'kafka');
     },
-    remove: async () => {
-      // A paused node would take a TERM only once resumed: everything is resumed, then killed at once.
-      for (const node of NODES) if (existsSync(`${dir}/run/kafka-${node}.pid`) && alive(pidOf(node))) process.kill(pidOf(node), 'SIGCONT');
+    release: async () => {
+      resumeAll();
+      if (shared) return;
       await stack('stop', 'kafka');
       rmSync(dir, { recursive: true, force: true });
     },
@@ -90,11 +115,20 @@ async function stackSh(dir: string, port: number, args: string[]): Promise<void>
 
 /** Removes the clusters whose test process died before removing them (killed, or crashed). */
 export async function removeLeftClusters(): Promise<void> {
+  await removeClusters((owner) => !alive(owner));
+}
+
+/** Removes the clusters this run's main process owns (the shared one), from the run's teardown. */
+export async function removeRunClusters(): Promise<void> {
+  await removeClusters((owner) => owner === process.pid);
+}
+
+async function removeClusters(removable: (owner: number) => boolean): Promise<void> {
   if (!existsSync(CLUSTERS)) return;
   for (const name of readdirSync(CLUSTERS)) {
     const dir = `${CLUSTERS}/${name}`;
     // (A folder without an owner yet is being made.)
-    if (!existsSync(`${dir}/owner`) || alive(Number(readFileSync(`${dir}/owner`, 'utf8')))) continue;
+    if (!existsSync(`${dir}/owner`) || !removable(Number(readFileSync(`${dir}/owner`, 'utf8')))) continue;
     const port = Number(name.split('-')[1]);
     if (port) await stackSh(dir, port, ['stop', 'kafka']);
     rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import type { Workspaces } from '../workspaces/workspaces.ts';
 const PlanSchema = StringEnum(PLANS);
 const Workspace = Type.Object({ id: Type.String(), name: Type.String(), plan: PlanSchema, createdAt: Type.String(), updatedAt: Type.String() }, { $id: 'Workspace', title: 'Workspace' });
 const KeyInfo = Type.Object(
-  { id: Type.String(), workspaceId: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String(), lastUsedAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]) },
+  { id: Type.String(), workspaceId: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String(), lastUsedAt: Type.Union([Type.String(), Type.Null()]), revokedAt: Type.Union([Type.String(), Type.Null()]), scopes: Type.Array(Type.String(), { description: 'What the key may do; keys issued here hold every scope.' }) },
   { $id: 'ApiKey', title: 'ApiKey' },
 );
 const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' });

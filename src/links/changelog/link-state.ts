@@ -32,6 +32,8 @@ export interface LinkState {
   validFrom: number | null;
   geo: Record<string, string>;
   testVariants: { url: string; percent: number }[];
+  /** UTM parameters the redirect appends (short-links/utm.ts); empty (or absent, in states made before UTM) for none. */
+  utm?: Record<string, string>;
 }
 
 /**
@@ -68,4 +70,5 @@ export const toLinkState = (row: LinkRow): LinkState => ({
   validFrom: row.valid_from?.getTime() ?? null,
   geo: row.geo ?? {},
   testVariants: row.test_variants ?? [],
+  utm: row.utm ?? {},
 });

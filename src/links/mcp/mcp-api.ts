@@ -6,10 +6,11 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { RequestHook } from '../../platform/http/api-shell.ts';
 import type { McpProduct } from '../../platform/mcp/mcp-product.ts';
 import type { McpServerInfo } from '../../platform/mcp/mcp-server.ts';
-import type { McpTool } from '../../platform/mcp/tool.ts';
+import type { McpTool, ToolContext } from '../../platform/mcp/tool.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { AnalyticsQueries } from '../analytics/analytics-queries.ts';
 import { hasLinksKey } from '../auth/api-auth.ts';
+import { insufficientScope, TOOL_SCOPES, type Scope } from '../auth/scopes.ts';
 import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import type { Conversions } from '../conversions/conversions.ts';
 import type { FunnelQueries } from '../conversions/funnel-query.ts';
@@ -51,7 +52,12 @@ export function linkMcpTools(deps: Omit<LinksMcpDeps, 'authenticate' | 'apiPerMi
   ];
 }
 
-export function linksMcpProduct(deps: LinksMcpDeps): McpProduct {
+/** A link key's caller on the MCP endpoint: its workspace and scopes. */
+export interface LinksToolContext extends ToolContext {
+  scopes: ReadonlySet<Scope>;
+}
+
+export function linksMcpProduct(deps: LinksMcpDeps): McpProduct<LinksToolContext> {
   return {
     name: 'links',
     securityScheme: 'bearerAuth',
@@ -59,7 +65,13 @@ export function linksMcpProduct(deps: LinksMcpDeps): McpProduct {
     authenticate: deps.authenticate,
     // The request field `authenticate` sets, declared here as in the links API's own context.
     decorate: (scope) => scope.decorateRequest('linksAuth', null as never),
-    callerOf: (request) => ({ tenantId: request.linksAuth.workspaceId }),
+    callerOf: (request) => ({ tenantId: request.linksAuth.workspaceId, scopes: request.linksAuth.scopes }),
+    // A tool needs the scope of the REST route it stands for (scopes.ts); a tool with none in the table is refused.
+    refusal: (tool, ctx) => {
+      const needed = TOOL_SCOPES[tool.name];
+      if (!needed) return new Error(`link tool ${tool.name} has no scope`);
+      return ctx.scopes.has(needed) ? undefined : insufficientScope(needed);
+    },
     server: SERVER_INFO,
     tools: linkMcpTools(deps),
     discovery: {

@@ -30,6 +30,15 @@ export function withClickId(url: string, clickId: string): string {
   return withQuery(url, `svc_cid=${encodeURIComponent(clickId)}`);
 }
 
+/** Appends the UTM pairs whose names the URL's own query does not have, before its fragment. */
+export function withUtm(url: string, utm: readonly (readonly [string, string])[]): string {
+  const hashAt = url.indexOf('#');
+  const queryAt = url.indexOf('?');
+  const own = queryAt === -1 || (hashAt !== -1 && hashAt < queryAt) ? '' : url.slice(queryAt + 1, hashAt === -1 ? undefined : hashAt);
+  const has = (name: string) => own !== '' && own.split('&').some((p) => p === name || p.startsWith(`${name}=`));
+  return withQuery(url, utm.filter(([name]) => !has(name)).map(([, pair]) => pair).join('&'));
+}
+
 /** Appends `query` (`a=1&b=2`, may be empty) before the fragment, after any existing query, both kept exactly. */
 export function withQuery(url: string, query: string): string {
   if (query === '') return url;

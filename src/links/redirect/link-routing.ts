@@ -5,6 +5,7 @@
 // none of them shares one PLAIN routing.
 import { createHash } from 'node:crypto';
 import type { LinkState } from '../changelog/link-state.ts';
+import { utmPairs } from '../short-links/utm.ts';
 
 export interface Variant {
   url: string;
@@ -18,9 +19,11 @@ export interface LinkRouting {
   /** Destination by upper-case country code; null for none. */
   geo: Readonly<Record<string, string>> | null;
   variants: readonly Variant[] | null;
+  /** UTM parameters to append (name, `name=value`); null for none. */
+  utm: readonly (readonly [string, string])[] | null;
 }
 
-const PLAIN: LinkRouting = { forwardQuery: true, clickId: true, geo: null, variants: null };
+const PLAIN: LinkRouting = { forwardQuery: true, clickId: true, geo: null, variants: null, utm: null };
 
 const routings = new WeakMap<LinkState, LinkRouting>();
 
@@ -34,8 +37,9 @@ function compute(link: LinkState): LinkRouting {
     let upTo = 0;
     variants = link.testVariants.map((v) => ({ url: v.url, upTo: (upTo += v.percent) }));
   }
-  if (forwardQuery && clickId && !geo && !variants) return PLAIN;
-  return { forwardQuery, clickId, geo, variants };
+  const utm = utmPairs(link.utm);
+  if (forwardQuery && clickId && !geo && !variants && !utm) return PLAIN;
+  return { forwardQuery, clickId, geo, variants, utm };
 }
 
 /** The link's routing, computed on first sight of this state and kept with it. */

@@ -21,7 +21,7 @@ import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { linkKey, type LinkState } from '../changelog/link-state.ts';
 import type { ServedDomains } from '../domains/served-domains.ts';
-import { deviceUrl, platformOf, withClickId, withQuery } from './destination.ts';
+import { deviceUrl, platformOf, withClickId, withQuery, withUtm } from './destination.ts';
 import { forwardedQuery, routingOf, variantFor, type LinkRouting } from './link-routing.ts';
 import type { VisitorCountry } from './visitor-country.ts';
 import type { LinkCache } from './link-cache.ts';
@@ -187,7 +187,8 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<void
 
   /** Redirects to `target` (forwarding the query as the link says), unless a scan limit refuses it. */
   function send(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, variant: string | null, ip: string, now: number): void | Promise<void> {
-    const target = withQuery(destination, queryOf(request, routing));
+    // The link's UTM parameters (those the destination lacks), then the visitor's query.
+    const target = withQuery(routing.utm === null ? destination : withUtm(destination, routing.utm), queryOf(request, routing));
     // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan. A
     // limited link's HEAD takes no scan but is refused like GET once none are left.
     if (request.method === 'HEAD') {

@@ -14,6 +14,7 @@ import { LinkReadThrough } from './link-read-through.ts';
 import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
+import { Geo } from '../scans/geo.ts';
 import { VisitorCountry } from './visitor-country.ts';
 import { routingOf } from './link-routing.ts';
 import type { LinksServices } from '../wiring.ts';
@@ -33,6 +34,8 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const { log } = platform;
   const { config } = links;
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
+  // The shipper thread looks every scan up in the IP database: a missing file stops the start here, not the thread later.
+  Geo.open().close();
   const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log });
   // The redirects' lookup is made once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);

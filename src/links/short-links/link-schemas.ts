@@ -8,6 +8,7 @@ import { MAX_URL_LENGTH } from './url-rules.ts';
 import { SHORT_ID_PATTERN } from './short-id.ts';
 import { PIXEL_ID_FORMATS_TEXT } from './pixel-ids.ts';
 import { LinkDomainName } from './link-domain.ts';
+import { Utm } from './utm.ts';
 
 export const PIXEL_PROVIDERS = ['meta', 'google', 'tiktok', 'linkedin', 'x', 'pinterest', 'snapchat', 'reddit'] as const;
 
@@ -81,6 +82,7 @@ export const Link = Type.Object(
     title: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the title link-preview crawlers are shown (og:title).' }),
     description: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the description (og:description).' }),
     image: Type.Union([Type.String(), Type.Null()], { description: 'Preview card: the image URL (og:image).' }),
+    utm: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description: 'UTM parameters appended on the redirect ({source, medium, campaign, term, content}, the members set), or null.' }),
     passwordProtected: Type.Boolean({ description: 'Visitors must enter the link\'s password before they are sent on. The password itself is never answered.' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -107,6 +109,7 @@ const settableFields = {
   title: Type.Optional(Type.Union([PreviewText(200, 'Preview card title (og:title, twitter:title) shown by link-preview crawlers (Slack, WhatsApp, Facebook, X, LinkedIn, Discord…), which then get a page of Open Graph and Twitter tags instead of the redirect, not counted as a scan.'), Type.Null()])),
   description: Type.Optional(Type.Union([PreviewText(500, 'Preview card description (og:description, twitter:description).'), Type.Null()])),
   image: Type.Optional(Type.Union([Url('Preview card image (og:image, twitter:image).'), Type.Null()])),
+  utm: Type.Optional(Type.Union([Utm, Type.Null()])),
   password: Type.Optional(Type.Union([Type.String({ minLength: 4, maxLength: 128, description: 'Visitors must enter it on a form before they are sent on (4 to 128 characters). Stored as a slow hash, never answered (see passwordProtected); null removes it.' }), Type.Null()])),
 };
 

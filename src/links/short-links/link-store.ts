@@ -12,6 +12,7 @@ import { assignShortId, type ReservedShortIds } from './short-id.ts';
 import { OwnAddresses } from './own-address.ts';
 import { normalizeUrl, urlProblem } from './url-rules.ts';
 import { pixelIdProblem } from './pixel-ids.ts';
+import { storedUtm } from './utm.ts';
 import { isCountryCode } from './country-codes.ts';
 import { hashPassword } from './link-password.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -51,6 +52,8 @@ export interface LinkRow {
   valid_from: Date | null;
   geo: Record<string, string> | null;
   test_variants: { url: string; percent: number }[] | null;
+  /** UTM parameters appended on the redirect (utm.ts); null: none. */
+  utm: Record<string, string> | null;
 }
 
 
@@ -79,6 +82,7 @@ export function toLink(row: LinkRow, baseUrl: string): LinkType {
     title: row.title,
     description: row.description,
     image: row.image,
+    utm: row.utm ?? null,
     passwordProtected: row.password_hash !== null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -220,6 +224,45 @@ export interface LinkStoreOptions {
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
+/** A new link's input as prepare() checked it, ready to insert. */
+export interface PreparedLink {
+  input: CreateLinkInput;
+  passwordHash: string | null;
+}
+
+const INSERT_COLUMNS = `workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active,
+  forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain, title, description, image, password_hash, utm`;
+
+/** A new link's values, in INSERT_COLUMNS order. */
+function insertValues(workspaceId: string, shortId: string, domain: LinkDomainChoice, { input, passwordHash }: PreparedLink): unknown[] {
+  return [
+    workspaceId,
+    shortId,
+    input.destination,
+    input.iosUrl ?? null,
+    input.androidUrl ?? null,
+    normalizeTags(input.tags ?? []),
+    JSON.stringify(normalizePixels(input.pixels ?? [])),
+    input.expiresAt ?? null,
+    input.scanLimit ?? null,
+    input.campaignId ?? null,
+    input.isActive ?? true,
+    input.forwardQuery ?? true,
+    input.clickId ?? true,
+    input.expiredUrl ?? null,
+    input.validFrom ?? null,
+    input.geo ? JSON.stringify(input.geo) : null,
+    input.testVariants ? JSON.stringify(input.testVariants) : null,
+    domain?.id ?? null,
+    domain?.name ?? null,
+    input.title ?? null,
+    input.description ?? null,
+    input.image ?? null,
+    passwordHash,
+    storedUtm(input.utm),
+  ];
+}
+
 export class LinkStore {
   private readonly pg: Pool;
   /** Scan limits count the scans stored in ClickHouse. */
@@ -280,59 +323,68 @@ export class LinkStore {
   }
 
   async tryCreate(workspaceId: string, raw: CreateLinkInput): Promise<LinkResult<{ row: LinkRow }>> {
+    const prepared = await this.prepare(raw);
+    if (!prepared.ok) return prepared;
+    const { input } = prepared.link;
+    return this.tx(async (client): Promise<LinkResult<{ row: LinkRow }>> => {
+      if (!(await this.campaignFound(client, workspaceId, input.campaignId))) return refuse({ reason: 'campaign_not_found' });
+      const domain: LinkDomainChoice | undefined = await domainOfLink(client, workspaceId, input.domain, this.baseHost);
+      if (domain === undefined) return refuse({ reason: 'domain_not_found', domain: input.domain! });
+      const [result] = await this.insertPrepared(client, workspaceId, domain, [prepared.link]);
+      return result!;
+    });
+  }
+
+  /**
+   * A new link's input checked by the rules a JSON schema cannot express, in its stored form (the
+   * first step of tryCreate, also of an import's rows); the schema has checked it already.
+   */
+  async prepare(raw: CreateLinkInput): Promise<LinkResult<{ link: PreparedLink }>> {
     const checked = checkFields(raw, this.own);
     if (!checked.ok) return checked;
     const input = checked.value;
     if (input.shortId && this.reserved.has(input.shortId)) return refuse({ reason: 'short_id_reserved', shortId: input.shortId });
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    return this.tx(async (client): Promise<LinkResult<{ row: LinkRow }>> => {
-      if (!(await this.campaignFound(client, workspaceId, input.campaignId))) return refuse({ reason: 'campaign_not_found' });
-      const domain: LinkDomainChoice | undefined = await domainOfLink(client, workspaceId, input.domain, this.baseHost);
-      if (domain === undefined) return refuse({ reason: 'domain_not_found', domain: input.domain! });
-      // A caller-chosen ID is tried once; an assigned one is retried on the rare collision.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const shortId = input.shortId ?? assignShortId();
-        const inserted = await client.query<LinkRow>(
-          `INSERT INTO links (workspace_id, short_id, destination, ios_url, android_url, tags, pixels, expires_at, scan_limit, campaign_id, is_active,
-                              forward_query, click_id, expired_url, valid_from, geo, test_variants, domain_id, domain,
-                              title, description, image, password_hash)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
-           ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`,
-          [
-            workspaceId,
-            shortId,
-            input.destination,
-            input.iosUrl ?? null,
-            input.androidUrl ?? null,
-            normalizeTags(input.tags ?? []),
-            JSON.stringify(normalizePixels(input.pixels ?? [])),
-            input.expiresAt ?? null,
-            input.scanLimit ?? null,
-            input.campaignId ?? null,
-            input.isActive ?? true,
-            input.forwardQuery ?? true,
-            input.clickId ?? true,
-            input.expiredUrl ?? null,
-            input.validFrom ?? null,
-            input.geo ? JSON.stringify(input.geo) : null,
-            input.testVariants ? JSON.stringify(input.testVariants) : null,
-            domain?.id ?? null,
-            domain?.name ?? null,
-            input.title ?? null,
-            input.description ?? null,
-            input.image ?? null,
-            passwordHash,
-          ],
-        );
-        const row = inserted.rows[0];
-        if (row) {
-          await client.query('INSERT INTO link_changelog_outbox (link_id) VALUES ($1)', [row.id]);
-          return { ok: true, row };
-        }
-        if (input.shortId) return refuse({ reason: 'short_id_taken', shortId: input.shortId, ...(domain ? { domain: domain.name } : {}) });
-      }
-      throw new Error('could not assign a free short ID');
-    });
+    return { ok: true, link: { input, passwordHash } };
+  }
+
+  /**
+   * Inserts prepared links on one domain in the caller's transaction, in one statement, each with
+   * its changelog outbox row; answers one result per link, in order. A caller-chosen short ID that
+   * is taken (or taken by an earlier link of the same call) is refused, never overwritten; an
+   * assigned one is drawn again on the rare collision. The campaign a link names must have been
+   * checked by the caller.
+   */
+  async insertPrepared(client: Queryable, workspaceId: string, domain: LinkDomainChoice, links: readonly PreparedLink[]): Promise<LinkResult<{ row: LinkRow }>[]> {
+    const results: (LinkResult<{ row: LinkRow }> | undefined)[] = links.map(() => undefined);
+    let pending = links.map((_, i) => i);
+    // A caller-chosen ID is tried once; an assigned one is retried on the rare collision.
+    for (let attempt = 0; attempt < 5 && pending.length > 0; attempt++) {
+      const shortIds = pending.map((i) => links[i]!.input.shortId ?? assignShortId());
+      const values: unknown[] = [];
+      const tuples = pending.map((i, n) => {
+        const row = insertValues(workspaceId, shortIds[n]!, domain, links[i]!);
+        const at = values.length;
+        values.push(...row);
+        return `(${row.map((_, k) => `$${at + k + 1}`).join(', ')})`;
+      });
+      const inserted = await client.query<LinkRow>(`INSERT INTO links (${INSERT_COLUMNS}) VALUES ${tuples.join(', ')} ON CONFLICT (domain_id, short_id) DO NOTHING RETURNING *`, values);
+      if (inserted.rows.length > 0) await client.query('INSERT INTO link_changelog_outbox (link_id) SELECT unnest($1::uuid[])', [inserted.rows.map((r) => r.id)]);
+      const byShortId = new Map(inserted.rows.map((r) => [r.short_id, r]));
+      const retry: number[] = [];
+      pending.forEach((i, n) => {
+        const row = byShortId.get(shortIds[n]!);
+        // Two links of one call with the same ID: the first inserted takes it.
+        if (row) byShortId.delete(shortIds[n]!);
+        const chosen = links[i]!.input.shortId;
+        if (row) results[i] = { ok: true, row };
+        else if (chosen) results[i] = refuse({ reason: 'short_id_taken', shortId: chosen, ...(domain ? { domain: domain.name } : {}) });
+        else retry.push(i);
+      });
+      pending = retry;
+    }
+    if (pending.length > 0) throw new Error('could not assign a free short ID');
+    return results as LinkResult<{ row: LinkRow }>[];
   }
 
   async get(workspaceId: string, id: string): Promise<LinkRow | undefined> {
@@ -403,6 +455,7 @@ export class LinkStore {
       if (changes.description !== undefined) set('description', changes.description);
       if (changes.image !== undefined) set('image', changes.image);
       if (passwordHash !== undefined) set('password_hash', passwordHash);
+      if (changes.utm !== undefined) set('utm', storedUtm(changes.utm));
       const { rows } = await client.query<LinkRow>(
         `UPDATE links SET ${sets.join(', ')}, version = version + 1, updated_at = date_trunc('milliseconds', now())
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,

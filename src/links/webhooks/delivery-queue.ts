@@ -18,6 +18,7 @@ export const retryDelayMs = (schedule: RetrySchedule, attempt: number) => schedu
 
 export interface QueuedScan {
   workspaceId: string;
+  /** The event's id: the scan's, or the conversion's for conversion.created. */
   scanId: string;
   timestamp: number;
   body: string;
@@ -41,16 +42,19 @@ export class DeliveryQueue extends TableWebhookDeliveries {
     return new Set(rows.map((r) => r.workspace_id));
   }
 
-  /** Queues one delivery per scan and endpoint of its workspace that existed at scan time and wants scan.created; a scan seen again queues nothing. */
-  async enqueue(scans: readonly QueuedScan[]): Promise<number> {
+  /**
+   * Queues one delivery per event and endpoint of its workspace that existed at the event's time and
+   * wants its type (scan.created, or conversion.created); an event seen again queues nothing.
+   */
+  async enqueue(scans: readonly QueuedScan[], eventType: 'scan.created' | 'conversion.created' = 'scan.created'): Promise<number> {
     if (scans.length === 0) return 0;
     const result = await this.pg.query(
       `INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_type, scan_id, body, state, next_attempt_at)
-       SELECT gen_random_uuid(), e.id, e.workspace_id, 'scan.created', s.scan_id, s.body, 'queued', now()
+       SELECT gen_random_uuid(), e.id, e.workspace_id, $5::text, s.scan_id, s.body, 'queued', now()
          FROM unnest($1::uuid[], $2::uuid[], $3::double precision[], $4::text[]) AS s(workspace_id, scan_id, ms, body)
-         JOIN webhook_endpoints e ON e.workspace_id = s.workspace_id AND 'scan.created' = ANY (e.events) AND e.created_at <= to_timestamp(s.ms / 1000) + interval '1 second'
+         JOIN webhook_endpoints e ON e.workspace_id = s.workspace_id AND $5::text = ANY (e.events) AND e.created_at <= to_timestamp(s.ms / 1000) + interval '1 second'
        ON CONFLICT (endpoint_id, scan_id) WHERE redelivery_of IS NULL DO NOTHING`,
-      [scans.map((s) => s.workspaceId), scans.map((s) => s.scanId), scans.map((s) => s.timestamp), scans.map((s) => s.body)],
+      [scans.map((s) => s.workspaceId), scans.map((s) => s.scanId), scans.map((s) => s.timestamp), scans.map((s) => s.body), eventType],
     );
     return result.rowCount ?? 0;
   }

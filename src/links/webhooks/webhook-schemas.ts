@@ -3,14 +3,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ref } from '../../platform/http/components.ts';
 import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 
-export const WEBHOOK_EVENTS = ['scan.created', 'link.created', 'link.updated', 'link.deleted'] as const;
+export const WEBHOOK_EVENTS = ['scan.created', 'link.created', 'link.updated', 'link.deleted', 'conversion.created'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** What an endpoint receives when it names no events: what every endpoint received before link events existed. */
 export const DEFAULT_WEBHOOK_EVENTS: WebhookEvent[] = ['scan.created'];
 
 const Events = Type.Array(StringEnum(WEBHOOK_EVENTS), {
   minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true,
-  description: 'The events the endpoint receives: `scan.created` (every scan), `link.created`, `link.updated`, `link.deleted` (every change of a link of the workspace; a soft delete, or deactivation, is `link.deleted`). Default `["scan.created"]`.',
+  description: 'The events the endpoint receives: `scan.created` (every scan), `link.created`, `link.updated`, `link.deleted` (every change of a link of the workspace; a soft delete, or deactivation, is `link.deleted`), `conversion.created` (every conversion and tracked click recorded by POST /api/v1/track). Default `["scan.created"]`.',
 });
 import { DELIVERY_STATES, type DeliveryState } from '../../platform/webhooks/webhook-deliveries.ts';
 

@@ -5,6 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { newestFirst } from '../short-links/cursor.ts';
 import type { Plan } from './plans.ts';
+import { SCOPES, type Scope } from '../auth/scopes.ts';
 
 export const API_KEY_PREFIX = 'lk_live_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -19,12 +20,14 @@ export interface ApiKeyInfo {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  scopes: Scope[];
 }
 
 export interface AuthenticatedKey {
   keyId: string;
   workspaceId: string;
   plan: Plan;
+  scopes: Scope[];
 }
 
 interface Row {
@@ -36,6 +39,7 @@ interface Row {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  scopes: Scope[];
 }
 
 const toInfo = (r: Row): ApiKeyInfo => ({
@@ -46,6 +50,7 @@ const toInfo = (r: Row): ApiKeyInfo => ({
   createdAt: r.created_at.toISOString(),
   lastUsedAt: r.last_used_at?.toISOString() ?? null,
   revokedAt: r.revoked_at?.toISOString() ?? null,
+  scopes: r.scopes,
 });
 
 export function generateApiKey(): string {
@@ -68,12 +73,16 @@ export class ApiKeys {
     this.pg = pg;
   }
 
-  /** Issues a key; the returned `key` is the only time the secret exists outside the caller. */
-  async create(workspaceId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
+  /**
+   * Issues a key with these scopes (every scope when none are named); the returned `key` is the
+   * only time the secret exists outside the caller.
+   */
+  async create(workspaceId: string, name: string, scopes?: readonly Scope[]): Promise<{ key: string; info: ApiKeyInfo }> {
     const key = generateApiKey();
     const { rows } = await this.pg.query<Row>(
-      'INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash) VALUES ($1, $2, $3, $4) RETURNING *',
-      [workspaceId, name, key.slice(0, API_KEY_PREFIX.length + 4), hashApiKey(key)],
+      `INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes)
+       VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+      [workspaceId, name, key.slice(0, API_KEY_PREFIX.length + 4), hashApiKey(key), [...new Set(scopes ?? SCOPES)]],
     );
     return { key, info: toInfo(rows[0]!) };
   }
@@ -97,8 +106,8 @@ export class ApiKeys {
   async authenticate(key: string): Promise<AuthenticatedKey | undefined> {
     if (!KEY_PATTERN.test(key)) return undefined;
     const hash = hashApiKey(key);
-    const { rows } = await this.pg.query<{ id: string; workspace_id: string; key_hash: Buffer; plan: Plan; last_used_at: Date | null }>(
-      `SELECT k.id, k.workspace_id, k.key_hash, k.last_used_at, w.plan
+    const { rows } = await this.pg.query<{ id: string; workspace_id: string; key_hash: Buffer; plan: Plan; last_used_at: Date | null; scopes: Scope[] }>(
+      `SELECT k.id, k.workspace_id, k.key_hash, k.last_used_at, k.scopes, w.plan
          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
@@ -109,6 +118,6 @@ export class ApiKeys {
     if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
       void this.pg.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch(() => {});
     }
-    return { keyId: row.id, workspaceId: row.workspace_id, plan: row.plan };
+    return { keyId: row.id, workspaceId: row.workspace_id, plan: row.plan, scopes: row.scopes };
   }
 }

@@ -43,9 +43,13 @@ const stringPartsAjv = makeAjv({ coerceTypes: 'array' });
  * schema of a name stays (Fastify hands each plugin context a copy of the same
  * schemas); another schema under a taken name is a mistake and refused.
  */
+// Fastify hands every plugin context the same schema objects again: each is checked once.
+const sharedSeen = new WeakSet<object>();
+
 function addSharedSchema(schema: SchemaObject): void {
   const id = schema.$id;
-  if (typeof id !== 'string') return;
+  if (typeof id !== 'string' || sharedSeen.has(schema)) return;
+  sharedSeen.add(schema);
   for (const ajv of [bodyAjv, stringPartsAjv]) {
     const known = ajv.getSchema(id)?.schema;
     if (known === undefined) ajv.addSchema(schema);
@@ -69,10 +73,39 @@ function withStorableTextRule(validate: Validate): Validate {
   return wrapped;
 }
 
+/** The compilations not run yet, of every app this process built. */
+const pendingValidators = new Set<() => Validate>();
+
+/**
+ * A route part's validator, compiled on its first request rather than at start (as the serializers
+ * are, lazy-serializers.ts): Ajv's code for every part of every route was a large share of an
+ * ingress's start-up CPU, paid again by each process the suite starts for routes it never calls.
+ * A schema Ajv cannot compile would now fail that route's first request, so the suite compiles them
+ * all once (compileAllValidators, test/integration/platform/openapi.test.ts).
+ */
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : stringPartsAjv;
-  return withStorableTextRule(ajv.compile(schema as object)) as unknown as ReturnType<FastifySchemaCompiler<any>>;
+  let compiled: Validate | undefined;
+  const compile = (): Validate => {
+    pendingValidators.delete(compile);
+    return (compiled = withStorableTextRule(ajv.compile(schema as object)));
+  };
+  pendingValidators.add(compile);
+  const validate = ((data: unknown) => {
+    const run = compiled ?? compile();
+    const ok = run(data);
+    validate.errors = run.errors ?? null;
+    return ok;
+  }) as Validate;
+  return validate as unknown as ReturnType<FastifySchemaCompiler<any>>;
 };
+
+/** Compiles every validator not compiled yet, as Fastify would at start; throws on the first schema Ajv refuses. */
+export function compileAllValidators(): number {
+  const all = [...pendingValidators];
+  for (const compile of all) compile();
+  return all.length;
+}
 
 /**
  * Fastify's validator builder (setSchemaController): called for each plugin

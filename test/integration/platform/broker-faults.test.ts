@@ -15,7 +15,7 @@ import { prefixed } from '../../../src/platform/kafka/topic-definition.ts';
 import { scansTopic } from '../../../topics/scans.ts';
 import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually, testConfig } from '../../support/env.ts';
-import { NODES, startTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
+import { NODES, sharedTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
 import { redirectLoad } from '../../support/links/redirect-load.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
 import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
@@ -45,7 +45,7 @@ useOwnDatabases();
 
 beforeAll(async () => {
   ca = makeTestCa();
-  cluster = await startTestCluster();
+  cluster = await sharedTestCluster();
   ingress = await startIngress({ KAFKA_BROKERS: cluster.brokers, API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   workers = startTs('workers/run.ts', ['links-scan-sink', 'links-webhooks', 'mail-broadcasts', 'mail-webhooks'], {
     KAFKA_BROKERS: cluster.brokers,
@@ -63,7 +63,7 @@ afterAll(async () => {
   await stopChild(workers);
   await receivers.closeAll();
   await ingress?.close();
-  await cluster?.remove();
+  await cluster?.release();
 }, 120_000);
 
 const scansTopicName = () => prefixed(testConfig().TOPIC_PREFIX, scansTopic.name);

@@ -12,18 +12,18 @@ import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { serviceTopics } from '../../../src/service.ts';
 import { eventually } from '../../support/env.ts';
-import { NODES, startTestCluster, type TestCluster } from '../../support/kafka-cluster.ts';
+import { NODES, sharedTestCluster, type TestCluster } from '../../support/kafka-cluster.ts';
 import { childPort, startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 
 const started: Child[] = [];
 let cluster: TestCluster;
 
 beforeAll(async () => {
-  cluster = await startTestCluster();
+  cluster = await sharedTestCluster();
 });
 afterAll(async () => {
   await Promise.all(started.map((c) => stopChild(c)));
-  await cluster?.remove();
+  await cluster?.release();
 }, 60_000);
 
 it('returns from creating topics once every broker knows them', async () => {

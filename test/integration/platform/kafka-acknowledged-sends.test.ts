@@ -12,7 +12,7 @@ import { topicsAsKnownBy } from '../../../src/platform/kafka/broker-metadata.ts'
 import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { eventually } from '../../support/env.ts';
-import { NODES, startTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
+import { NODES, sharedTestCluster, type Node, type TestCluster } from '../../support/kafka-cluster.ts';
 
 const TOPIC = 'acknowledged-sends';
 const PRODUCERS = 4;
@@ -32,10 +32,10 @@ const kafkaOf = (brokers: string, clientId: string): Kafka => createKafka({ KAFK
 const leadersSeenBy = async (node: Node) => (await topicsAsKnownBy('127.0.0.1', cluster.portOf(node), [TOPIC]))[0]!.leaders;
 
 beforeAll(async () => {
-  cluster = await startTestCluster();
+  cluster = await sharedTestCluster();
 });
 afterAll(async () => {
-  await cluster?.remove();
+  await cluster?.release();
 });
 
 it('resolves a send only when every one of its messages is written, while a leader hangs and its partitions move', async () => {

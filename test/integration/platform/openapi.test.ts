@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startIngress, type TestIngress } from '../../support/ingress.ts';
 import { compileAllSerializers } from '../../../src/platform/http/lazy-serializers.ts';
+import { compileAllValidators } from '../../../src/platform/http/validation.ts';
 
 let ingress: TestIngress;
 
@@ -23,6 +24,10 @@ afterAll(async () => {
 describe('GET /api/v1/openapi', () => {
   it('names response schemas every route can serialize with (compiled lazily, so all of them once here)', () => {
     expect(compileAllSerializers()).toBeGreaterThan(100);
+  });
+
+  it('has request schemas Ajv compiles, for every part of every route (compiled lazily, so all of them once here)', () => {
+    expect(compileAllValidators()).toBeGreaterThan(100);
   });
 
   it('is public, valid OpenAPI 3.1, and documents auth, errors and rate-limit headers', async () => {

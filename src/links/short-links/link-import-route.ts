@@ -1,0 +1,51 @@
+// POST /api/v1/links/import: a text/csv body streamed to the import (link-import.ts),
+// never buffered: this context parses text/csv as the raw request stream.
+import { Type } from '@sinclair/typebox';
+import type { Readable } from 'node:stream';
+import { addComponents } from '../../platform/http/components.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
+import type { App } from '../../platform/http/server.ts';
+import { IMPORT_BATCH, importLinks, MAX_IMPORT_ROWS, MAX_LISTED_ERRORS, type LinkImportDeps, type LinkImportRefusal } from './link-import.ts';
+
+const LinkImportResult = Type.Object(
+  {
+    created: Type.Integer({ description: 'Links created.' }),
+    skipped: Type.Integer({ description: 'Blank lines, and rows repeating an earlier row of the file exactly (after trimming cells): not links, not errors.' }),
+    rejected: Type.Integer({ description: 'Rows refused, each for the reason POST /api/v1/links would give (a taken short ID: short_id_taken).' }),
+    errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'CSV line of the row; the header is line 1.' }), code: Type.String() }), { description: `The rejected rows, the first ${MAX_LISTED_ERRORS}.` }),
+  },
+  { $id: 'LinkImportResult', title: 'LinkImportResult' },
+);
+
+function refusalError(r: LinkImportRefusal): ApiError {
+  switch (r.reason) {
+    case 'missing_destination_column': return new ApiError(400, r.reason, 'The CSV header row must name a destination column (destination, long_url or longUrl).');
+    case 'invalid_csv': return new ApiError(400, r.reason, `The CSV cannot be read at line ${r.line ?? '?'}: ${r.problem}`);
+    case 'too_many_rows': return new ApiError(413, r.reason, `An import takes at most ${r.max} rows; split the file. Nothing was imported.`);
+    case 'empty_import': return new ApiError(400, r.reason, 'The CSV holds no rows under its header.');
+    case 'import_stalled': return new ApiError(408, r.reason, 'The body paused too long between rows; send it without pauses. Nothing was imported.');
+  }
+}
+
+export async function linkImportRoute(app: App, deps: LinkImportDeps): Promise<void> {
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+    addComponents(scope, [LinkImportResult]);
+    scope.post('/links/import', {
+      schema: {
+        tags: ['links'], operationId: 'importLinks', summary: 'Import links from CSV (streamed)',
+        description: `Content-Type \`text/csv\` with a header row naming the columns: \`destination\` (also \`long_url\`, Bitly's export, or \`longUrl\`, Shlink's), ` +
+          '`shortId` (also `shortCode`), `tags` (`;`-separated), `title`, `expiresAt` (ISO 8601); other columns are ignored. Each row is checked as POST /api/v1/links checks a link and goes on the ' +
+          `workspace's default domain; a taken short ID rejects the row, never overwrites. Up to ${MAX_IMPORT_ROWS} rows (more: 413 too_many_rows), written ${IMPORT_BATCH} at a time as the body arrives, ` +
+          'in one transaction: a refused import creates nothing. Each created link is on links.changelog and sends link.created.',
+        response: { 200: withRateLimitHeaders(LinkImportResult, 'What the import did.'), ...errorResponses(...API_ERRORS, 408, 413, 415) },
+      },
+    }, async (request) => {
+      if (!request.body || typeof (request.body as Readable).pipe !== 'function') throw new ApiError(415, 'unsupported_media_type', 'Send the import as text/csv.');
+      const outcome = await importLinks(deps, request.linksAuth.workspaceId, request.body as Readable);
+      if (!outcome.ok) throw refusalError(outcome.refusal);
+      return outcome.result;
+    });
+  });
+}

@@ -3,6 +3,7 @@
 import type { TopicDefinition } from '../src/platform/kafka/topic-definition.ts';
 import { conversionsTopic } from './conversions.ts';
 import { linksChangelogTopic } from './links-changelog.ts';
+import { orphanVisitsTopic } from './orphan-visits.ts';
 import { scansTopic } from './scans.ts';
 
-export const linkTopics: readonly TopicDefinition[] = [linksChangelogTopic, scansTopic, conversionsTopic];
+export const linkTopics: readonly TopicDefinition[] = [linksChangelogTopic, scansTopic, conversionsTopic, orphanVisitsTopic];

@@ -8,6 +8,7 @@ import type { WorkerKind } from '../src/platform/actors/worker-kind.ts';
 import type { Platform } from '../src/platform/platform.ts';
 import { scanSinkKind } from '../src/links/scans/scan-sink.ts';
 import { conversionSinkKind } from '../src/links/conversions/conversion-sink.ts';
+import { orphanVisitSinkKind } from '../src/links/orphans/orphan-visit-sink.ts';
 import { webhookKind } from '../src/links/webhooks/webhook-worker.ts';
 import { linkWebhookKind } from '../src/links/webhooks/link-webhook-worker.ts';
 import { conversionWebhookKind } from '../src/links/webhooks/conversion-webhook-worker.ts';
@@ -27,8 +28,9 @@ export interface WorkerServices {
 }
 
 export const workerKinds: Record<string, (services: WorkerServices) => WorkerKind> = {
-  'links-scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits),
+  'links-scan-sink': ({ platform, links }) => scanSinkKind(platform.clickhouse, platform.pg, links.scanLimits, links.scanPrivacy),
   'links-conversion-sink': ({ platform }) => conversionSinkKind(platform.clickhouse, platform.pg),
+  'links-orphan-visit-sink': ({ platform }) => orphanVisitSinkKind(platform.clickhouse, platform.pg),
   'links-webhooks': ({ platform, links }) => webhookKind(platform, links.webhookWorker),
   'links-link-events': ({ links }) => linkWebhookKind(links.linkEvents),
   'links-conversion-events': ({ links }) => conversionWebhookKind(links.webhooks.queue),

@@ -68,6 +68,12 @@ export const LinksConfigSchema = Type.Object({
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   /** Finished deliveries (acknowledged, rejected, stopped) stay in the delivery log this many days. */
   WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** How often the scan sink's workers apply pending scan erasures (and see whether retention is due); erasures take effect within about this. */
+  SCAN_ERASURE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000 }),
+  /** How often the retention pass drops scans older than each workspace's scanRetentionDays. */
+  SCAN_RETENTION_INTERVAL_MS: Type.Integer({ minimum: 1000, maximum: 30 * 86_400_000, default: 86_400_000 }),
+  /** How long an erasure or retention run waits for ClickHouse's mutations before it gives up (and runs again later). */
+  SCAN_MUTATION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000 }),
   /** After a secret rotation, requests are also signed with the old secret for this long. */
   WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
   /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */

@@ -29,6 +29,8 @@ import { createResolver } from '../platform/dns.ts';
 import { listSetting } from '../platform/config.ts';
 import { domainAdminRoutes } from './domains/domain-admin-routes.ts';
 import { domainRoutes } from './domains/domain-routes.ts';
+import { orphanVisitRoutes } from './orphans/orphan-visit-routes.ts';
+import { privacyRoutes } from './privacy/privacy-routes.ts';
 import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
 import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
@@ -42,6 +44,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'campaigns', description: 'Folders of links.' },
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
+    { name: 'privacy', description: 'Erasing a visitor\'s or a link\'s scans, and how long the workspace keeps scans.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
     { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted, conversion.created) and their delivery log.' },
     { name: 'qr', description: 'QR codes and barcodes.' },
@@ -72,6 +75,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     domains: new LinkDomains(pg, (name) => served.isBaseHost(name)),
     targets: { cname: links.config.LINK_DOMAIN_CNAME_TARGET || hostOfUrl(links.shortLinkBase), addresses: listSetting(links.config.LINK_DOMAIN_A_TARGETS) },
     onServedChange: () => served.refresh(),
+    urlProblem: (value: string) => links.links.destinationProblem(value),
   };
   links.links.refuseUrlsOn(() => served.servingHosts());
   // One render pool for the API's images and the public QR URL.
@@ -94,6 +98,8 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
+      await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
+      await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
       await webhookRoutes(scope, links.webhooks);
       await qrRoutes(scope, { pool: renderPool(), pg, shortLinkBase: links.shortLinkBase, images: links.qrImages });

@@ -24,6 +24,9 @@ import { WebhookStore } from './webhooks/webhook-store.ts';
 import { ApiKeys } from './workspaces/api-keys.ts';
 import { Workspaces } from './workspaces/workspaces.ts';
 
+import { ScanPrivacy } from './privacy/scan-privacy.ts';
+import { scansTopic } from '../../topics/scans.ts';
+import { prefixed } from '../platform/kafka/topic-definition.ts';
 export type LinksProcessConfig = Config & LinksConfig;
 
 export interface LinksServices {
@@ -54,6 +57,8 @@ export interface LinksServices {
   qrImages: { timeoutMs: number; maxBytes: number; allowHosts: string[] };
   /** The product's transactional outboxes, relayed by the platform in the ingress. */
   outboxes: readonly Outbox[];
+  /** Applies scan erasures and retention; run beside the scan sink. */
+  scanPrivacy: ScanPrivacy;
 }
 
 export interface LinksWiringOptions {
@@ -112,6 +117,16 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     linkEvents: new LinkEventQueue(pg, shortLinkBase),
     renderPool: () => new RenderPool({ threads: config.RENDER_THREADS || undefined, maxQueue: config.RENDER_QUEUE || undefined }),
     outboxes: [changelog.outbox, conversions.outbox],
+    scanPrivacy: new ScanPrivacy({
+      ch: platform.clickhouse,
+      pg,
+      log,
+      // The scan sink's lock of each partition (idempotent-sink.ts names them so).
+      sinkLocks: Array.from({ length: scansTopic.partitions }, (_, p) => `scan-sink:${prefixed(config.TOPIC_PREFIX, scansTopic.name)}:${p}`),
+      intervalMs: config.SCAN_ERASURE_INTERVAL_MS,
+      retentionEveryMs: config.SCAN_RETENTION_INTERVAL_MS,
+      mutationTimeoutMs: config.SCAN_MUTATION_TIMEOUT_MS,
+    }),
     qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },
   };
 }

@@ -23,6 +23,7 @@ import type { AnalyticsType } from './analytics-schemas.ts';
 import { bucketSql, bucketStarts, type TimeRange } from './time-range.ts';
 import { LINK_LAYOUT, WORKSPACE_LAYOUT, type RollupLayout } from './rollup-rows.ts';
 import { variantScans } from './variant-queries.ts';
+import { qrScans, triggersOf } from './trigger-queries.ts';
 
 export interface AnalyticsFilter {
   /** Only these links (from linkId, tag or campaign); an empty list matches nothing. */
@@ -167,11 +168,12 @@ export class AnalyticsQueries {
     const visitorsQuery = sql`SELECT b AS bucket, uniqHLL12Merge(s) AS visitors
       FROM (SELECT t, uniqHLL12MergeState(visitors) AS s FROM ${visitorSketches} GROUP BY t) ARRAY JOIN [t, -1] AS b GROUP BY b`;
 
-    const [series, visitorRows, rankedAll, variants] = await Promise.all([
+    const [series, visitorRows, rankedAll, variants, qr] = await Promise.all([
       this.ch.rows<{ t: string; scans: string }>(seriesQuery),
       this.ch.rows<{ bucket: string; visitors: string }>(visitorsQuery),
       this.ch.rows<{ dim: Dimension; value: string; count: string }>(rankedQuery),
       variantScans(this.ch, workspaceId, range, filter, includeBots),
+      qrScans(this.ch, workspaceId, range, filter, includeBots),
     ]);
     const groups = new Map<Dimension, Ranked>(dimensions.map((d) => [d, []]));
     for (const r of rankedAll) groups.get(r.dim)?.push({ value: r.value, count: Number(r.count) });
@@ -183,11 +185,12 @@ export class AnalyticsQueries {
     const visitorsAt = new Map(visitorRows.filter((r) => Number(r.bucket) >= 0).map((r) => [Number(r.bucket) * 1000, Number(r.visitors)]));
     const allVisitors = visitorRows.find((r) => Number(r.bucket) === -1);
     const timeseries = bucketStarts(range).map((t) => ({ start: new Date(t).toISOString(), scans: scansAt.get(t) ?? 0, uniqueVisitors: visitorsAt.get(t) ?? 0 }));
+    const totalScans = series.reduce((n, r) => n + Number(r.scans), 0);
     return {
       from: range.from.toISOString(),
       to: range.to.toISOString(),
       interval: range.interval,
-      totalScans: series.reduce((n, r) => n + Number(r.scans), 0),
+      totalScans,
       uniqueVisitors: Number(allVisitors?.visitors ?? 0),
       timeseries,
       topLinks: links.map((r): TopLink => (filter.linkIds ? { linkId: r.value, scans: r.count } : { shortId: r.value, scans: r.count })),
@@ -202,6 +205,7 @@ export class AnalyticsQueries {
       referrers: referrers.map((r) => ({ referrer: r.value || '(direct)', count: r.count })),
       utm,
       variants,
+      triggers: triggersOf(totalScans, qr),
     };
   }
 
@@ -229,6 +233,7 @@ export class AnalyticsQueries {
       topLinks: [], countries: [], cities: [], devices: [], os: [], browsers: [], referrers: [],
       utm: { sources: [], mediums: [], campaigns: [], terms: [], contents: [] },
       variants: [],
+      triggers: triggersOf(0, 0),
     };
   }
 }

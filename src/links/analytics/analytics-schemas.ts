@@ -1,7 +1,7 @@
 // Query parameters and answers of the analytics endpoints.
 import { Type, type Static } from '@sinclair/typebox';
 import { ref } from '../../platform/http/components.ts';
-import { Uuid } from '../../platform/http/schema-types.ts';
+import { StringEnum, Uuid } from '../../platform/http/schema-types.ts';
 import { DomainFilterParam } from '../short-links/link-domain.ts';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
@@ -77,6 +77,10 @@ export const Analytics = Type.Object(
       Type.Object({ variant: Type.String({ description: 'The test variant\'s URL.' }), scans: Count, uniqueVisitors: Count }),
       { description: 'Scans of A/B test links (`testVariants`) by the variant each visitor was sent to, most first; visitors sent elsewhere by a device or geo URL are not in it.' },
     ),
+    triggers: Type.Array(
+      Type.Object({ trigger: StringEnum(['link', 'qr'] as const), scans: Count }),
+      { description: 'The scans by how the visitor came: qr (scanned one of the QR codes the service renders for the link, whose short URL carries the `?qr` marker) or link (any other visit, and every scan stored before QR scans were told apart). Both always present, link first; they add up to totalScans.' },
+    ),
   },
   { $id: 'Analytics', title: 'Analytics' },
 );
@@ -102,4 +106,5 @@ export const ExportQuery = Type.Object(
 export const EXPORT_COLUMNS = [
   'scanId', 'timestamp', 'linkId', 'shortId', 'campaignId', 'destination', 'country', 'region', 'city', 'device', 'os', 'browser',
   'referrer', 'referrerHost', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent', 'isBot', 'visitorId', 'clickId', 'userAgent', 'variant',
+  'trigger',
 ] as const;

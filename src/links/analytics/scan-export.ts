@@ -25,6 +25,7 @@ const COLUMNS: [string, string][] = [
   ['device', 'device'], ['os', 'os'], ['browser', 'browser'], ['referrer', 'referrer'], ['referrer_host', 'referrerHost'],
   ['utm_source', 'utmSource'], ['utm_medium', 'utmMedium'], ['utm_campaign', 'utmCampaign'], ['utm_term', 'utmTerm'], ['utm_content', 'utmContent'],
   ['is_bot', 'isBot'], ['visitor_id', 'visitorId'], ['click_id', 'clickId'], ['user_agent', 'userAgent'], ['variant', 'variant'],
+  ['trigger', 'trigger'],
 ];
 
 const jsonColumns = new SqlFragment(COLUMNS.map(([expr, name]) => `${expr} AS ${name}`).join(', '));

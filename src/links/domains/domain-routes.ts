@@ -3,7 +3,8 @@
 // DNS records to publish; verify looks up its TXT record.
 import type { Resolver } from 'node:dns/promises';
 import { Type } from '@sinclair/typebox';
-import { notFound } from '../../platform/http/errors.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
+import { normalizeUrl } from '../short-links/url-rules.ts';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
@@ -16,8 +17,10 @@ export interface DomainRoutesDeps {
   domains: LinkDomains;
   resolver: Resolver;
   targets: RoutingTargets;
-  /** Called after a domain starts or stops being served (verified, deleted), so this ingress serves it at once. */
+  /** Called after a domain starts or stops being served (verified, deleted) or its fallbacks change, so this ingress serves it at once. */
   onServedChange: () => Promise<void>;
+  /** Why a URL may not be a destination (as links' destinations are checked); undefined when it may. */
+  urlProblem: (value: string) => string | undefined;
 }
 
 const IdParams = Type.Object({ id: Type.String({ description: 'Link domain UUID, in any case.' }) });
@@ -56,13 +59,33 @@ export async function domainRoutes(app: App, deps: DomainRoutesDeps): Promise<vo
     return present(row);
   });
 
+  /** A fallback URL as stored (normalised like a destination), null to clear, undefined when not named; 400 invalid_url for one a link could not have. */
+  const fallback = (field: 'rootUrl' | 'notFoundUrl', value: string | null | undefined): string | null | undefined => {
+    if (value === undefined || value === null) return value;
+    const problem = deps.urlProblem(value);
+    if (problem) throw new ApiError(400, 'invalid_url', `${field} ${problem}.`, [{ path: `/${field}`, message: problem }]);
+    return normalizeUrl(value);
+  };
+
   app.patch('/link-domains/:id', {
     schema: {
-      tags, operationId: 'updateLinkDomain', summary: 'Make a domain the workspace\'s default, or stop it being the default',
+      tags, operationId: 'updateLinkDomain', summary: 'Change a domain: the workspace\'s default, where its root and unknown short IDs redirect',
+      description: 'Changes only what the body names. `rootUrl`: GET / on the domain redirects there (302); `notFoundUrl`: a short ID no link has on the domain redirects there (302, without a click ID); null clears either (404 again). Both visits are recorded as orphan visits (GET /api/v1/analytics/orphan-visits). The URLs are checked like a link\'s destination: 400 invalid_url. Every ingress serves the change within seconds (this one at once).',
       params: IdParams, body: ref(UpdateLinkDomainBody),
       response: { 200: withRateLimitHeaders(LinkDomain, 'The domain.'), ...errorResponses(...API_BODY_ERRORS, 404) },
     },
-  }, async (request) => present(domainOrRefused(await domains.setDefault(request.linksAuth.workspaceId, request.params.id, request.body.isDefault))));
+  }, async (request) => {
+    const { isDefault } = request.body;
+    const rootUrl = fallback('rootUrl', request.body.rootUrl);
+    const notFoundUrl = fallback('notFoundUrl', request.body.notFoundUrl);
+    const row = domainOrRefused(await domains.update(request.linksAuth.workspaceId, request.params.id, {
+      ...(isDefault !== undefined ? { isDefault } : {}),
+      ...(rootUrl !== undefined ? { rootUrl } : {}),
+      ...(notFoundUrl !== undefined ? { notFoundUrl } : {}),
+    }));
+    if (rootUrl !== undefined || notFoundUrl !== undefined) await deps.onServedChange();
+    return present(row);
+  });
 
   app.post('/link-domains/:id/verify', {
     schema: {

@@ -36,6 +36,8 @@ export const LinkDomain = Type.Object(
     }),
     isDefault: Type.Boolean({ description: 'New links without `domain` go on the workspace\'s default domain (else on the service\'s base domain).' }),
     records: Type.Array(ref(DnsRecord), { description: 'The DNS records to publish.' }),
+    rootUrl: Type.Union([Type.String(), Type.Null()], { description: 'Where GET / on the domain redirects (302, recorded as an orphan visit of type base_url); null: 404 as before.' }),
+    notFoundUrl: Type.Union([Type.String(), Type.Null()], { description: 'Where a short ID no link has on the domain redirects (302, recorded as an orphan visit of type invalid_short_url); null: 404 as before.' }),
     verifiedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     lastCheckedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     createdAt: Type.String({ format: 'date-time' }),
@@ -64,9 +66,20 @@ export const CreateLinkDomainBody = Type.Object(
   { $id: 'CreateLinkDomain', title: 'CreateLinkDomain', additionalProperties: false },
 );
 
+/** A fallback URL: checked like a link's destination (absolute http(s), no credentials, not this service's own short links). */
+const FallbackUrl = (description: string) => Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], { description });
+
 export const UpdateLinkDomainBody = Type.Object(
-  { isDefault: Type.Boolean({ description: 'true: the workspace\'s default domain; false: new links go on the service\'s base domain again.' }) },
-  { $id: 'UpdateLinkDomain', title: 'UpdateLinkDomain', additionalProperties: false },
+  {
+    isDefault: Type.Optional(Type.Boolean({ description: 'true: the workspace\'s default domain; false: new links go on the service\'s base domain again.' })),
+    rootUrl: Type.Optional(FallbackUrl('Where GET / on the domain redirects; null clears it (404 again). Checked like a link\'s destination (400 invalid_url).')),
+    notFoundUrl: Type.Optional(FallbackUrl('Where an unknown short ID on the domain redirects; null clears it (404 again). Checked like a link\'s destination (400 invalid_url).')),
+  },
+  {
+    $id: 'UpdateLinkDomain', title: 'UpdateLinkDomain', additionalProperties: false, minProperties: 1,
+    description: 'Changes only the fields it names (at least one).',
+    examples: [{ rootUrl: 'https://acme.com/', notFoundUrl: 'https://acme.com/404' }],
+  },
 );
 
 export const LINK_DOMAIN_COMPONENTS = [DnsRecord, LinkDomain, LinkDomainList, LinkDomainCheck, CreateLinkDomainBody, UpdateLinkDomainBody];
@@ -81,6 +94,8 @@ export function toLinkDomain(row: LinkDomainRow, targets: RoutingTargets): LinkD
     status: statusOf(row),
     isDefault: row.is_default,
     records: domainRecords(row, targets) satisfies DomainDnsRecord[],
+    rootUrl: row.root_url,
+    notFoundUrl: row.not_found_url,
     verifiedAt: row.verified_at?.toISOString() ?? null,
     lastCheckedAt: row.last_checked_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),

@@ -17,6 +17,10 @@ export interface LinkDomainRow {
   is_default: boolean;
   verified_at: Date | null;
   last_checked_at: Date | null;
+  /** Where GET / on the domain redirects; null: 404. */
+  root_url: string | null;
+  /** Where an unknown short ID on the domain redirects; null: 404. */
+  not_found_url: string | null;
   deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -99,16 +103,25 @@ export class LinkDomains {
     return rows;
   }
 
-  /** Makes the domain the workspace's default (the other loses it), or stops it being the default. */
-  async setDefault(workspaceId: string, id: string, isDefault: boolean): Promise<LinkDomainResult> {
+  /**
+   * Sets what a PATCH names of the domain's default flag and fallback URLs (each undefined: kept; a
+   * URL null: cleared), in one transaction. The URLs are checked by the caller.
+   */
+  async update(workspaceId: string, id: string, change: { isDefault?: boolean; rootUrl?: string | null; notFoundUrl?: string | null }): Promise<LinkDomainResult> {
     if (!isUuid(id)) return refuse({ reason: 'not_found' });
     return withTransaction(this.pg, async (client) => {
       await client.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
-      if (isDefault) await client.query('UPDATE link_domains SET is_default = false, updated_at = now() WHERE workspace_id = $1 AND is_default AND deleted_at IS NULL AND id <> $2', [workspaceId, id]);
+      if (change.isDefault) await client.query('UPDATE link_domains SET is_default = false, updated_at = now() WHERE workspace_id = $1 AND is_default AND deleted_at IS NULL AND id <> $2', [workspaceId, id]);
+      // $3/$5/$7: whether the field was named; unnamed fields keep their value.
       const { rows } = await client.query<LinkDomainRow>(
-        `UPDATE link_domains SET is_default = $3, updated_at = CASE WHEN is_default = $3 THEN updated_at ELSE now() END
+        `UPDATE link_domains
+            SET is_default = CASE WHEN $3 THEN $4::boolean ELSE is_default END,
+                root_url = CASE WHEN $5 THEN $6::text ELSE root_url END,
+                not_found_url = CASE WHEN $7 THEN $8::text ELSE not_found_url END,
+                updated_at = CASE WHEN ($3 AND is_default IS DISTINCT FROM $4::boolean) OR ($5 AND root_url IS DISTINCT FROM $6::text) OR ($7 AND not_found_url IS DISTINCT FROM $8::text)
+                                  THEN date_trunc('milliseconds', now()) ELSE updated_at END
           WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING *`,
-        [id, workspaceId, isDefault],
+        [id, workspaceId, change.isDefault !== undefined, change.isDefault ?? false, change.rootUrl !== undefined, change.rootUrl ?? null, change.notFoundUrl !== undefined, change.notFoundUrl ?? null],
       );
       return rows[0] ? { ok: true as const, row: rows[0] } : refuse({ reason: 'not_found' });
     });

@@ -18,6 +18,7 @@ import { rateLimitHeaders, SlidingWindowLimiter, type LimitDecision } from '../.
 import type { Logger } from '../../platform/logger.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { LinkState } from '../changelog/link-state.ts';
+import { withQrMarker } from '../redirect/qr-marker.ts';
 import type { RenderPool } from './render-pool.ts';
 import type { QrTask } from './render-task.ts';
 
@@ -81,7 +82,7 @@ export async function publicQrRoute(app: App, deps: PublicQrDeps): Promise<void>
       security: [],
       operationId: 'publicQrCode',
       summary: 'The QR code of a link, at a public URL',
-      description: `The link's short URL as a QR code, without a key, for embedding by URL (\`<img src="https://go.example.com/spring-menu/qr?size=300">\`). Not a scan. Cached: \`Cache-Control: public, max-age=${MAX_AGE_SECONDS}\` and an ETag (304 on If-None-Match). At most ${PUBLIC_QR_PER_MINUTE_PER_IP} per minute per client IP (429 qr_rate_limited). 404 not_found for an unknown or deactivated link; 400 validation_failed for a size outside 100–1024 or a format other than png or svg.`,
+      description: `The link's short URL as a QR code (with the \`?qr\` marker: a scan of it is recorded with trigger qr; the redirect strips it), without a key, for embedding by URL (\`<img src="https://go.example.com/spring-menu/qr?size=300">\`). Not a scan. Cached: \`Cache-Control: public, max-age=${MAX_AGE_SECONDS}\` and an ETag (304 on If-None-Match). At most ${PUBLIC_QR_PER_MINUTE_PER_IP} per minute per client IP (429 qr_rate_limited). 404 not_found for an unknown or deactivated link; 400 validation_failed for a size outside 100–1024 or a format other than png or svg.`,
       params: Type.Object({ shortId: Type.String({ maxLength: 200 }) }),
       querystring: PublicQrQuery,
       response: {
@@ -108,7 +109,8 @@ export async function publicQrRoute(app: App, deps: PublicQrDeps): Promise<void>
     const made = await image({
       kind: 'qr',
       // The link's short URL: on its branded domain, or the base one.
-      text: link.domain ? `https://${link.domain}/${shortId}` : `${deps.shortLinkBase}/${shortId}`,
+      // With the marker that tells the redirect this visitor scanned the code (qr-marker.ts).
+      text: withQrMarker(link.domain ? `https://${link.domain}/${shortId}` : `${deps.shortLinkBase}/${shortId}`),
       format: request.query.format ?? 'png',
       size: request.query.size ?? 512,
       margin: 4,

@@ -10,6 +10,7 @@ import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { BWIP_ID, barcodeText, SYMBOLOGIES, SYMBOLOGY_NAME } from './barcode-rules.ts';
 import { barcodeRefusal } from './barcode-refusal.ts';
+import { withQrMarker } from '../redirect/qr-marker.ts';
 import type { RenderPool } from './render-pool.ts';
 import { loadHalftoneImage } from './halftone-image.ts';
 import type { OutboundOptions } from '../../platform/http/outbound.ts';
@@ -119,7 +120,7 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
     bodyLimit: 2 * 1024 * 1024,
     schema: {
       tags: ['qr'], operationId: 'renderQrCode', summary: 'Render the QR code of a link (PNG or SVG)',
-      description: 'Encodes the link\'s short URL. 100 to 1024 px. A `style` needs format svg (400 styled_png_not_supported) and always uses error correction H. 503 render_busy when the renderer is saturated.',
+      description: 'Encodes the link\'s short URL with the `?qr` marker (a scan of it is recorded with trigger qr; the redirect strips the marker). 100 to 1024 px. A `style` needs format svg (400 styled_png_not_supported) and always uses error correction H. 503 render_busy when the renderer is saturated.',
       body: ref(QrBody),
       response: { ...ImageResponse, ...errorResponses(...API_BODY_ERRORS, 404, 503) },
     },
@@ -152,7 +153,8 @@ export async function qrRoutes(app: App, deps: { pool: RenderPool; pg: Pool; sho
       : body.style;
     const task: RenderTask = {
       kind: 'qr',
-      text: link.domain ? `https://${link.domain}/${body.shortId}` : `${deps.shortLinkBase}/${body.shortId}`,
+      // With the marker that tells the redirect this visitor scanned the code (qr-marker.ts).
+      text: withQrMarker(link.domain ? `https://${link.domain}/${body.shortId}` : `${deps.shortLinkBase}/${body.shortId}`),
       format: body.format,
       size: body.size ?? 512,
       margin: body.margin ?? 4,

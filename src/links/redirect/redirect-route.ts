@@ -32,6 +32,9 @@ import type { ScanLimitGuard } from './scan-limit-guard.ts';
 import { answeredBeforeRedirect, usesPageBeforeRedirect } from './before-redirect.ts';
 import { passwordRoute } from './password-route.ts';
 import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
+import { visitQueryOf } from './qr-marker.ts';
+import type { RawOrphanVisit } from '../orphans/orphan-visit.ts';
+import { orphanVisitOf } from '../orphans/orphan-redirect.ts';
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -42,9 +45,9 @@ export interface RedirectDeps {
   redis: Redis;
   log: Logger;
   /** Which links a request's Host serves: the base domain's, a verified branded domain's, or none. */
-  domains: Pick<ServedDomains, 'resolve'>;
-  /** Where scans go after the response (the journal). */
-  record: (scan: RawScan) => void;
+  domains: Pick<ServedDomains, 'resolve' | 'fallbacksOf'>;
+  /** Where scans (and branded domains' orphan visits) go after the response (the journal). */
+  record: (entry: RawScan | RawOrphanVisit) => void;
   redirectsPerMinute: number;
   /** The visitor's country, for links with geo destinations. */
   countries: VisitorCountry;
@@ -67,6 +70,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The scan a redirect recorded, journaled once the response is sent; declared with decorateRequest below. */
     redirectScan: RawScan | null;
+    /** The orphan visit a branded domain's fallback recorded, journaled once the response is sent. */
+    orphanVisit: RawOrphanVisit | null;
   }
 }
 
@@ -102,7 +107,7 @@ const REDIRECT_RESPONSES = {
   400: { ...ref(ErrorBody), description: 'The short ID is longer than 200 characters (validation_failed).' },
   401: refusalResponse('A password-protected link asked for with Accept: application/json (password_required); a browser gets the password form (200).'),
   404: {
-    ...refusalResponse('No link has this short ID on this host, or the host serves no links (not_found). A request with a key (`Authorization: Bearer …`) is an API client at a path no resource has: JSON in the shape of Resend\'s errors (`statusCode`, `name: not_found`, `message`) with the error object, whatever its Accept.'),
+    ...refusalResponse('No link has this short ID on this host, or the host serves no links (not_found); a branded domain with a `notFoundUrl` redirects there instead (302, no click ID, recorded as an orphan visit). A request with a key (`Authorization: Bearer …`) is an API client at a path no resource has: JSON in the shape of Resend\'s errors (`statusCode`, `name: not_found`, `message`) with the error object, whatever its Accept.'),
     content: {
       'text/html': { schema: Type.String({ description: 'A small page saying why.' }) },
       'application/json': { schema: ApiNotFound },
@@ -114,6 +119,7 @@ const REDIRECT_RESPONSES = {
 
 export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<ShortLinksAtRoot> {
   app.decorateRequest('redirectScan', null);
+  app.decorateRequest('orphanVisit', null);
   // Its own key name: the exact limiter kept sorted sets under limit:redirect-ip:*, this one keeps hashes.
   const limiter = new BufferedSlidingWindow(deps.redis, 'redirect-ip-s', deps.redirectsPerMinute, 60_000);
 
@@ -134,14 +140,37 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     const link = deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId));
     if (link) return answer(request, reply, link, ip);
     // Not in memory: perhaps created a moment ago on another ingress.
-    return deps.readThrough.find(shortId, domainId).then((found) => answer(request, reply, found, ip));
+    return deps.readThrough.find(shortId, domainId).then((found) => (found ? answer(request, reply, found, ip) : unknownShortId(request, reply, domainId, ip)));
   }
 
-  /** The short URL's query string as the link forwards it ('' for none). */
+  /** A short ID no link has on this host: to its branded domain's notFoundUrl (an orphan visit), else 404 as ever. */
+  function unknownShortId(request: FastifyRequest, reply: FastifyReply, domainId: string | null, ip: string): void {
+    const fallbacks = deps.domains.fallbacksOf(domainId);
+    if (!fallbacks?.notFoundUrl) return refuse(request, reply, 'not_found');
+    // Only a GET is a visit (HEAD learns where it goes; a password form's POST is not one either).
+    if (request.method === 'GET') request.orphanVisit = orphanVisitOf(request, domainId!, fallbacks, 'invalid_short_url', ip);
+    reply.header('cache-control', 'private, no-store, max-age=0').redirect(fallbacks.notFoundUrl, 302);
+  }
+
+  /** Runs `go` once the client's redirects-per-minute admit the request, else refuses it (429); for a domain's root (GET /:shortId has it written out). */
+  function admitted(request: FastifyRequest, reply: FastifyReply, go: () => void | Promise<void>): void | Promise<void> {
+    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
+    const subject = clientLimitKey(request);
+    if (limiter.admitLocally(subject)) return go();
+    return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
+      if (decision && !decision.allowed) {
+        reply.headers(rateLimitHeaders(decision));
+        return refuse(request, reply, 'redirect_rate_limited');
+      }
+      return go();
+    });
+  }
+
+  /** The short URL's query string as the link forwards it ('' for none), without our QR codes' marker. */
   function queryOf(request: FastifyRequest, routing: LinkRouting): string {
     if (!routing.forwardQuery) return '';
-    const queryAt = request.url.indexOf('?');
-    return queryAt === -1 ? '' : forwardedQuery(request.url.slice(queryAt + 1));
+    const { query } = visitQueryOf(request.url);
+    return query === '' ? '' : forwardedQuery(query);
   }
 
   /** A link that does not redirect now: to its expiredUrl when it has one (no scan), else the refusal. */
@@ -207,7 +236,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
   function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
     const scanId = randomUUID();
     const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const queryAt = request.url.indexOf('?');
+    const { query, trigger } = visitQueryOf(request.url);
     request.redirectScan = {
       scanId,
       clickId,
@@ -220,8 +249,9 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
       ip,
       userAgent: request.headers['user-agent'] ?? null,
       referrer: request.headers.referer ?? null,
-      query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+      query,
       variant,
+      trigger,
     };
     const location = routing.clickId ? withClickId(target, clickId) : target;
     // A browser following a link with pixels gets the page that fires them and then sends it on.
@@ -249,6 +279,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     // After the response is on the wire: journal the scan (published to Kafka from there).
     onResponse: (request, _reply, done) => {
       if (request.redirectScan) deps.record(request.redirectScan);
+      else if (request.orphanVisit) deps.record(request.orphanVisit);
       done();
     },
   }, (request, reply) => serve(request, reply, request.params.shortId));
@@ -260,7 +291,8 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     const domainId = deps.domains.resolve(request.host);
     if (domainId === undefined) return refuse(request, reply, 'not_found');
     const ip = clientIp(request);
-    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64).
+    // Counted per IPv4 address, per IPv6 network (a client can rotate through its /64). Written out
+    // here rather than through admitted(): no closure to allocate on the hot path.
     const subject = clientLimitKey(request);
     if (limiter.admitLocally(subject)) return redirect(request, reply, shortId, domainId, ip);
     return failOpen<LimitDecision | undefined>(deps.log, 'redirect-ip', () => limiter.hit(subject), undefined).then((decision) => {
@@ -271,6 +303,37 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
       return redirect(request, reply, shortId, domainId, ip);
     });
   }
+
+  // GET / on a branded domain with a rootUrl: there (an orphan visit of type base_url); anywhere else the not-found answer, as before.
+  app.get('/', {
+    schema: {
+      tags: ['redirect'],
+      security: [],
+      operationId: 'domainRoot',
+      summary: 'A branded domain\'s root (redirects to its rootUrl)',
+      description: 'On a verified branded domain whose `rootUrl` is set (PATCH /api/v1/link-domains/{id}): 302 to it, recorded as an orphan visit of type base_url (GET /api/v1/analytics/orphan-visits), counted against the same 60 redirects per minute per IP. Anywhere else: 404 route_not_found, as for any path the service has no route for.',
+      response: {
+        302: Type.Null({ description: 'To the domain\'s rootUrl.', headers: { location: Type.String(), 'cache-control': Type.String({ description: 'private, no-store, max-age=0: every visit must reach the service.' }) } }),
+        404: { ...ref(ErrorBody), description: 'Not a branded domain with a rootUrl (route_not_found).' },
+        429: refusalResponse('More than the allowed redirects per minute from this IP (redirect_rate_limited).', { ...RATE_LIMIT_HEADERS, 'retry-after': Type.Integer({ description: 'Seconds to wait.' }) }),
+      } as never,
+    },
+    config: documentOnly({ response: OTHER_ANSWERS }),
+    onResponse: (request, _reply, done) => {
+      if (request.orphanVisit) deps.record(request.orphanVisit);
+      done();
+    },
+  }, (request, reply) => {
+    const domainId = deps.domains.resolve(request.host);
+    const fallbacks = deps.domains.fallbacksOf(domainId ?? null);
+    if (!fallbacks?.rootUrl) return reply.callNotFound();
+    const { rootUrl } = fallbacks;
+    const ip = clientIp(request);
+    return admitted(request, reply, () => {
+      if (request.method === 'GET') request.orphanVisit = orphanVisitOf(request, domainId!, fallbacks, 'base_url', ip);
+      reply.header('cache-control', 'private, no-store, max-age=0').redirect(rootUrl, 302);
+    });
+  });
 
   // POST /:shortId: a protected link's password form posts here.
   await passwordRoute(app, {

@@ -6,6 +6,7 @@ import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
+import type { RawOrphanVisit } from '../orphans/orphan-visit.ts';
 import { ScanJournal } from '../scans/scan-journal.ts';
 import { toLinkState, type LinkState } from '../changelog/link-state.ts';
 import type { LinkRow } from '../short-links/link-store.ts';
@@ -24,7 +25,8 @@ export interface Redirects {
   cache: LinkCache;
   readThrough: LinkReadThrough;
   revalidator: LinkRevalidator;
-  journal: ScanJournal<RawScan>;
+  /** Scans, and branded domains' orphan visits. */
+  journal: ScanJournal<RawScan | RawOrphanVisit>;
   /** Which hosts serve which links (GET /:shortId/qr resolves its Host as the redirect does). */
   domains: ServedDomains;
   /** Links whose ID a root route took later, answered as GET /:shortId (platform/http/root-short-links.ts). */
@@ -37,7 +39,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
   // The shipper thread looks every scan up in the IP database: a missing file stops the start here, not the thread later.
   Geo.open().close();
-  const journal = new ScanJournal<RawScan>({ dir: links.redirects.journalDir, config, log });
+  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log });
   // The redirects' lookup is made once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);
   cache.onChange((state) => void (routingOf(state).geo !== null && countries.load()));

@@ -35,6 +35,7 @@ export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEv
       destination: raw.destination,
       // Journaled before variants existed: none.
       variant: raw.variant ?? null,
+      trigger: raw.trigger ?? 'link',
       country: place.country,
       region: place.region,
       city: place.city,

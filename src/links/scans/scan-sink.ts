@@ -10,6 +10,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { SCAN_SINK_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 import type { ScanLimitCloser } from './scan-limit-closer.ts';
+import type { ScanPrivacy } from '../privacy/scan-privacy.ts';
 
 /**
  * A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). ClickHouse
@@ -43,6 +44,8 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
     user_agent: e.userAgent ?? '',
     visitor_id: e.visitorId,
     variant: e.variant ?? '',
+    // Scans published before the field existed decode with its default; a producer of ours always sets it.
+    trigger: e.trigger ?? 'link',
   };
 }
 
@@ -55,9 +58,12 @@ export const SCANS_TABLE = {
   idOf: (e: ScanEvent) => e.scanId.toLowerCase(),
 };
 
-/** `scanLimits` closes the links whose stored scans reached their limit, after each batch. */
-export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser): BatchWorkerKind<ScanEvent> {
-  return idempotentSinkKind<ScanEvent>(clickhouse, pg, {
+/**
+ * `scanLimits` closes the links whose stored scans reached their limit, after each batch; `privacy`,
+ * when given, applies scan erasures and retention beside the sink (scan-privacy.ts).
+ */
+export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanLimitCloser, privacy?: ScanPrivacy): BatchWorkerKind<ScanEvent> {
+  const kind = idempotentSinkKind<ScanEvent>(clickhouse, pg, {
     kind: 'scan-sink',
     topic: scansTopic,
     ...SCANS_TABLE,
@@ -69,4 +75,5 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanL
     fetch: SCAN_SINK_FETCH,
     afterStored: (scans) => scanLimits.afterStored(scans),
   });
+  return privacy ? { ...kind, background: privacy.background() } : kind;
 }

@@ -6,6 +6,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { scansTopic } from '../../../topics/scans.ts';
+import { orphanVisitsTopic } from '../../../topics/orphan-visits.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { linksSettings } from '../config.ts';
 import { createKafka } from '../../platform/kafka/client.ts';
@@ -18,6 +19,8 @@ import { JournalShipper } from './journal-shipper.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
 import { scanEnricher } from './scan-enrichment.ts';
+import { isOrphanVisit, type OrphanVisitEvent, type RawOrphanVisit } from '../orphans/orphan-visit.ts';
+import { orphanVisitEnricher } from '../orphans/orphan-enrichment.ts';
 import { collectStartUpGarbage } from '../../platform/start-up-garbage.ts';
 
 const { dir, env } = workerData as { dir: string; env: Record<string, string> };
@@ -36,7 +39,10 @@ const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
 const producer = createProducer(kafka);
 const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
-const enrich = scanEnricher(Geo.open(), config.CLICK_ID_SECRET);
+// One reader of the IP files for both: scans and orphan visits.
+const geo = Geo.open();
+const enrich = scanEnricher(geo, config.CLICK_ID_SECRET);
+const enrichOrphan = orphanVisitEnricher(geo);
 
 // Kafka and the registry are reached when there is something to ship, and again after a failure,
 // so the thread starts (and the ingress serves) while they are away.
@@ -44,17 +50,25 @@ let connected: Promise<void> | undefined;
 const ensureConnected = () =>
   (connected ??= (async () => {
     await producer.connect();
-    await publisher.register([scansTopic]);
+    await publisher.register([scansTopic, orphanVisitsTopic]);
   })().catch((err) => {
     connected = undefined;
     throw err;
   }));
 
-const shipper = new JournalShipper<RawScan>(
+const shipper = new JournalShipper<RawScan | RawOrphanVisit>(
   dir,
-  async (raws) => {
+  async (entries) => {
     await ensureConnected();
-    await publisher.publish<ScanEvent>(scansTopic, raws.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) })));
+    // The journal holds scans and, from branded domains' fallbacks, orphan visits: each to its topic.
+    const scans: RawScan[] = [];
+    const orphans: RawOrphanVisit[] = [];
+    for (const entry of entries) {
+      if (isOrphanVisit(entry)) orphans.push(entry);
+      else scans.push(entry);
+    }
+    if (scans.length > 0) await publisher.publish<ScanEvent>(scansTopic, scans.map((raw) => ({ key: raw.workspaceId, value: enrich(raw) })));
+    if (orphans.length > 0) await publisher.publish<OrphanVisitEvent>(orphanVisitsTopic, orphans.map((raw) => ({ key: raw.workspaceId, value: enrichOrphan(raw) })));
   },
   log,
 );

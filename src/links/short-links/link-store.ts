@@ -295,6 +295,11 @@ export class LinkStore {
     this.own.alsoServedBy(hosts);
   }
 
+  /** Why a URL may not be a destination (undefined: it may), as links' destinations are checked; for a branded domain's fallback URLs. */
+  destinationProblem(value: string): string | undefined {
+    return urlProblem(value, this.own);
+  }
+
   /** Runs fn in a transaction. */
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return withTransaction(this.pg, fn);

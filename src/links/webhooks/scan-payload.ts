@@ -18,6 +18,8 @@ export function scanCreatedBody(scan: ScanEvent): string {
       destination: scan.destination,
       // The A/B test variant (its URL) the visitor was sent to; null for links without a test.
       variant: scan.variant ?? null,
+      // qr: a scan of one of our QR codes; link: any other visit.
+      trigger: scan.trigger ?? 'link',
       country: scan.country ?? null,
       region: scan.region ?? null,
       city: scan.city ?? null,

@@ -222,7 +222,7 @@ describe('export', () => {
     expect(csvRes.status).toBe(200);
     expect(csvRes.headers.get('content-type')).toContain('text/csv');
     const lines = (csvRes.body as string).trim().split('\n');
-    expect(lines[0]).toBe('"scanId","timestamp","linkId","shortId","campaignId","destination","country","region","city","device","os","browser","referrer","referrerHost","utmSource","utmMedium","utmCampaign","utmTerm","utmContent","isBot","visitorId","clickId","userAgent","variant"');
+    expect(lines[0]).toBe('"scanId","timestamp","linkId","shortId","campaignId","destination","country","region","city","device","os","browser","referrer","referrerHost","utmSource","utmMedium","utmCampaign","utmTerm","utmContent","isBot","visitorId","clickId","userAgent","variant","trigger"');
     expect(lines).toHaveLength(events.length + 1);
     const jsonRes = await api.get(`/api/v1/analytics/export?format=json&from=${from}&to=${to}&includeBots=false`);
     expect(jsonRes.headers.get('content-type')).toContain('application/json');

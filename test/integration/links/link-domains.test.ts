@@ -305,14 +305,14 @@ describe('link domains', () => {
     expect(refused.body.result.isError).toBe(true);
     expect(JSON.parse(refused.body.result.content[0].text).error.code).toBe('domain_not_found');
 
-    // The QR code holds the link's short URL on its domain, read back by a decoder.
+    // The QR code holds the link's short URL on its domain (with the QR marker), read back by a decoder.
     const png = async (body: Record<string, unknown>) => {
       const res = await fetch(`${url}/api/v1/qr`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': freshIp() }, body: JSON.stringify({ format: 'png', ...body }) });
       expect(res.status).toBe(200);
       return decodeQr(Buffer.from(await res.arrayBuffer()));
     };
-    expect(await png({ shortId, domain: name })).toBe(`https://${name}/${shortId}`);
-    expect(await png({ shortId })).toBe(`http://127.0.0.1:3000/${shortId}`);
+    expect(await png({ shortId, domain: name })).toBe(`https://${name}/${shortId}?qr`);
+    expect(await png({ shortId })).toBe(`http://127.0.0.1:3000/${shortId}?qr`);
     expect((await api.post('/api/v1/qr', { shortId, domain: 'nope.example.com', format: 'svg' })).status).toBe(404);
     expect((await api.post('/api/v1/qr', { shortId, domain: 'not a domain', format: 'svg' })).body.error.code).toBe('validation_failed');
   });

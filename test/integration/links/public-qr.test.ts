@@ -36,15 +36,15 @@ describe('GET /:shortId/qr', () => {
     expect(png.status).toBe(200);
     expect(png.headers.get('content-type')).toBe('image/png');
     expect(pngSize(png.bytes)).toEqual({ width: 512, height: 512 });
-    expect(decodeQr(png.bytes)).toBe(shortUrl);
+    expect(decodeQr(png.bytes)).toBe(`${shortUrl}?qr`);
     for (const size of [100, 300, 1024]) {
       const sized = await get(`/${shortId}/qr?size=${size}&format=png`);
       expect(pngSize(sized.bytes)).toEqual({ width: size, height: size });
-      expect(decodeQr(sized.bytes)).toBe(shortUrl);
+      expect(decodeQr(sized.bytes)).toBe(`${shortUrl}?qr`);
     }
     const svg = await get(`/${shortId}/qr?format=svg&size=200`);
     expect([svg.status, svg.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
-    expect(decodeQr(svgToPng(svg.bytes))).toBe(shortUrl);
+    expect(decodeQr(svgToPng(svg.bytes))).toBe(`${shortUrl}?qr`);
   });
 
   it('is cached: public max-age and an ETag that answers 304, the same bytes from the in-process cache', async () => {

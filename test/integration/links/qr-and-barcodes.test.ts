@@ -37,7 +37,7 @@ describe('POST /api/v1/qr', () => {
     expect(res.status).toBe(200);
     expect(res.type).toBe('image/png');
     expect(pngSize(res.bytes)).toEqual({ width: size, height: size });
-    expect(decodeQr(res.bytes)).toBe(shortUrl);
+    expect(decodeQr(res.bytes)).toBe(`${shortUrl}?qr`);
   });
 
   it('renders SVG, plain and styled (colours, error correction H), that scans to the short URL', async () => {
@@ -49,7 +49,7 @@ describe('POST /api/v1/qr', () => {
       const res = await image('/api/v1/qr', body);
       expect(res.status).toBe(200);
       expect(res.type).toBe('image/svg+xml');
-      expect(decodeQr(svgToPng(res.bytes))).toBe(shortUrl);
+      expect(decodeQr(svgToPng(res.bytes))).toBe(`${shortUrl}?qr`);
     }
     const styled = await image('/api/v1/qr', { shortId, format: 'svg', style: { fgColor: '#1a237e' } });
     expect(styled.bytes.toString()).toContain('#1a237e');
@@ -63,7 +63,7 @@ describe('POST /api/v1/qr', () => {
     ]) {
       const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style });
       expect(res.status).toBe(200);
-      expect(await decodeBarcode(svgToPng(res.bytes, 600))).toContainEqual({ format: 'QRCode', text: shortUrl });
+      expect(await decodeBarcode(svgToPng(res.bytes, 600))).toContainEqual({ format: 'QRCode', text: `${shortUrl}?qr` });
     }
     const faint = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { fgColor: '#dddddd' } });
     expect(faint.status).toBe(400);
@@ -124,8 +124,8 @@ describe('styled QR codes, looked at', () => {
     // Rounded modules are all rounded: no plain square among them.
     if (style.moduleShape === 'rounded') expect(svg.match(/<g fill="[^"]+">[\s\S]*?<\/g>/)![0]).not.toMatch(/<rect (?![^>]*rx=)/);
     const png = svgToPng(res.bytes, 700);
-    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
-    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: `${shortUrl}?qr` });
+    expect(decodeWithZbar([png])[0]).toEqual([`${shortUrl}?qr`]);
   });
 
   it('a star mask reads as a five-pointed star: modules reach far out along five points, not between them', async () => {
@@ -146,8 +146,8 @@ describe('styled QR codes, looked at', () => {
       expect(farthest(k * 72 + 36), `between points ${k}`).toBeLessThan(reach * 0.6);
     }
     const png = svgToPng(res.bytes, 700);
-    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: shortUrl });
-    expect(decodeWithZbar([png])[0]).toEqual([shortUrl]);
+    expect(await decodeBarcode(png)).toContainEqual({ format: 'QRCode', text: `${shortUrl}?qr` });
+    expect(decodeWithZbar([png])[0]).toEqual([`${shortUrl}?qr`]);
   });
 });
 
@@ -184,7 +184,7 @@ describe('halftone art', () => {
     const res = await image('/api/v1/qr', { shortId, format: 'svg', size: 600, style: { halftone: { image: `data:image/png;base64,${picture.toString('base64')}` } } });
     expect(res.status).toBe(200);
     expect(res.bytes.toString()).toContain('<image');
-    expect(await decodeBarcode(svgToPng(res.bytes, 700))).toContainEqual({ format: 'QRCode', text: shortUrl });
+    expect(await decodeBarcode(svgToPng(res.bytes, 700))).toContainEqual({ format: 'QRCode', text: `${shortUrl}?qr` });
     const notImage = await api.post('/api/v1/qr', { shortId, format: 'svg', style: { halftone: { image: `data:image/png;base64,${Buffer.from('hello').toString('base64')}` } } });
     expect(notImage.body.error.code).toBe('invalid_image');
   });
@@ -205,7 +205,7 @@ describe('halftone art', () => {
       const { body: link } = await c.post('/api/v1/links', { destination: 'https://example.com/art' });
       const ok = await fetch(`${allowed.url}/api/v1/qr`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ shortId: link.shortId, format: 'svg', size: 600, style: { halftone: { image: `${base}/img.png`, opacity: 0.8 } } }) });
       expect(ok.status).toBe(200);
-      expect(await decodeBarcode(svgToPng(Buffer.from(await ok.arrayBuffer()), 700))).toContainEqual({ format: 'QRCode', text: link.shortUrl });
+      expect(await decodeBarcode(svgToPng(Buffer.from(await ok.arrayBuffer()), 700))).toContainEqual({ format: 'QRCode', text: `${link.shortUrl}?qr` });
       const cases: [string, string][] = [['/slow', 'image_fetch_failed'], ['/big', 'image_fetch_failed'], ['/text', 'invalid_image'], ['/moved', 'image_fetch_failed']];
       for (const [path, code] of cases) {
         const started = Date.now();

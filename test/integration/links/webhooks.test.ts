@@ -140,7 +140,7 @@ describe('scan.created delivery', () => {
     expect(verifyWebhook(request.body, signatureHeader(request.body, [endpoint.secret], t - 3600), endpoint.secret)).toBe(false);
 
     const payload = JSON.parse(request.body);
-    expect(payload).toMatchObject({ type: 'scan.created', data: { clickId, workspaceId, shortId, destination: 'https://example.com/landing', variant: null, isBot: false } });
+    expect(payload).toMatchObject({ type: 'scan.created', data: { clickId, workspaceId, shortId, destination: 'https://example.com/landing', variant: null, trigger: 'link', isBot: false } });
     expect(payload.scanId).toBe(payload.data.scanId);
     expect(request.headers['x-service-event']).toBe('scan.created');
   });

@@ -14,4 +14,10 @@ describe('scan.created body', () => {
     expect(JSON.parse(scanCreatedBody(scan(undefined))).data.variant).toBeNull();
     expect(JSON.parse(scanCreatedBody(scan(null))).data).toMatchObject({ scanId: 's1', linkId: 'l1', variant: null });
   });
+
+  it('carries how the visitor came: qr for a scan of our QR code, link otherwise (and for scans without the field)', () => {
+    expect(JSON.parse(scanCreatedBody({ ...scan(null), trigger: 'qr' })).data.trigger).toBe('qr');
+    expect(JSON.parse(scanCreatedBody({ ...scan(null), trigger: 'link' })).data.trigger).toBe('link');
+    expect(JSON.parse(scanCreatedBody(scan(null))).data.trigger).toBe('link');
+  });
 });

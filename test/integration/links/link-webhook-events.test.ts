@@ -11,11 +11,16 @@ import { startTs, stopChild, waitForOutput, type Child } from '../../support/pro
 import { scan } from '../../support/links/scans.ts';
 import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
 import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
+import { useOwnDatabases } from '../../support/own-databases.ts';
 
 let ca: TestCa;
 let ingress: TestIngress;
 let worker: Child;
 const receivers = new Receivers(() => ca);
+
+// Its own databases: its webhook dispatcher would otherwise claim other files' due deliveries, which
+// fail against their receivers (another test CA) and are retried late.
+useOwnDatabases();
 
 beforeAll(async () => {
   ca = makeTestCa();

@@ -203,8 +203,10 @@ describe('A/B destinations', () => {
 describe('the scans value schema', () => {
   it('is a BACKWARD-compatible evolution of the schema before variants (the registry accepts it)', async () => {
     const now = JSON.parse(readFileSync(new URL('../../../schemas/scan.avsc', import.meta.url), 'utf8'));
-    expect(now.fields.at(-1)).toMatchObject({ name: 'variant', type: ['null', 'string'], default: null });
-    const before = { ...now, fields: now.fields.filter((f: { name: string }) => f.name !== 'variant') };
+    const at = now.fields.findIndex((f: { name: string }) => f.name === 'variant');
+    expect(now.fields[at]).toMatchObject({ name: 'variant', type: ['null', 'string'], default: null });
+    // The schema as it was before variants: the fields before it (those added after it came later).
+    const before = { ...now, fields: now.fields.slice(0, at) };
     const registry = ingress.platform.config.SCHEMA_REGISTRY_URL;
     const subject = `${ingress.platform.config.TOPIC_PREFIX}.scan-evolution-value`;
     const post = async (path: string, body: unknown, method = 'POST') => (await fetch(`${registry}${path}`, { method, headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' }, body: JSON.stringify(body) })).json();

@@ -3,51 +3,24 @@
 // conversions topic, the links-conversion-events and webhooks workers as their own
 // process and a real HTTPS receiver; signed like scan.created, sent only to the
 // endpoints that name the event, and only to the workspace's own.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../examples/verify-webhook-signature.mjs';
-import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { client } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { scan } from '../../support/links/scans.ts';
-import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
-import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
-import { useOwnDatabases } from '../../support/own-databases.ts';
+import type { Receiver } from '../../support/links/webhook-receiver.ts';
+import { useWebhookStack } from '../../support/links/webhook-stack.ts';
 
-let ca: TestCa;
-let ingress: TestIngress;
-let worker: Child;
-const receivers = new Receivers(() => ca);
-
-// Its own databases: its webhook dispatcher would otherwise claim other files' due deliveries, which
-// fail against their receivers (another test CA) and are retried late.
-useOwnDatabases();
-
-beforeAll(async () => {
-  ca = makeTestCa();
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
-  worker = startTs('workers/run.ts', ['webhooks', 'links-conversion-events'], {
-    LOG_LEVEL: 'info',
-    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-    WEBHOOK_CA_FILE: ca.caFile,
-    WEBHOOK_POLL_MS: '50',
-    WEBHOOK_RETRY_BASE_MS: '200',
-  });
-  await waitForOutput(worker, 'worker process ready');
-}, 180_000);
-
-afterAll(async () => {
-  await stopChild(worker);
-  await receivers.closeAll();
-  await ingress?.close();
-}, 30_000);
+const stack = useWebhookStack(['links-conversion-events'], { WEBHOOK_RETRY_BASE_MS: '200' });
+const { receivers } = stack;
 
 const bodies = (r: Receiver) => r.received.map((q) => JSON.parse(q.body));
 
 describe('conversion.created webhooks', () => {
   it('sends every conversion and tracked click to the endpoints that name the event, signed, with the conversion\'s fields', async () => {
-    const ws = await workspaceWithKey(ingress.url);
-    const api = client(ingress.url, ws.key);
+    const ws = await workspaceWithKey(stack.ingress.url);
+    const api = client(stack.ingress.url, ws.key);
     const conversions = await receivers.start(() => 200);
     const everything = await receivers.start(() => 200);
     const scansOnly = await receivers.start(() => 200);
@@ -56,12 +29,12 @@ describe('conversion.created webhooks', () => {
     const allEndpoint = (await api.post('/api/v1/webhooks', { url: everything.url, events: ['scan.created', 'conversion.created'] })).body;
     await api.post('/api/v1/webhooks', { url: scansOnly.url });
     // Another workspace's endpoint for conversions hears nothing of these.
-    const other = await workspaceWithKey(ingress.url);
+    const other = await workspaceWithKey(stack.ingress.url);
     const stranger = await receivers.start(() => 200);
-    await client(ingress.url, other.key).post('/api/v1/webhooks', { url: stranger.url, events: ['conversion.created'] });
+    await client(stack.ingress.url, other.key).post('/api/v1/webhooks', { url: stranger.url, events: ['conversion.created'] });
 
     const link = (await api.post('/api/v1/links', { destination: 'https://example.com/shop' })).body;
-    const visit = await scan(ingress.url, link.shortId);
+    const visit = await scan(stack.ingress.url, link.shortId);
     expect(visit.clickId).not.toBeNull();
     const click = await api.post('/api/v1/track', { clickId: visit.clickId, type: 'click' });
     expect(click.status, JSON.stringify(click.body)).toBe(201);
@@ -101,13 +74,13 @@ describe('conversion.created webhooks', () => {
   });
 
   it('retries a conversion.created the receiver failed, as scan.created is retried', async () => {
-    const ws = await workspaceWithKey(ingress.url);
-    const api = client(ingress.url, ws.key);
+    const ws = await workspaceWithKey(stack.ingress.url);
+    const api = client(stack.ingress.url, ws.key);
     let calls = 0;
     const flaky = await receivers.start(() => (++calls === 1 ? 503 : 200));
     await api.post('/api/v1/webhooks', { url: flaky.url, events: ['conversion.created'] });
     const link = (await api.post('/api/v1/links', { destination: 'https://example.com/retry' })).body;
-    const visit = await scan(ingress.url, link.shortId);
+    const visit = await scan(stack.ingress.url, link.shortId);
     const sale = await api.post('/api/v1/track', { clickId: visit.clickId });
     expect(sale.status).toBe(201);
     await eventually(async () => flaky.received.length >= 2, 30_000);

@@ -2,43 +2,17 @@
 // link.deleted, chosen per endpoint, signed like scan.created, through the
 // real stack: the links API, the links.changelog topic, the links-link-events and
 // webhooks workers as their own process and a real HTTPS receiver.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../examples/verify-webhook-signature.mjs';
-import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { client } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
 import { scan } from '../../support/links/scans.ts';
-import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
-import { Receivers, type Receiver } from '../../support/links/webhook-receiver.ts';
-import { useOwnDatabases } from '../../support/own-databases.ts';
+import type { Receiver } from '../../support/links/webhook-receiver.ts';
+import { useWebhookStack } from '../../support/links/webhook-stack.ts';
 
-let ca: TestCa;
-let ingress: TestIngress;
-let worker: Child;
-const receivers = new Receivers(() => ca);
-
-// Its own databases: its webhook dispatcher would otherwise claim other files' due deliveries, which
-// fail against their receivers (another test CA) and are retried late.
-useOwnDatabases();
-
-beforeAll(async () => {
-  ca = makeTestCa();
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
-  worker = startTs('workers/run.ts', ['webhooks', 'links-link-events'], {
-    LOG_LEVEL: 'info',
-    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-    WEBHOOK_CA_FILE: ca.caFile,
-    WEBHOOK_POLL_MS: '50',
-  });
-  await waitForOutput(worker, 'worker process ready');
-}, 180_000);
-
-afterAll(async () => {
-  await stopChild(worker);
-  await receivers.closeAll();
-  await ingress?.close();
-}, 30_000);
+const stack = useWebhookStack(['links-link-events']);
+const { receivers } = stack;
 
 const receiver = () => receivers.start(() => 200);
 
@@ -47,7 +21,7 @@ const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('link events for webhooks', () => {
   it('an endpoint chooses its events: bad ones are refused, the default is scan.created, PATCH changes them', async () => {
-    const api = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
+    const api = client(stack.ingress.url, (await workspaceWithKey(stack.ingress.url)).key);
     for (const events of [[], ['link.renamed'], ['scan.created', 'scan.created'], 'link.created', [1]]) {
       const res = await api.post('/api/v1/webhooks', { url: 'https://hooks.example.com/x', events });
       expect([res.status, res.body.error?.code], JSON.stringify(events)).toEqual([400, 'validation_failed']);
@@ -60,13 +34,13 @@ describe('link events for webhooks', () => {
     expect((await api.patch(`/api/v1/webhooks/${plain.body.id}`, {})).body.error.code).toBe('validation_failed');
     expect((await api.patch(`/api/v1/webhooks/${plain.body.id}`, { url: 'https://other.example.com' })).body.error.code).toBe('unknown_field');
     expect((await api.patch('/api/v1/webhooks/00000000-0000-4000-8000-000000000000', { events: ['link.created'] })).status).toBe(404);
-    const stranger = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
+    const stranger = client(stack.ingress.url, (await workspaceWithKey(stack.ingress.url)).key);
     expect((await stranger.patch(`/api/v1/webhooks/${plain.body.id}`, { events: ['scan.created'] })).status).toBe(404);
   });
 
   it('sends link.created, link.updated and link.deleted, signed, once each, to the endpoints that want them', async () => {
-    const ws = await workspaceWithKey(ingress.url);
-    const api = client(ingress.url, ws.key);
+    const ws = await workspaceWithKey(stack.ingress.url);
+    const api = client(stack.ingress.url, ws.key);
     const all = await receiver();
     const scansOnly = await receiver();
     const deletesOnly = await receiver();
@@ -114,15 +88,15 @@ describe('link events for webhooks', () => {
   });
 
   it('a scan still sends scan.created only to endpoints that want it, and no link event', async () => {
-    const ws = await workspaceWithKey(ingress.url);
-    const api = client(ingress.url, ws.key);
+    const ws = await workspaceWithKey(stack.ingress.url);
+    const api = client(stack.ingress.url, ws.key);
     const links = await receiver();
     const scans = await receiver();
     await api.post('/api/v1/webhooks', { url: links.url, events: ['link.updated'] });
     await api.post('/api/v1/webhooks', { url: scans.url, events: ['scan.created'] });
     const link = await api.post('/api/v1/links', { destination: 'https://example.com/s' });
-    await eventually(async () => ingress.app.redirects.cache.get(link.body.shortId) !== undefined, 5000, 20);
-    expect((await scan(ingress.url, link.body.shortId)).status).toBe(302);
+    await eventually(async () => stack.ingress.app.redirects.cache.get(link.body.shortId) !== undefined, 5000, 20);
+    expect((await scan(stack.ingress.url, link.body.shortId)).status).toBe(302);
     await eventually(async () => scans.received.length >= 1, 30_000);
     await settle(1500);
     expect(bodies(scans).map((b) => b.type)).toEqual(['scan.created']);

@@ -46,6 +46,17 @@ export class ClickHouse {
    * bounds it there.
    */
   async rows<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number } = {}): Promise<T[]> {
+    try {
+      return await this.read<T>(query, options);
+    } catch (err) {
+      // A kept-alive socket the server closed as the query went out on it: a read is safe to send
+      // again, once, on a new socket (the idle TTL below makes this rare, a late timer not impossible).
+      if (!closedUnderUs(err) || options.signal?.aborted) throw err;
+      return this.read<T>(query, options);
+    }
+  }
+
+  private async read<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number }): Promise<T[]> {
     const result = await this.client.query({
       query: query.text,
       format: 'JSONEachRow',
@@ -82,6 +93,19 @@ export class ClickHouse {
   }
 }
 
+/** The server closed the connection before answering: a kept-alive socket it had just timed out. */
+function closedUnderUs(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === 'ECONNRESET' || e?.message === 'socket hang up';
+}
+
+/**
+ * How long the client keeps an idle socket: ClickHouse before 23.11 closes one after 3 s
+ * (keep_alive_timeout), and the client's 2.5 s default left too little room on a busy machine, where
+ * its timer fires late and a query went out on a socket the server was closing ("socket hang up").
+ */
+const IDLE_SOCKET_TTL_MS = 1500;
+
 /** Beyond this a statement is long: the client warns unless progress headers keep its connection busy. */
 const LONG_STATEMENT_MS = 60_000;
 
@@ -94,6 +118,7 @@ export function createClickHouse(config: ClickHouseConfig, database: string | un
     password: config.CLICKHOUSE_PASSWORD,
     ...(database ? { database } : {}),
     request_timeout: requestTimeoutMs,
+    keep_alive: { idle_socket_ttl: IDLE_SOCKET_TTL_MS },
     // 18.16 does not know newer settings; send none by default. A statement allowed to run for
     // minutes (a backfilling migration) asks for progress headers, as the client recommends, so that
     // a proxy between us and ClickHouse does not close a connection that carries no bytes for long.

@@ -14,9 +14,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // sender takes every queued message, a broadcast worker every due job, an ingress relays every
 // unpublished outbox row) is not listed: it calls useOwnDatabases() (test/support/own-databases.ts).
 const ALONE = [
-  // Stops and restarts Kafka under everyone.
+  // Time-bound: scans must be in a journal 300 ms after their redirects when the ingress is killed;
+  // and a Kafka broker of its own (ownKafka in test/support/kafka-cluster.ts) to stop and start.
   'test/integration/links/scan-pipeline.test.ts',
-  // Stops and restarts Kafka under everyone (a link taken down while Kafka is away).
+  // Time-bound: a link taken down while Kafka is away stops within 10 s on another ingress (its own
+  // Kafka broker again, which it stops).
   'test/integration/links/takedown-kafka-down.test.ts',
   // Measures an ingress's peak memory over a 50,000-row export.
   'test/integration/links/export-limits.test.ts',

@@ -1,12 +1,14 @@
-// A throwaway three-node Kafka cluster for fault tests, on ports of its own, beside the stack's
-// shared broker: infra/local/stack.sh starts it (STACK_KAFKA_NODES=3, STACK_DIR, STACK_KAFKA_PORT),
-// in a folder of its own under .stack/test-kafka/, and this module stops, resumes, kills and
-// restarts its nodes and removes it all.
+// Throwaway Kafka for fault tests, on ports of its own, beside the stack's shared broker: a
+// three-node cluster (STACK_KAFKA_NODES=3), or a single broker of a file's own that the file stops
+// and starts (ownKafka). infra/local/stack.sh starts it (STACK_DIR, STACK_KAFKA_PORT) in a folder of
+// its own under .stack/test-kafka/, and this module stops, resumes, kills and restarts its nodes and
+// removes it all.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLUSTERS = `${ROOT}.stack/test-kafka`;
@@ -64,7 +66,7 @@ async function startCluster(name: string, owner: number, shared: boolean): Promi
   const dir = `${CLUSTERS}/${name}`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/owner`, String(owner));
-  const stack = (...args: string[]) => stackSh(dir, port, args);
+  const stack = (...args: string[]) => stackSh(dir, port, 3, args);
   const pidOf = (node: Node) => Number(readFileSync(`${dir}/run/kafka-${node}.pid`, 'utf8').trim());
   const resumeAll = () => {
     // A paused node would take a TERM only once resumed.
@@ -102,14 +104,91 @@ async function startCluster(name: string, owner: number, shared: boolean): Promi
   };
 }
 
-/** stack.sh for the cluster in `dir`; a stop there is a kill (the data goes anyway). */
-async function stackSh(dir: string, port: number, args: string[]): Promise<void> {
-  const env = { ...process.env, STACK_DIR: dir, STACK_KAFKA_NODES: '3', STACK_KAFKA_PORT: String(port), STACK_STOP_TIMEOUT: '0' };
+export interface OwnKafka {
+  /** Its address, as KAFKA_BROKERS takes it. */
+  brokers: string;
+  /** SIGTERM, and waits until the process is gone. */
+  stop: () => Promise<void>;
+  /** Starts it again and waits until it leads every partition of its topics. */
+  start: () => Promise<void>;
+  /** The test file is done with it: removes it. */
+  release: () => Promise<void>;
+}
+
+/**
+ * A single broker of the calling file's own, for a file that stops Kafka and starts it again: the
+ * stack's broker stays up for every other file, and this one holds only the file's topics, so it is
+ * back in seconds (the stack's, holding the whole run's thousands of partitions, takes a minute and more
+ * late in a run). The registry is the stack's (it keeps its schemas in Postgres, not in Kafka).
+ */
+export async function ownKafka(): Promise<OwnKafka> {
+  await removeLeftClusters();
+  const port = await freeBasePort();
+  const dir = `${CLUSTERS}/${process.pid}-${port}-single`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/owner`, String(process.pid));
+  const stack = (...args: string[]) => stackSh(dir, port, 1, args);
+  const brokers = `127.0.0.1:${port}`;
+  const start = async () => {
+    await stack('start', 'kafka');
+    await leadsEveryPartition(brokers, 60_000);
+  };
+  try {
+    await start();
+  } catch (err) {
+    await stack('stop', 'kafka').catch(() => undefined);
+    throw err;
+  }
+  return {
+    brokers,
+    start,
+    stop: async () => {
+      const pid = Number(readFileSync(`${dir}/run/kafka.pid`, 'utf8').trim());
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 600 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+      if (alive(pid)) throw new Error('the test Kafka did not stop within 60 s of SIGTERM');
+    },
+    release: async () => {
+      await stack('stop', 'kafka');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Waits until a (re)started broker leads every partition: it answers as healthy while it still loads
+ * its partitions, and a send refused by some of them would be sent again whole by kafkajs, and a
+ * consumer group could find no coordinator yet.
+ */
+async function leadsEveryPartition(brokers: string, timeoutMs: number): Promise<void> {
+  const admin = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  // (A loop of its own, not env.ts's eventually: the run's global set-up loads this module, outside any test file.)
+  const end = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: await admin.listTopics() });
+        if (topics.every((t) => t.partitions.every((p) => p.leader >= 0 && p.partitionErrorCode === 0))) return;
+      } catch {
+        // Metadata not served yet: ask again.
+      }
+      if (Date.now() > end) throw new Error(`the test Kafka at ${brokers} did not lead every partition within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** stack.sh for the Kafka in `dir`; a stop there is a kill (the data goes anyway). */
+async function stackSh(dir: string, port: number, nodes: 1 | 3, args: string[]): Promise<void> {
+  const env = { ...process.env, STACK_DIR: dir, STACK_KAFKA_NODES: String(nodes), STACK_KAFKA_PORT: String(port), STACK_STOP_TIMEOUT: '0' };
   try {
     await run('bash', [`${ROOT}infra/local/stack.sh`, ...args], { cwd: ROOT, env, timeout: 180_000 });
   } catch (err) {
     const { stdout, stderr } = err as { stdout?: string; stderr?: string };
-    throw new Error(`stack.sh ${args.join(' ')} for the test cluster failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    throw new Error(`stack.sh ${args.join(' ')} for the test Kafka failed:\n${stdout ?? ''}${stderr ?? ''}`);
   }
 }
 
@@ -130,7 +209,8 @@ async function removeClusters(removable: (owner: number) => boolean): Promise<vo
     // (A folder without an owner yet is being made.)
     if (!existsSync(`${dir}/owner`) || !removable(Number(readFileSync(`${dir}/owner`, 'utf8')))) continue;
     const port = Number(name.split('-')[1]);
-    if (port) await stackSh(dir, port, ['stop', 'kafka']);
+    // (stack.sh stops the single broker and every node with a pid file, whatever STACK_KAFKA_NODES says.)
+    if (port) await stackSh(dir, port, 3, ['stop', 'kafka']);
     rmSync(dir, { recursive: true, force: true });
   }
 }

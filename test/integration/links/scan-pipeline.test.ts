@@ -1,6 +1,7 @@
 // N redirects make exactly N scans in analytics: with the sink worker killed
 // (SIGKILL) mid-stream and restarted, with the topic replayed from the start
 // and the same events published again, and with Kafka stopped during redirects.
+// On a Kafka broker of the file's own (ownKafka), which it stops and starts.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 300_000 });
@@ -14,15 +15,17 @@ import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { readTopic } from '../../support/topic-reader.ts';
-import { startStack, stopKafka } from '../../support/stack-control.ts';
+import { ownKafka, type OwnKafka } from '../../support/kafka-cluster.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
 let workspaceId: string;
 let sink: Child | undefined;
+let kafka: OwnKafka;
 
 beforeAll(async () => {
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
+  kafka = await ownKafka();
+  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', KAFKA_BROKERS: kafka.brokers });
   const ws = await workspaceWithKey(ingress.url);
   workspaceId = ws.workspaceId;
   api = client(ingress.url, ws.key);
@@ -30,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   sink?.process.kill('SIGKILL');
   await ingress?.close();
+  await kafka?.release();
 });
 
 /** Waits for `expected` stored scans; on failure, says how far it got and what the sink printed last. */
@@ -42,7 +46,7 @@ async function storedReaches(expected: number, timeoutMs: number, intervalMs: nu
 }
 
 async function startSink(): Promise<Child> {
-  const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info' });
+  const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info', KAFKA_BROKERS: kafka.brokers });
   await waitForOutput(child, 'worker process ready');
   return child;
 }
@@ -122,10 +126,10 @@ describe('scan pipeline', () => {
   it('ships the journal of an ingress killed with SIGKILL from the next ingress', async () => {
     const journalDir = `${ingress.platform.config.SCAN_JOURNAL_DIR}-kill-test`;
     const port = childPort();
-    const doomed = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000' });
+    const doomed = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', KAFKA_BROKERS: kafka.brokers });
     await waitForOutput(doomed, 'ingress listening');
     // With Kafka away, its scans can only be in its journal when it dies.
-    await stopKafka();
+    await kafka.stop();
     try {
       for (let i = 0; i < 50; i++) {
         const res = await fetch(`http://127.0.0.1:${port}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
@@ -135,14 +139,14 @@ describe('scan pipeline', () => {
       doomed.process.kill('SIGKILL');
       await doomed.exited;
     } finally {
-      await startStack();
+      await kafka.start();
     }
     expect(await stored()).toBe(expected);
     expected += 50;
     // The next ingress on that journal directory adopts the orphaned segments once their lease expired.
-    const heir = await startIngress({ SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000' });
+    const heir = await startIngress({ SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', KAFKA_BROKERS: kafka.brokers });
     try {
-      // Kafka was just restarted: the sink rejoins its group with kafkajs's growing backoff, slower after a long suite.
+      // Kafka was just restarted: the sink rejoins its group with kafkajs's growing backoff.
       await storedReaches(expected, 150_000, 250);
     } finally {
       await heir.close();
@@ -150,7 +154,7 @@ describe('scan pipeline', () => {
   });
 
   it('keeps redirecting while Kafka is stopped, and every scan arrives once it is back', async () => {
-    await stopKafka();
+    await kafka.stop();
     try {
       await redirects(shortId, 150);
       // Kafka is away: the scans wait in the journal on disk, none has reached ClickHouse.
@@ -158,7 +162,7 @@ describe('scan pipeline', () => {
       expect(ingress.app.redirects.journal.pendingSegments()).toBeGreaterThan(0);
       expect(await stored()).toBe(expected);
     } finally {
-      await startStack();
+      await kafka.start();
     }
     expected += 150;
     await storedReaches(expected, 120_000, 500);

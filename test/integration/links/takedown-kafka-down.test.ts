@@ -1,32 +1,34 @@
 // Taking a link down works while Kafka is down: a link deleted, deactivated or
 // changed through one ingress stops (or changes) on another within the stated
 // bound, REDIRECT_REVALIDATE_MS (5 s, the default) plus one look at Postgres,
-// though links.changelog cannot carry the change. Stops and restarts the Kafka
-// broker (listed in ALONE in vitest.config.ts); Kafka is started again however
-// the test ends.
+// though links.changelog cannot carry the change. Stops and restarts a Kafka
+// broker of the file's own (ownKafka); Kafka is started again however the test
+// ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/env.ts';
 import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { scan } from '../../support/links/scans.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { startStack, stopKafka } from '../../support/stack-control.ts';
+import { ownKafka, type OwnKafka } from '../../support/kafka-cluster.ts';
 
 /** The stated bound: one revalidation interval (5 s by default) and the time of a look, with room for a loaded machine. */
 const BOUND_MS = 10_000;
 let one: TestIngress;
 let two: TestIngress;
 let api: ReturnType<typeof client>;
+let kafka: OwnKafka;
 
 beforeAll(async () => {
-  [one, two] = await Promise.all([startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' }), startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' })]);
+  kafka = await ownKafka();
+  const env = { API_RATE_LIMIT_PER_MINUTE: '100000', KAFKA_BROKERS: kafka.brokers };
+  [one, two] = await Promise.all([startIngress(env), startIngress(env)]);
   api = client(one.url, (await workspaceWithKey(one.url)).key);
 }, 120_000);
 
 afterAll(async () => {
-  // Whatever happened above, the broker runs again for everyone else.
-  await startStack();
   await Promise.all([one?.close(), two?.close()]);
-}, 240_000);
+  await kafka?.release();
+});
 
 describe('takedown while Kafka is down', () => {
   it('stops redirecting a deleted or deactivated link on another ingress within the bound, and follows a changed destination', async () => {
@@ -36,7 +38,7 @@ describe('takedown while Kafka is down', () => {
     await eventually(async () => [deleted, deactivated, moved, kept].every((l) => two.app.redirects.cache.get(l.shortId)), 10_000, 20);
     for (const l of [deleted, deactivated, moved, kept]) expect((await scan(two.url, l.shortId)).status).toBe(302);
 
-    await stopKafka();
+    await kafka.stop();
     try {
       // Each change, from the start of its request (which commits at once, then waits up to 2 s for
       // Kafka before answering), until the other ingress answers with it.
@@ -65,7 +67,7 @@ describe('takedown while Kafka is down', () => {
       expect((await scan(one.url, deleted.shortId)).status).toBe(410);
       expect((await scan(two.url, kept.shortId)).status).toBe(302);
     } finally {
-      await startStack();
+      await kafka.start();
     }
   }, 300_000);
 });

@@ -12,6 +12,8 @@ export class Shutdown {
   private running: Promise<void> | undefined;
   /** Set by installSignalHandlers: this process's lifecycle is ours, so fail() may exit it. */
   private ownsProcess = false;
+  /** The closer being awaited, while closing: named when a shutdown runs out of time. */
+  closing: string | undefined;
   /** The part that could not go on (fail()), if any: for /readyz. */
   failure: { component: string; error: string } | undefined;
 
@@ -55,7 +57,7 @@ export class Shutdown {
 
   private exitAfterShutdown(reason: string, code: number): void {
     const timer = setTimeout(() => {
-      this.log.error({ reason }, 'shutdown timed out; exiting');
+      this.log.error({ reason, closing: this.closing }, 'shutdown timed out; exiting');
       process.exit(1);
     }, this.timeoutMs);
     timer.unref();
@@ -66,6 +68,7 @@ export class Shutdown {
   private async closeAll(reason: string): Promise<void> {
     this.log.info({ reason }, 'shutting down');
     for (const closer of [...this.closers].reverse()) {
+      this.closing = closer.name;
       try {
         this.log.debug({ component: closer.name }, 'closing');
         await closer.close();
@@ -73,6 +76,7 @@ export class Shutdown {
         this.log.warn({ err, component: closer.name }, 'error while closing');
       }
     }
+    this.closing = undefined;
     this.log.info('shutdown complete');
   }
 }

@@ -29,9 +29,25 @@ export async function startIngress(overrides: Record<string, string> = {}): Prom
     platform,
     app,
     url,
+    // Bounded as a process's shutdown is (SHUTDOWN_TIMEOUT_MS, plus the HTTP server's close): a close that
+    // hangs fails the file with the part it is stuck at, instead of running out a hook's time unexplained.
     close: async () => {
-      await app.close();
-      await platform.shutdown.run('test done');
+      let stage = 'the HTTP server (open requests, onClose hooks)';
+      const closing = (async () => {
+        await app.close();
+        stage = 'the platform';
+        await platform.shutdown.run('test done');
+      })();
+      const boundMs = config.SHUTDOWN_TIMEOUT_MS + 15_000;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the test ingress did not close within ${boundMs} ms: stuck at ${stage}${platform.shutdown.closing ? ` (${platform.shutdown.closing})` : ''}`)), boundMs);
+      });
+      try {
+        await Promise.race([closing, late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

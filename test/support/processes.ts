@@ -59,5 +59,16 @@ export async function startWorkerKinds(kinds: string[], env: Record<string, stri
 export async function stopChild(child: Child | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
   child.process.kill(signal);
+  // A project process ends its shutdown within SHUTDOWN_TIMEOUT_MS (10 s) or exits 1; one that outlives
+  // that by far is a defect, failed here with its output (and killed) rather than left to a hook's timeout.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_BOUND_MS)));
+  const ended = await Promise.race([child.exited, late]);
+  clearTimeout(timer);
+  if (ended !== 'late') return;
+  child.process.kill('SIGKILL');
   await child.exited;
+  throw new Error(`process ${child.process.pid} did not exit within ${STOP_BOUND_MS} ms of ${signal}; the end of its output:\n${child.output().slice(-8000)}`);
 }
+
+const STOP_BOUND_MS = 30_000;

@@ -46,7 +46,9 @@ export function dependencyChecks(deps: Dependencies): Check[] {
     {
       name: 'schemaRegistry',
       run: async () => {
-        const res = await fetch(`${deps.registryUrl}/subjects`);
+        // The global compatibility level: a read of the registry's storage, a few bytes long (/subjects
+        // lists every subject, a thousand and more on a shared registry, on every /readyz).
+        const res = await fetch(`${deps.registryUrl}/config`);
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
         await res.body?.cancel();
       },

@@ -18,6 +18,7 @@ import { startSmtpRelay } from './mail/relay/smtp-relay.ts';
 import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import { registerMcpEndpoint } from './platform/mcp/mcp-endpoint.ts';
+import { resendNotFoundAtRoot } from './mail/resend/resend-errors.ts';
 import { MCP_SERVICE_INFO, SERVICE_INFO, type ServiceConfig } from './service.ts';
 
 export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
@@ -31,6 +32,7 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
     trustProxy,
     ipv6LimitPrefixLength: config.IPV6_LIMIT_PREFIX_LENGTH,
     defaultAllowance: guard.allowance,
+    notFoundBody: resendNotFoundAtRoot,
     openapi: { ...SERVICE_INFO, serverUrl: config.PUBLIC_BASE_URL, products: [linksOpenApi, mailOpenApi] },
   });
   const links = wireLinks(platform, config, { reservedShortIds: app.reservedPaths });

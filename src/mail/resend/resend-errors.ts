@@ -8,7 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, ErrorBody, type ErrorDetailType } from '../../platform/http/errors.ts';
+import { ApiError, ErrorBody, type ErrorBodyType, type ErrorDetailType } from '../../platform/http/errors.ts';
 import { errorResponsesOf } from '../../platform/http/openapi.ts';
 import { errorBody, errorHandler } from '../../platform/http/server.ts';
 import { describeValidation, summarize } from '../../platform/http/validation.ts';
@@ -85,4 +85,15 @@ export function resendErrorHandler(error: FastifyError | ApiError | Error, reque
     return handle(new ApiError(422, 'missing_required_field', `Missing required field: ${summarize(details)}`, details), request, reply);
   }
   return handle(error, request, reply);
+}
+
+/**
+ * A 404 no route took, for an API client at the root (a key, outside /api/ and /admin/): with
+ * Resend's statusCode and name, so Resend's SDK reports not_found for a path of any depth, as the
+ * redirect route does for one segment. Anything else keeps the platform's body.
+ */
+export function resendNotFoundAtRoot(request: FastifyRequest, body: ErrorBodyType): object {
+  const path = request.url.split('?')[0]!;
+  if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '') || /^\/(api|admin)(\/|$)/.test(path)) return body;
+  return { statusCode: 404, name: resendErrorName(body.error.code, 404), message: body.error.message, ...body };
 }

@@ -50,6 +50,8 @@ export interface ServerOptions {
   ipv6LimitPrefixLength?: number;
   /** What an API response without limit headers of its own describes (the IP's failed-authentication allowance): see api-limit-headers.ts. */
   defaultAllowance?: DefaultAllowance;
+  /** The body of a 404 no route took, from the platform's error body: a product may add to it (Resend's fields at the root). */
+  notFoundBody?: (request: FastifyRequest, body: ErrorBodyType) => object;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -199,7 +201,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.setNotFoundHandler((request, reply) => {
     httpRefusals.inc({ status: 404, code: 'route_not_found' });
-    return reply.status(404).send(errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+    const body = errorBody(request.id, 'route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    return reply.status(404).send(options.notFoundBody ? options.notFoundBody(request, body) : body);
   });
 
   const ops = { tags: ['ops'], security: [] };

@@ -277,12 +277,16 @@ describe('the root paths', () => {
     }
   });
 
-  it('answer an API client at a one-segment path no resource or link has with Resend\'s JSON not_found; a visitor gets the link page', async () => {
+  it('answer an API client at a path no resource or link has with Resend\'s JSON not_found, at any depth; a visitor gets the link page', async () => {
     const asked = await fetch(`${root.ingress.url}/nosuchresource`, { headers: { authorization: `Bearer ${(await organizationWithKey(root.ingress.url)).key}` } });
     expect([asked.status, asked.headers.get('content-type')]).toEqual([404, 'application/json; charset=utf-8']);
     expect(await asked.json()).toMatchObject({ statusCode: 404, name: 'not_found', message: 'No resource or link at /nosuchresource.', error: { code: 'not_found' } });
     // Through the SDK: not_found, not its "Internal server error" (application_error) of an HTML page.
     expect((await resend.get('/nosuchresource')).error).toMatchObject({ name: 'not_found', statusCode: 404 });
+    // A deeper path no route serves: not_found too, the platform's code kept beside it; under /api/ the platform's body alone.
+    expect((await resend.get('/broadcasts/0b8a3f1e-5d7c-4a51-9d27-1e0f6b3c2a90/no-such-part')).error).toMatchObject({ name: 'not_found', statusCode: 404, error: { code: 'route_not_found' } });
+    const underApi = await fetch(`${root.ingress.url}/api/v1/no/such/route`, { headers: { authorization: `Bearer ${(await organizationWithKey(root.ingress.url)).key}` } });
+    expect([underApi.status, Object.keys(await underApi.json())]).toEqual([404, ['error']]);
     const visitor = await fetch(`${root.ingress.url}/nosuchresource`);
     expect([visitor.status, visitor.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
   });

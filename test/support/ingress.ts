@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildIngress } from '../../src/ingress.ts';
 import { startPlatform, type Platform } from '../../src/platform/platform.ts';
+import { within } from '../../src/platform/within.ts';
 import { testConfig } from './env.ts';
 import { serviceTopics, type ServiceConfig } from '../../src/service.ts';
 
@@ -39,15 +40,7 @@ export async function startIngress(overrides: Record<string, string> = {}): Prom
         await platform.shutdown.run('test done');
       })();
       const boundMs = config.SHUTDOWN_TIMEOUT_MS + 15_000;
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the test ingress did not close within ${boundMs} ms: stuck at ${stage}${platform.shutdown.closing ? ` (${platform.shutdown.closing})` : ''}`)), boundMs);
-      });
-      try {
-        await Promise.race([closing, late]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await within(closing, boundMs, () => `the test ingress did not close within ${boundMs} ms: stuck at ${stage}${platform.shutdown.closing ? ` (${platform.shutdown.closing})` : ''}`);
     },
   };
 }

@@ -1,6 +1,7 @@
 // Starts project processes (ingress, workers, fixtures) as real child processes with this run's configuration.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { within } from '../../src/platform/within.ts';
 import { testEnv } from './env.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,14 +62,14 @@ export async function stopChild(child: Child | undefined, signal: NodeJS.Signals
   child.process.kill(signal);
   // A project process ends its shutdown within SHUTDOWN_TIMEOUT_MS (10 s) or exits 1; one that outlives
   // that by far is a defect, failed here with its output (and killed) rather than left to a hook's timeout.
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_BOUND_MS)));
-  const ended = await Promise.race([child.exited, late]);
-  clearTimeout(timer);
-  if (ended !== 'late') return;
-  child.process.kill('SIGKILL');
-  await child.exited;
-  throw new Error(`process ${child.process.pid} did not exit within ${STOP_BOUND_MS} ms of ${signal}; the end of its output:\n${child.output().slice(-8000)}`);
+  // (child.exited never rejects: within's rejection is the bound running out.)
+  try {
+    await within(child.exited, STOP_BOUND_MS);
+  } catch {
+    child.process.kill('SIGKILL');
+    await child.exited;
+    throw new Error(`process ${child.process.pid} did not exit within ${STOP_BOUND_MS} ms of ${signal}; the end of its output:\n${child.output().slice(-8000)}`);
+  }
 }
 
 const STOP_BOUND_MS = 30_000;

@@ -17,6 +17,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
 import { clientIp, clientLimitKey } from '../../platform/http/client-ip.ts';
+import { hasBearerKey } from '../../platform/http/attempt-guard.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
 import { linkKey, type LinkState } from '../changelog/link-state.ts';
@@ -92,9 +93,6 @@ const ApiNotFound = Type.Object({
   message: Type.Optional(Type.String()),
   error: ErrorBody.properties.error,
 });
-
-/** Whether the request carries an API key: an API client, not a visitor following a link. */
-const hasBearerKey = (request: FastifyRequest) => /^Bearer\s+\S/i.test(request.headers.authorization ?? '');
 
 const REDIRECT_RESPONSES = {
   302: Type.Null({

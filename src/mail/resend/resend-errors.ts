@@ -8,6 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasBearerKey } from '../../platform/http/attempt-guard.ts';
 import { ApiError, ErrorBody, type ErrorBodyType, type ErrorDetailType } from '../../platform/http/errors.ts';
 import { errorResponsesOf } from '../../platform/http/openapi.ts';
 import { errorBody, errorHandler } from '../../platform/http/server.ts';
@@ -94,6 +95,6 @@ export function resendErrorHandler(error: FastifyError | ApiError | Error, reque
  */
 export function resendNotFoundAtRoot(request: FastifyRequest, body: ErrorBodyType): object {
   const path = request.url.split('?')[0]!;
-  if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '') || /^\/(api|admin)(\/|$)/.test(path)) return body;
+  if (!hasBearerKey(request) || /^\/(api|admin)(\/|$)/.test(path)) return body;
   return { statusCode: 404, name: resendErrorName(body.error.code, 404), message: body.error.message, ...body };
 }

@@ -76,6 +76,9 @@ export function createAttemptGuard(redis: Redis, log: Logger, perMinute: number)
   };
 }
 
+/** Whether the request carries a key (`Authorization: Bearer …`): an API client, not a visitor following a link. */
+export const hasBearerKey = (request: FastifyRequest): boolean => /^Bearer\s+\S/i.test(request.headers.authorization ?? '');
+
 /** The bearer token of a request, or undefined when there is no well-formed `Authorization: Bearer <token>`. */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;

@@ -90,7 +90,7 @@ async function startCluster(name: string, owner: number, shared: boolean): Promi
     kill: async (node) => {
       const pid = pidOf(node);
       process.kill(pid, 'SIGKILL');
-      while (alive(pid)) await new Promise((r) => setTimeout(r, 50));
+      await gone(pid, 'SIGKILL');
     },
     restart: async () => {
       await stack('start', 'kafka');
@@ -145,8 +145,7 @@ export async function ownKafka(): Promise<OwnKafka> {
     stop: async () => {
       const pid = Number(readFileSync(`${dir}/run/kafka.pid`, 'utf8').trim());
       process.kill(pid, 'SIGTERM');
-      for (let i = 0; i < 600 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-      if (alive(pid)) throw new Error('the test Kafka did not stop within 60 s of SIGTERM');
+      await gone(pid, 'SIGTERM');
     },
     release: async () => {
       await stack('stop', 'kafka');
@@ -213,6 +212,12 @@ async function removeClusters(removable: (owner: number) => boolean): Promise<vo
     if (port) await stackSh(dir, port, 3, ['stop', 'kafka']);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Waits until a Kafka process sent `signal` is gone, for at most 60 s. */
+async function gone(pid: number, signal: NodeJS.Signals): Promise<void> {
+  for (let i = 0; i < 1200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+  if (alive(pid)) throw new Error(`the test Kafka process ${pid} did not end within 60 s of ${signal}`);
 }
 
 function alive(pid: number): boolean {

@@ -1,7 +1,7 @@
 // What a workspace key may do. Every /api/v1 route of the link product and every
 // link tool on the MCP endpoint needs one scope (ROUTE_SCOPES, TOOL_SCOPES); a key
 // without it is answered 403 insufficient_scope naming the scope. Keys made before
-// scopes existed hold them all (migration 040).
+// scopes existed hold them all (migration 033).
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../platform/http/errors.ts';
 import { StringEnum } from '../../platform/http/schema-types.ts';

@@ -3,7 +3,7 @@
 // last look and applies them, so a link deleted, deactivated or changed through
 // another ingress stops or changes here within one interval even when Kafka is
 // down or this ingress's consumer is stuck. One indexed query per interval per
-// ingress (links_updated_at, migration 026); a redirect still never waits on it.
+// ingress (links_updated_at, migration 024); a redirect still never waits on it.
 //
 // `updated_at` is the time the writing transaction began, so a change can commit
 // after a look that ran later than its time: each look starts OVERLAP_MS before

@@ -1,6 +1,6 @@
 // Link events for webhooks (link.created, link.updated, link.deleted). Postgres
 // records each change of a link in link_events, in the change's own transaction
-// (a trigger, migration 029), while its workspace has an endpoint that wants it.
+// (a trigger, migration 027), while its workspace has an endpoint that wants it.
 // When the links.changelog message of that version or a newer one is consumed,
 // takeDue turns the link's recorded events into deliveries and deletes them, in
 // one transaction: an event is delivered once per endpoint, whatever replays.

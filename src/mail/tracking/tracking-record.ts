@@ -7,7 +7,7 @@
 //    within the period is answered and writes nothing (no event, outbox row or Kafka message).
 //    The report counts a message once as opened, once as clicked (migration 017); top links
 //    count the recorded clicks, so a double click or a reload counts once.
-//  - a machine's fetch (automated-fetch.ts) is kept flagged and not counted (migration 021).
+//  - a machine's fetch (automated-fetch.ts) is kept flagged and not counted (migration 020).
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from '../../platform/postgres/pool.ts';

@@ -1,4 +1,4 @@
-// The mail product's webhook deliveries: its tables (migration 024) in the
+// The mail product's webhook deliveries: its tables (migration 022) in the
 // platform's webhook deliveries, with what only mail does — one delivery per event
 // and subscribed endpoint, and a replay by event id. Retries follow
 // MAIL_WEBHOOK_RETRY_DELAYS_MS (by default Resend's: 5 s, 5 min, 30 min, 2 h,

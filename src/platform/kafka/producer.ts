@@ -5,7 +5,7 @@
 // wait for it too (acks=all) until the cluster fences it: broker.session.timeout.ms (9 s by default)
 // after its last heartbeat the controller gives its partitions other leaders and drops it from the
 // metadata. A publish then goes on after one metadata refresh: while a send waits, kafkajs (patched:
-// patches/kafkajs+2.2.4.patch) refreshes the metadata as it reaches METADATA_MAX_AGE_MS (metadata-age.ts), from the
+// patches/kafkajs+2.2.4+003+hung-leader-fenced.patch) refreshes the metadata as it reaches METADATA_MAX_AGE_MS (metadata-age.ts), from the
 // first broker that answers, and fails the requests a broker gone from the metadata holds, so the
 // send retries on the new leaders instead of waiting for requestTimeout (client.ts). Measured with
 // bench/kafka-failover.bench.ts.

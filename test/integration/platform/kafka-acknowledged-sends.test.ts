@@ -1,6 +1,6 @@
 // Every message whose send resolved is on the cluster, when a broker hangs mid-send (kafkajs #1303:
 // a send's retry skipped the brokers that had answered its first attempt, even where the hung broker's
-// partitions had moved to them, and resolved without writing those; patches/kafkajs+2.2.4.patch).
+// partitions had moved to them, and resolved without writing those; patches/kafkajs+2.2.4+002+acknowledged-sends.patch).
 // Four producers with the project's client settings send 60-message batches over six partitions
 // (acks=all, replication factor 3, min.insync.replicas 2) while the leader of some partitions is
 // stopped (SIGSTOP) until the others have taken its partitions, then resumed.

@@ -1,4 +1,4 @@
-// A consumer stopped while kafkajs handles a crash stays stopped (patches/kafkajs+2.2.4.patch):
+// A consumer stopped while kafkajs handles a crash stays stopped (patches/kafkajs+2.2.4+008+stop-wins-over-restart.patch):
 // kafkajs restarted it once its crash handling ended, so it rejoined its group and heartbeat with
 // nobody left to stop it; an ingress closed while Kafka came back left such a member behind, and
 // the group could not be deleted at the end of the run.

@@ -1,4 +1,4 @@
-// kafkajs's send (producer/sendMessages.js, patched: patches/kafkajs+2.2.4.patch) retried against a
+// kafkajs's send (producer/sendMessages.js, patched: patches/kafkajs+2.2.4+002+acknowledged-sends.patch) retried against a
 // scripted cluster: a retry sends exactly the messages no broker has acknowledged, wherever their
 // partitions lead now. test/integration/platform/kafka-acknowledged-sends.test.ts shows the same on a
 // real cluster with a hung broker.

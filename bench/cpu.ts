@@ -47,6 +47,32 @@ export function withChildren(pid: number): number[] {
   return found;
 }
 
+/**
+ * A Node process's threads by part: its main thread (the event loop), its worker threads (Node names
+ * them WorkerThread: the ingress's scan journal shipper, and render threads when they work) and the
+ * rest (V8's compiler and garbage collector helpers, libuv's pool), each as `<pid>/task/<tid>`, which
+ * sampleCpu reads as it reads a process.
+ */
+export function threadsOf(pid: number): { main: string[]; workers: string[]; helpers: string[] } {
+  const found = { main: [`${pid}/task/${pid}`], workers: [] as string[], helpers: [] as string[] };
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return found;
+  }
+  for (const tid of tids.map(Number).filter((t) => t !== pid)) {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    (comm === 'WorkerThread' ? found.workers : found.helpers).push(`${pid}/task/${tid}`);
+  }
+  return found;
+}
+
 /** A process's command line, or '' when it is gone. */
 function cmdline(pid: number): string {
   try {
@@ -70,13 +96,13 @@ export function stackProcesses(): Record<string, number[]> {
 }
 
 /** A sample of each group's processes: CPU so far per pid. */
-export type CpuSample = Record<string, Map<number, number>>;
+export type CpuSample = Record<string, Map<number | string, number>>;
 
 /** CPU so far of each process of each named group (a process that is gone is left out). */
-export function sampleCpu(groups: Record<string, number[]>): CpuSample {
+export function sampleCpu(groups: Record<string, (number | string)[]>): CpuSample {
   const sample: CpuSample = {};
   for (const [name, pids] of Object.entries(groups)) {
-    const byPid = new Map<number, number>();
+    const byPid = new Map<number | string, number>();
     for (const pid of pids) {
       try {
         byPid.set(pid, processCpuMs(pid));
@@ -109,7 +135,7 @@ export function sampleAll(): Map<number, { comm: string; ms: number }> {
 }
 
 /** The CPU of the processes outside `groups` between two samples, summed by name, largest first (the load generator, counted apart, left out). */
-export function otherProcesses(before: Map<number, { comm: string; ms: number }>, after: Map<number, { comm: string; ms: number }>, groups: Record<string, number[]>, top = 6): [string, number][] {
+export function otherProcesses(before: Map<number, { comm: string; ms: number }>, after: Map<number, { comm: string; ms: number }>, groups: Record<string, (number | string)[]>, top = 6): [string, number][] {
   const grouped = new Set(Object.values(groups).flat());
   const byName = new Map<string, number>();
   for (const [pid, { comm, ms }] of after) {

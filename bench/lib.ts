@@ -50,11 +50,11 @@ export interface Proc {
   stop: () => Promise<void>;
 }
 
-/** Starts a TypeScript entry point (with `args`) with node and waits for `ready` in its output. */
-export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000, args: string[] = []): Promise<Proc> {
+/** Starts a TypeScript entry point (with `args`) with node and waits for `ready` in its output; `cwd`: another build's root (baseline-build.ts). */
+export async function start(entry: string, env: Record<string, string>, ready: string, timeoutMs = 120_000, args: string[] = [], cwd = ROOT): Promise<Proc> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the processes under test.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { cwd: ROOT, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { cwd, env: { ...process.env, ...BENCH_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -151,12 +151,13 @@ export interface ProcStat {
   cpuMs: number;
 }
 
-export function procStat(pid: number): ProcStat {
+/** A process's stat, or a thread's given as `<pid>/task/<tid>` (cpu.ts threadsOf). */
+export function procStat(pid: number | string): ProcStat {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { pid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+  return { pid: typeof pid === 'number' ? pid : Number(pid.split('/').pop()), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
 }
 
 /** CPU time (user + system) a process has used so far, in milliseconds. */
-export const processCpuMs = (pid: number): number => procStat(pid).cpuMs;
+export const processCpuMs = (pid: number | string): number => procStat(pid).cpuMs;

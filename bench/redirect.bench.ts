@@ -20,6 +20,13 @@
 // `ours on a cluster` is ours again with Kafka a three-node cluster of its own (replication factor
 // 3, min.insync.replicas 2, test/support/kafka-cluster.ts) beside the single broker, in the same rounds:
 // its own ingress, worker process, topic prefix and link (BENCH_KAFKA_CLUSTER=0 leaves it out).
+// Another build in the same rounds (the headline): BENCH_BASELINE_REF (default a38188d, the November
+// release; `none` leaves it out) runs that commit's ingress and scan workers from a worktree of their
+// own (baseline-build.ts) with databases and a topic prefix of their own, alternated with today's;
+// `todayOverBaseline` is the median of the rounds' ratios of CPU per recorded redirect (whole stack,
+// and the ingress alone), so a slower build shows as a ratio above 1 whatever the machine's speed
+// that day. The ingress's CPU is split by thread: main (the event loop), worker threads (the scan
+// journal's shipper) and helpers (V8's and libuv's).
 // Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
 // (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json;
 // BENCH_LINK=utm: a plain link with five UTM parameters to append, bench/results/redirect-utm.json)
@@ -30,7 +37,8 @@ import { prefixed } from '../src/platform/kafka/topic-definition.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses, withChildren } from './cpu.ts';
+import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses, threadsOf, withChildren } from './cpu.ts';
+import { baselineBuild } from './baseline-build.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 import { startTestCluster, type TestCluster } from '../test/support/kafka-cluster.ts';
@@ -54,6 +62,9 @@ const LINK = UTM
   : { destination: 'https://example.com/landing?ref=bench' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CLUSTER = process.env.BENCH_KAFKA_CLUSTER !== '0';
+const BASELINE_REF = process.env.BENCH_BASELINE_REF === 'none' ? undefined : (process.env.BENCH_BASELINE_REF ?? 'a38188d');
+/** The baseline build's own databases (its migrations may differ from today's). */
+const BASELINE_DATABASE = 'linkmail_bench_baseline';
 const MAX_REQUESTS = 3_000_000;
 const CONNECTIONS = 50;
 const DRAIN_TIMEOUT_MS = 180_000;
@@ -99,12 +110,15 @@ http {
 }
 
 /** The scans ClickHouse holds for the link. */
-async function clickhouseScans(shortId: string): Promise<{ rows: number; distinct: number }> {
-  const url = `${process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123'}/?database=${BENCH_ENV.CLICKHOUSE_DATABASE}`;
+async function clickhouseScans(shortId: string, database: string): Promise<{ rows: number; distinct: number }> {
+  const url = `${process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123'}/?database=${database}`;
   const res = await fetch(url, { method: 'POST', body: `SELECT count(), uniqExact(scan_id) FROM scans WHERE short_id = '${shortId}' FORMAT TSV` });
   const [rows, distinct] = (await res.text()).trim().split('\t').map(Number);
   return { rows: rows ?? 0, distinct: distinct ?? 0 };
 }
+
+/** The ingress's CPU per redirect: its threads' groups summed. */
+const ingressUs = (m: Measured): number => Number(Object.entries(m.attributionUs).filter(([k]) => k.startsWith('ingress')).reduce((sum, [, v]) => sum + v, 0).toFixed(1));
 
 interface Measured {
   load: WrkResult;
@@ -119,7 +133,7 @@ interface Measured {
  * One wrk run, with the machine's CPU until `settled` says the work of the run is done; `groupsOf`
  * names the processes by part, asked again after the run (Postgres forks backends as pools connect).
  */
-async function measure(url: string, path: string, groupsOf: () => Record<string, number[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
+async function measure(url: string, path: string, groupsOf: () => Record<string, (number | string)[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
   const busyBefore = machineBusyMs();
   const interruptsBefore = machineInterruptMs();
   const groups = groupsOf();
@@ -148,7 +162,8 @@ const topicPrefix = `bench-redirect-${Date.now()}`;
 const clusterPrefix = `${topicPrefix}-cluster`;
 const nginxPort = freePort();
 const barePort = freePort();
-const ingressPorts = [freePort(), freePort(), freePort()];
+const ingressPorts = [freePort(), freePort(), freePort(), freePort()];
+const baselinePrefix = `${topicPrefix}-baseline`;
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
 /** Every process started, stopped in reverse order at the end, also when a later start fails. */
 const running: Proc[] = [];
@@ -179,7 +194,7 @@ async function makeLink(base: string): Promise<string> {
  * ClickHouse about 7 µs a scan, charged to ours. `stored`, outside the measured windows, waits until
  * every scan answered so far is in ClickHouse.
  */
-async function scansOf(brokers: string, prefix: string, groups: string[], shortId: string) {
+async function scansOf(brokers: string, prefix: string, groups: string[], shortId: string, database = BENCH_ENV.CLICKHOUSE_DATABASE!) {
   const kafkaAdmin = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
   admins.push(kafkaAdmin);
   await kafkaAdmin.connect();
@@ -215,7 +230,7 @@ async function scansOf(brokers: string, prefix: string, groups: string[], shortI
     stored: async (): Promise<{ rows: number; distinct: number }> => {
       const end = Date.now() + DRAIN_TIMEOUT_MS;
       for (;;) {
-        const counts = await clickhouseScans(shortId);
+        const counts = await clickhouseScans(shortId, database);
         if (counts.distinct >= expected) return counts;
         if (Date.now() > end) throw new Error(`${counts.distinct} of ${expected} scans reached ClickHouse after ${DRAIN_TIMEOUT_MS / 1000} s`);
         await new Promise((r) => setTimeout(r, 500));
@@ -239,6 +254,20 @@ try {
   const scanGroups = kinds.map(groupOf).filter((g) => g !== 'conversion-sink');
   const scanWorkers = await started(start('workers/run.ts', { TOPIC_PREFIX: topicPrefix }, 'worker process ready', 120_000, kinds));
   // On the cluster: a topic prefix of its own, since the applied offsets in Postgres are kept per group, topic and partition.
+  // The baseline build: its ingress and workers, its own databases and topic prefix.
+  const baselineBuilt = BASELINE_REF ? baselineBuild(BASELINE_REF) : undefined;
+  const baselineEnv = {
+    TOPIC_PREFIX: baselinePrefix,
+    DATABASE_URL: BENCH_ENV.DATABASE_URL!.replace(/[^/]+$/, BASELINE_DATABASE),
+    CLICKHOUSE_DATABASE: BASELINE_DATABASE,
+    SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-baseline`,
+  };
+  const baseline = baselineBuilt
+    ? {
+      ingress: await started(start('src/main.ts', { ...ingressEnv(ingressPorts[3]!), ...baselineEnv }, 'ingress listening', 120_000, [], baselineBuilt.root)),
+      workers: await started(start('workers/run.ts', baselineEnv, 'worker process ready', 120_000, kinds, baselineBuilt.root)),
+    }
+    : undefined;
   let onCluster: { ingress: Proc; workers: Proc } | undefined;
   if (CLUSTER) {
     cluster = await startTestCluster();
@@ -252,11 +281,14 @@ try {
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
   const shortId = await makeLink(base(0));
   const clusterShortId = CLUSTER ? await makeLink(base(2)) : undefined;
+  const baselineShortId = baseline ? await makeLink(base(3)) : undefined;
+  const baselinePath = `/${baselineShortId}`;
   const path = `/${shortId}`;
   const clusterPath = `/${clusterShortId}`;
   await new Promise((r) => setTimeout(r, 1000));
   const single = await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, topicPrefix, scanGroups, shortId);
   const onClusterScans = cluster ? await scansOf(cluster.brokers, clusterPrefix, scanGroups, clusterShortId!) : undefined;
+  const baselineScans = baseline ? await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, baselinePrefix, scanGroups, baselineShortId!, BASELINE_DATABASE) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
   let warmedUp = 0;
@@ -271,6 +303,11 @@ try {
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
   }
+  if (baselineScans) {
+    const warm = await wrk(base(3), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(baselinePath) });
+    await baselineScans.drained(answered(warm));
+    await baselineScans.stored();
+  }
 
   // The kafka group is the brokers the server under test uses: the stack's one, or the cluster's three.
   const clusterPids = () => (cluster ? [1, 2, 3].map((n) => cluster!.pidOf(n as 1 | 2 | 3)) : []);
@@ -278,10 +315,17 @@ try {
     const processes = stackProcesses();
     return { ...processes, kafka: processes.kafka!.filter((pid) => !clusterPids().includes(pid)) };
   };
-  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster') => ({
+  // The ingress by thread (cpu.ts threadsOf): what the event loop spends, apart from the journal's shipper thread.
+  const ingressThreads = (proc: Proc) => {
+    const { main, workers, helpers } = threadsOf(proc.child.pid!);
+    return { 'ingress main thread': main, 'ingress worker threads': workers, 'ingress helper threads': helpers };
+  };
+  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
-    ...(server === 'ours' || server === 'both' ? { ingress: withChildren(ingresses[0]!.child.pid!) } : {}),
+    ...(server === 'ours' ? ingressThreads(ingresses[0]!) : {}),
+    ...(server === 'baseline' ? { ...ingressThreads(baseline!.ingress), workers: withChildren(baseline!.workers.child.pid!) } : {}),
+    ...(server === 'both' ? { ingress: withChildren(ingresses[0]!.child.pid!) } : {}),
     ...(server === 'both' ? { 'second ingress': withChildren(ingresses[1]!.child.pid!) } : {}),
     ...(server === 'ours' || server === 'both' ? { workers: withChildren(scanWorkers.child.pid!) } : {}),
     // Looked up at each run's start: Postgres forks backends as pools connect.
@@ -296,6 +340,8 @@ try {
     const bareRun = await measure(`http://127.0.0.1:${barePort}`, '/bench', () => groupsFor('bare'));
     const ours = await measure(base(0), path, () => groupsFor('ours'), (load) => single.drained(answered(load)));
     await single.stored();
+    const baselineRun = baselineScans ? await measure(base(3), baselinePath, () => groupsFor('baseline'), (load) => baselineScans.drained(answered(load))) : undefined;
+    if (baselineScans) await baselineScans.stored();
     const oursOnCluster = onClusterScans ? await measure(base(2), clusterPath, () => groupsFor('cluster'), (load) => onClusterScans.drained(answered(load))) : undefined;
     if (onClusterScans) await onClusterScans.stored();
     // Two ingresses, one per core: two wrk processes at once, half the connections each.
@@ -307,11 +353,18 @@ try {
     const twoRequests = both.reduce((sum, l) => sum + l.requests, 0);
     const twoIngresses = { requestsPerSecond: both.reduce((sum, l) => sum + l.requestsPerSecond, 0), p99Ms: Math.max(...both.map((l) => l.latencyMs.p99)), cpuPerRedirectUs: Number(((twoBusy * 1000) / twoRequests).toFixed(1)) };
     rounds.push({
-      nginx: nginxRun, bare: bareRun, ours, ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
+      nginx: nginxRun, bare: bareRun, ours, ...(baselineRun ? { baseline: baselineRun } : {}), ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
       ratio: Number((ours.cpuPerRedirectUs / bareRun.cpuPerRedirectUs).toFixed(2)),
+      ...(baselineRun
+        ? {
+          todayOverBaseline: Number((ours.cpuPerRedirectUs / baselineRun.cpuPerRedirectUs).toFixed(2)),
+          ingressTodayOverBaseline: Number((ingressUs(ours) / ingressUs(baselineRun)).toFixed(2)),
+        }
+        : {}),
       ...(oursOnCluster ? { clusterOverSingleBroker: Number((oursOnCluster.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}),
       twoOverOne: Number((twoIngresses.requestsPerSecond / ours.load.requestsPerSecond).toFixed(2)),
     });
+    if (baselineRun) console.log(`round ${round + 1}: today ${ours.cpuPerRedirectUs} µs (ingress ${ingressUs(ours)}), ${BASELINE_REF} ${baselineRun.cpuPerRedirectUs} µs (ingress ${ingressUs(baselineRun)}): today/baseline ${rounds.at(-1)!.todayOverBaseline}, ingress ${rounds.at(-1)!.ingressTodayOverBaseline}`);
     console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
       `${ours.load.requestsPerSecond} req/s;${oursOnCluster ? ` on the cluster ${oursOnCluster.cpuPerRedirectUs} µs, ${oursOnCluster.load.requestsPerSecond} req/s;` : ''} two ingresses ${twoIngresses.requestsPerSecond} req/s`);
   }
@@ -321,8 +374,20 @@ try {
   const counted = await single.stored();
   const clusterCounted = onClusterScans ? await onClusterScans.stored() : undefined;
   const clusterRounds = rounds.flatMap((r) => (r.oursOnCluster ? [{ ...r, oursOnCluster: r.oursOnCluster, clusterOverSingleBroker: r.clusterOverSingleBroker! }] : []));
+  const baselineRounds = rounds.flatMap((r) => (r.baseline ? [{ ...r, todayOverBaseline: r.todayOverBaseline!, ingressTodayOverBaseline: r.ingressTodayOverBaseline! }] : []));
+  // The headline: today's build against the baseline build, in the same rounds.
+  const headline = baselineRounds.length > 0
+    ? {
+      baselineRef: BASELINE_REF,
+      baselineCommit: baselineBuilt!.commit,
+      todayOverBaseline: medianBy(baselineRounds, (r) => r.todayOverBaseline).todayOverBaseline,
+      ingressTodayOverBaseline: medianBy(baselineRounds, (r) => r.ingressTodayOverBaseline).ingressTodayOverBaseline,
+      oursOverBare: ratio,
+    }
+    : { oursOverBare: ratio };
   const result = {
     benchmark: 'redirect',
+    headline,
     link: ROUTED ? 'routed (geo rules that miss, then a 50/50 A/B test)' : UTM ? 'utm (five UTM parameters, one already in the destination)' : 'plain',
     workerKinds: kinds,
     seconds: SECONDS,
@@ -345,6 +410,7 @@ try {
     ratioOursOverBare: ratio,
     halfRate: { targetRate: Math.floor(oursMax / 2), requestsPerSecond: half.load.requestsPerSecond, p99Ms: half.load.latencyMs.p99, cpuPerRedirectUs: half.cpuPerRedirectUs },
     scansInClickHouse: { expected: single.expected(), rows: counted.rows, distinct: counted.distinct },
+    ...(baselineScans ? { baselineScansInClickHouse: { expected: baselineScans.expected(), ...(await baselineScans.stored()) } } : {}),
     ...(clusterCounted ? { clusterScansInClickHouse: { expected: onClusterScans!.expected(), rows: clusterCounted.rows, distinct: clusterCounted.distinct } } : {}),
     targets: { ratioAtMost: 3, p99AtHalfMaxBelowMs: 10 },
     // Every answered redirect is in ClickHouse, once (rows = distinct scan ids). A few more scans than
@@ -357,12 +423,14 @@ try {
     },
   };
   console.log(JSON.stringify(result, null, 2));
+  console.log(`headline: ${JSON.stringify(headline)}`);
   writeResult(ROUTED ? 'redirect-routed' : UTM ? 'redirect-utm' : 'redirect', result);
 } finally {
   for (const admin of admins) await admin.disconnect();
   for (const proc of running.reverse()) await proc.stop();
   await cluster?.release();
   await deleteRunResources(topicPrefix);
+  if (BASELINE_REF) await deleteRunResources(baselinePrefix);
   // The cluster's topics went with it; its registry subjects are the stack's.
   if (CLUSTER) await deleteRunResources(clusterPrefix);
 }

@@ -5,9 +5,10 @@
 // request itself does only what the answer needs. Refusals get a small HTML
 // page (or the JSON error body for clients that ask for JSON).
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { errorBody, type App } from '../../platform/http/server.ts';
+import { errorBody, requestIdOf, type App } from '../../platform/http/server.ts';
 import { ref } from '../../platform/http/components.ts';
 import { ErrorBody } from '../../platform/http/errors.ts';
 import { documentOnly, OTHER_ANSWERS, RATE_LIMIT_HEADERS } from '../../platform/http/openapi.ts';
@@ -16,7 +17,8 @@ import { BufferedSlidingWindow } from '../../platform/limits/buffered-sliding-wi
 import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
-import { clientIp, clientLimitKey } from '../../platform/http/client-ip.ts';
+import { clientIp, clientLimitKey, limitKeyOf } from '../../platform/http/client-ip.ts';
+import { countAnswered } from '../../platform/metrics/http-metrics.ts';
 import { hasBearerKey } from '../../platform/http/attempt-guard.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
@@ -36,6 +38,23 @@ import type { ShortLinksAtRoot } from '../../platform/http/root-short-links.ts';
 import { visitQueryOf } from './qr-marker.ts';
 import type { RawOrphanVisit } from '../orphans/orphan-visit.ts';
 import { orphanVisitOf } from '../orphans/orphan-redirect.ts';
+
+/** What choosing a destination and recording a scan read of a request: Fastify's or Node's own. */
+interface Visit {
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** The short ID of a path that is one segment of a short ID's characters (and an optional trailing slash, as the router ignores it), with any query; else undefined. */
+function shortIdOfPath(url: string): string | undefined {
+  const end = url.indexOf('?');
+  const path = end === -1 ? url : url.slice(0, end);
+  const match = SHORT_PATH.exec(path);
+  return match ? match[1] : undefined;
+}
+
+// Short IDs are letters, digits, '-' and '_' (short-id.ts); a path with anything else (an escape, a dot) goes to Fastify.
+const SHORT_PATH = /^\/([A-Za-z0-9_-]{1,200})\/?$/;
 
 export interface RedirectDeps {
   cache: LinkCache;
@@ -165,7 +184,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
   }
 
   /** The short URL's query string as the link forwards it ('' for none), without our QR codes' marker. */
-  function queryOf(request: FastifyRequest, routing: LinkRouting): string {
+  function queryOf(request: Visit, routing: LinkRouting): string {
     if (!routing.forwardQuery) return '';
     const { query } = visitQueryOf(request.url);
     return query === '' ? '' : forwardedQuery(query);
@@ -184,16 +203,16 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     // A preview card for link-preview crawlers, the password form: only for links that have one.
     if (usesPageBeforeRedirect(link) && answeredBeforeRedirect(request, reply, link)) return;
 
-    // Where to: the device's own URL, else the visitor's country's, else the visitor's A/B variant, else the destination.
-    const userAgent = request.headers['user-agent'];
     const routing = routingOf(link);
+    const [destination, variant] = destinationOf(link, routing, ip, request.headers['user-agent']);
+    return send(request, reply, link, routing, destination, variant, ip, now);
+  }
+
+  /** Where to, and the A/B variant the scan records: the device's own URL, else the visitor's country's, else the visitor's variant, else the destination. */
+  function destinationOf(link: LinkState, routing: LinkRouting, ip: string, userAgent: string | undefined): [string, string | null] {
     const device = deviceUrl(link, platformOf(userAgent));
-    if (device !== null || (routing.geo === null && routing.variants === null)) return send(request, reply, link, routing, device ?? link.destination, null, ip, now);
-    if (routing.geo !== null) {
-      const country = deps.countries.of(ip);
-      return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, country, ip, userAgent), ip, now);
-    }
-    return send(request, reply, link, routing, ...byCountryOrVariant(link, routing, null, ip, userAgent), ip, now);
+    if (device !== null || (routing.geo === null && routing.variants === null)) return [device ?? link.destination, null];
+    return byCountryOrVariant(link, routing, routing.geo !== null ? deps.countries.of(ip) : null, ip, userAgent);
   }
 
   /** The country's destination, else the visitor's variant (and its URL, the variant the scan records), else the destination. */
@@ -207,8 +226,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
 
   /** Redirects to `target` (forwarding the query as the link says), unless a scan limit refuses it. */
   function send(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, variant: string | null, ip: string, now: number): void | Promise<void> {
-    // The link's UTM parameters (those the destination lacks), then the visitor's query.
-    const target = withQuery(routing.utm === null ? destination : withUtm(destination, routing.utm), queryOf(request, routing));
+    const target = targetOf(request, routing, destination);
     // HEAD (link checkers, previews, monitors) learns where the link goes; it is not a scan. A
     // limited link's HEAD takes no scan but is refused like GET once none are left.
     if (request.method === 'HEAD') {
@@ -230,14 +248,18 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     scanAndRedirect(request, reply, link, routing, destination, target, variant, ip, now);
   }
 
-  /** Records the scan of `destination` (the one chosen, without the forwarded query) and sends the visitor to `target`. */
-  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
+  /** The link's UTM parameters (those the destination lacks), then the visitor's query. */
+  function targetOf(visit: Visit, routing: LinkRouting, destination: string): string {
+    return withQuery(routing.utm === null ? destination : withUtm(destination, routing.utm), queryOf(visit, routing));
+  }
+
+  /** The scan a redirect to `destination` (the one chosen, without the forwarded query) records. */
+  function scanOf(visit: Visit, link: LinkState, destination: string, variant: string | null, ip: string, now: number): RawScan {
     const scanId = randomUUID();
-    const clickId = deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId });
-    const { query, trigger } = visitQueryOf(request.url);
-    request.redirectScan = {
+    const { query, trigger } = visitQueryOf(visit.url);
+    return {
       scanId,
-      clickId,
+      clickId: deps.clickIds.sign({ scanId, linkId: link.id, workspaceId: link.workspaceId }),
       workspaceId: link.workspaceId,
       linkId: link.id,
       shortId: link.shortId,
@@ -245,13 +267,19 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
       timestamp: now,
       destination,
       ip,
-      userAgent: request.headers['user-agent'] ?? null,
-      referrer: request.headers.referer ?? null,
+      userAgent: visit.headers['user-agent'] ?? null,
+      referrer: visit.headers.referer ?? null,
       query,
       variant,
       trigger,
     };
-    const location = routing.clickId ? withClickId(target, clickId) : target;
+  }
+
+  /** Records the scan of `destination` and sends the visitor to `target`. */
+  function scanAndRedirect(request: FastifyRequest, reply: FastifyReply, link: LinkState, routing: LinkRouting, destination: string, target: string, variant: string | null, ip: string, now: number): void {
+    const scan = scanOf(request, link, destination, variant, ip, now);
+    request.redirectScan = scan;
+    const location = routing.clickId ? withClickId(target, scan.clickId) : target;
     // A browser following a link with pixels gets the page that fires them and then sends it on.
     if (wantsPixelPage(link, request)) return sendPixelPage(reply, location, link.pixels);
     reply
@@ -260,6 +288,45 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
       .header('referrer-policy', 'no-referrer-when-downgrade')
       .redirect(location, 302);
   }
+
+  /**
+   * GET /:shortId answered on Node's own request event, before Fastify (front-door.ts): the common
+   * redirect, whose link is in memory and shows nothing before it (no password, preview card or
+   * pixel page), counts no scan limit and is admitted by the IP limit without asking Redis. It
+   * answers exactly as the route below would (same headers, scan, metrics); every other request
+   * (another method or path, a refusal, a cache miss, a limit to ask) goes to Fastify as before.
+   */
+  function redirectBeforeFastify(req: IncomingMessage, res: ServerResponse): boolean {
+    const start = performance.now();
+    if (req.method !== 'GET') return false;
+    const url = req.url ?? '';
+    const shortId = shortIdOfPath(url);
+    if (shortId === undefined || app.reservedPaths.has(shortId)) return false;
+    const domainId = deps.domains.resolve(app.frontDoor.origin.host(req));
+    if (domainId === undefined) return false;
+    const link = deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId));
+    const now = Date.now();
+    if (!link || refusalFor(link, now) !== undefined || usesPageBeforeRedirect(link) || link.scanLimit !== null || link.pixels.length > 0) return false;
+    const ip = app.frontDoor.origin.ip(req);
+    if (!limiter.admitLocally(limitKeyOf(ip, app.ipv6LimitPrefixLength))) return false;
+    const visit: Visit = { url, headers: req.headers };
+    const routing = routingOf(link);
+    const [destination, variant] = destinationOf(link, routing, ip, req.headers['user-agent']);
+    const scan = scanOf(visit, link, destination, variant, ip, now);
+    const target = targetOf(visit, routing, destination);
+    res.writeHead(302, {
+      'x-request-id': requestIdOf(req),
+      'cache-control': 'private, no-store, max-age=0',
+      'referrer-policy': 'no-referrer-when-downgrade',
+      location: routing.clickId ? withClickId(target, scan.clickId) : target,
+      'content-length': '0',
+    });
+    res.end();
+    deps.record(scan);
+    countAnswered('GET', '/:shortId', 302, (performance.now() - start) / 1000);
+    return true;
+  }
+  app.frontDoor.use(redirectBeforeFastify);
 
   app.get('/:shortId', {
     schema: {

@@ -30,6 +30,10 @@ const recentKeys = new RecentCache<string>(50_000);
 
 /** The per-IP limit subject of a request's client. */
 export function clientLimitKey(request: FastifyRequest): string {
-  const prefixLength = request.server.ipv6LimitPrefixLength;
-  return recentKeys.get(`${prefixLength} ${request.ip}`, () => limitKey(request.ip, prefixLength));
+  return limitKeyOf(request.ip, request.server.ipv6LimitPrefixLength);
+}
+
+/** limitKey, remembered for the clients seen lately. */
+export function limitKeyOf(ip: string, prefixLength: number): string {
+  return recentKeys.get(`${prefixLength} ${ip}`, () => limitKey(ip, prefixLength));
 }

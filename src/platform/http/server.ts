@@ -10,6 +10,8 @@ import { ApiError, type ErrorBodyType, type ErrorDetailType } from './errors.ts'
 import type { ErrorObject } from 'ajv';
 import { buildValidator, describeValidation, summarize } from './validation.ts';
 import { buildLazySerializer } from './lazy-serializers.ts';
+import { lazyRequestLogger } from './request-logger.ts';
+import { FrontDoor } from './front-door.ts';
 import { CLIENT_REFUSALS, documentOnly, PLATFORM_COMPONENTS, registerOpenApi, type OpenApiInfo } from './openapi.ts';
 import { addComponents } from './components.ts';
 import { Type } from '@sinclair/typebox';
@@ -32,6 +34,8 @@ declare module 'fastify' {
     routeTable: RouteEntry[];
     /** The root path segments the server serves, which root-level identifiers (short IDs) may not take. */
     reservedPaths: ReservedPaths;
+    /** Where a product answers its hottest requests before Fastify (front-door.ts). */
+    frontDoor: FrontDoor;
     /** IPV6_LIMIT_PREFIX_LENGTH: the IPv6 network size per-IP limits count as one client (client-ip.ts). */
     ipv6LimitPrefixLength: number;
   }
@@ -55,6 +59,12 @@ export interface ServerOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request's id: the client's X-Request-Id when it is well-formed (so a malformed one is replaced rather than echoed), else a new UUID. */
+export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
 
 /** Maps any error to a status, a stable code and a safe message. */
 export function describeError(error: FastifyError | ApiError | Error): { status: number; code: string; message: string; details?: ErrorDetailType[] } {
@@ -126,14 +136,13 @@ export function errorHandler(render: ErrorRenderer) {
 export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.log,
+    // Each request's child logger is made only when the request logs (request-logger.ts).
+    childLoggerFactory: lazyRequestLogger as never,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
     // genReqId reads x-request-id itself, so a malformed one is replaced rather than echoed.
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // No per-request info lines: the redirect path is too hot for them; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
@@ -181,6 +190,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const reservedPaths = new ReservedPaths();
   app.decorate('routeTable', routeTable);
   app.decorate('reservedPaths', reservedPaths);
+  const frontDoor = new FrontDoor(options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false);
+  frontDoor.install(app.server);
+  app.decorate('frontDoor', frontDoor);
+  // Closing: Fastify answers everything from here on (503 to new requests).
+  app.addHook('preClose', (done) => {
+    frontDoor.close();
+    done();
+  });
   app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });

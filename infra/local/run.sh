@@ -70,6 +70,14 @@ supervise() {
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
    || [ -n "$(find patches -newer node_modules/.package-lock.json 2>/dev/null)" ]; then
   say "installing npm packages…"
+  # A patched package is installed anew, so that patch-package applies today's patches to its
+  # pristine files (it cannot apply a changed or split patch on top of the last one's result).
+  for patch in patches/*.patch; do
+    [ -e "$patch" ] || continue
+    # kafkajs+2.2.4+001+name.patch → kafkajs; @scope+pkg+1.0.0.patch → @scope/pkg
+    IFS=+ read -r first second _ <<<"$(basename "$patch")"
+    if [[ $first == @* ]]; then rm -rf "node_modules/$first/$second"; else rm -rf "node_modules/$first"; fi
+  done
   npm install --no-audit --no-fund --prefer-offline
   # npm leaves this file alone when nothing changed; touched, it marks the patches as applied.
   touch node_modules/.package-lock.json

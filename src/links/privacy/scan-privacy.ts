@@ -108,12 +108,21 @@ export class ScanPrivacy {
     const { ch } = this.o;
     const scans = rows.flatMap((r) => this.scansOf(r) ?? []);
     if (scans.length > 0) await mutate(ch, 'scans', sql`DELETE WHERE ${join(scans.map((w) => sql`(${w})`), ' OR ')}`);
-    // A visitor's conversions stay (they are the workspace's revenue) but no longer name their scans.
+    // The erased scans' conversions stay (they are the workspace's revenue) but no longer name their
+    // scans, so the funnel counts them as no scan's: a visitor's by their scan IDs, a link's by the link.
     const unlinked = rows.flatMap((r) => (r.scan_ids?.length ? [{ workspaceId: r.workspace_id, scanIds: r.scan_ids }] : []));
-    if (unlinked.length > 0) {
-      await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '' WHERE ${join(unlinked.map((u) => sql`(workspace_id = ${u.workspaceId} AND scan_id IN ${inStrings(u.scanIds)})`), ' OR ')}`);
+    const ofLinks = rows.flatMap((r) => (r.kind === 'link' ? [{ workspaceId: r.workspace_id, linkId: r.link_id! }] : []));
+    if (unlinked.length + ofLinks.length > 0) {
+      const conversions = [
+        ...unlinked.map((u) => sql`(workspace_id = ${u.workspaceId} AND scan_id IN ${inStrings(u.scanIds)})`),
+        ...ofLinks.map((l) => sql`(workspace_id = ${l.workspaceId} AND link_id = ${l.linkId} AND scan_id != '')`),
+      ];
+      await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '' WHERE ${join(conversions, ' OR ')}`);
       for (const u of unlinked) {
         await this.o.pg.query(`UPDATE conversions SET record = record || '{"scanId": "", "clickId": ""}'::jsonb WHERE workspace_id = $1 AND record->>'scanId' = ANY($2)`, [u.workspaceId, u.scanIds]);
+      }
+      for (const l of ofLinks) {
+        await this.o.pg.query(`UPDATE conversions SET record = record || '{"scanId": "", "clickId": ""}'::jsonb WHERE workspace_id = $1 AND record->>'linkId' = $2 AND record->>'scanId' != ''`, [l.workspaceId, l.linkId]);
       }
     }
     await mutationsDone(ch, ch.database, ['scans', 'conversions'], this.o.mutationTimeoutMs);

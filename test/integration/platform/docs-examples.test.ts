@@ -8,13 +8,16 @@
 //   yaml, none) are not requests and are not run.
 // - A request example that is shown but not run says so with a second word in its info string:
 //   ```sh no-run   (none today; GitHub renders the block by its first word alone).
+// - A request example of a refusal names its status as a second word: ```http 404 — it must answer
+//   exactly that status (every curl of a sh block), and its response block is the error's shape.
 // - A `sh` block runs in bash (`set -euo pipefail`) with `curl` pointed at the test's ingress:
 //   `localhost:3000` and `127.0.0.1:3000` reach it, every curl must answer 2xx, and a command that
 //   fails fails the block (so does `swaks`, whose port 2587 reaches the ingress's SMTP relay).
 // - An `http` block is `METHOD path`, header lines `Name: value`, a blank line, then the body; it is
 //   sent as written and must answer 2xx.
 // - Placeholders are shell variables, in `http` blocks too: `$KEY`, `$ADMIN_TOKEN`… — those of
-//   VARIABLES below, made for the test; any other is an error (bash's `set -u`).
+//   VARIABLES below, made for the test; any other is an error (bash's `set -u`). `$OTHER_LINK_ID` is
+//   a link of another workspace than `$KEY`'s.
 // - A ```json response block right after a block of one request is that request's answer: the
 //   real answer must have the same shape (the same keys of every object, recursively, the same
 //   JSON types; arrays compared item by item). A second one in a row is the answer to the same
@@ -63,6 +66,8 @@ function fencedBlocks(doc: string, markdown: string): Block[] {
 
 const isRequest = (b: Block) => ['sh', 'bash', 'shell', 'http'].includes(b.lang) && !b.flags.includes('no-run');
 const isResponse = (b: Block) => b.lang === 'json' && b.flags.includes('response');
+/** The status a refusal example names (```http 404), or undefined for a 2xx example. */
+const expectedStatus = (b: Block) => b.flags.map(Number).find((n) => Number.isInteger(n) && n >= 100 && n <= 599);
 
 /** The request examples of a document, each with the response blocks that follow it. */
 function examples(doc: string): { request: Block; responses: Block[] }[] {
@@ -102,6 +107,7 @@ beforeAll(async () => {
   // A workspace of its own for the operator examples, which revoke a key and change the plan.
   const scratch = await workspaceWithKey(ingress.url);
   const link = await call(ingress.url, 'POST', '/api/v1/links', { key: links.key, body: { destination: 'https://example.com/landing' } });
+  const otherLink = await call(ingress.url, 'POST', '/api/v1/links', { key: scratch.key, body: { destination: 'https://example.com/elsewhere' } });
   const scan = await fetch(`${ingress.url}/${link.body.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
   const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
   const domain = await verifiedDomain(ingress.url, org.key);
@@ -111,6 +117,7 @@ beforeAll(async () => {
     WS: scratch.workspaceId,
     KEY_ID: scratch.keyId,
     CLICK_ID: new URL(scan.headers.get('location')!).searchParams.get('svc_cid')!,
+    OTHER_LINK_ID: otherLink.body.id,
     MAIL_KEY: org.key,
     MAIL_DOMAIN: domain.name,
   };
@@ -183,7 +190,9 @@ describe('docs/ examples', () => {
         expect(first.failure, where).toBeUndefined();
         const requests = request.lang === 'http' ? 1 : [...request.text.matchAll(/(^|\s|\$\()curl\s/g)].length;
         expect(first.statuses.length, `${where}: one status per curl`).toBe(requests);
-        expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        const status = expectedStatus(request);
+        if (status === undefined) expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        else expect(first.statuses, `${where}: a refusal example answers its status`).toEqual(first.statuses.map(() => status));
         for (const [i, response] of responses.entries()) {
           const answer = i === 0 ? first : await run(request);
           expect(answer.statuses, `${where}: a response block needs a block of one request`).toHaveLength(1);

@@ -116,8 +116,11 @@ export class ScanPrivacy {
           await this.failed(ready[0]!, err);
           return finished;
         }
-        let alone = 0;
-        for (const row of ready) {
+        // Those the batch finished before it failed are done already (their counts kept).
+        const { rows: done } = await this.o.pg.query<{ id: string }>("SELECT id FROM scan_erasures WHERE id = ANY($1::uuid[]) AND status = 'done'", [ready.map((r) => r.id)]);
+        const doneIds = new Set(done.map((d) => d.id));
+        let alone = doneIds.size;
+        for (const row of ready.filter((r) => !doneIds.has(r.id))) {
           try {
             await this.erase([row]);
             alone++;

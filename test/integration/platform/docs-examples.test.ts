@@ -32,6 +32,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { hostSinks, scan as scanLink, scansStored } from '../../support/links/scans.ts';
+import { eventually } from '../../support/env.ts';
+import { wireLinks } from '../../../src/links/wiring.ts';
+import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { useOwnDatabases } from '../../support/own-databases.ts';
 
@@ -203,6 +207,32 @@ describe('docs/ examples', () => {
       }
     }, 120_000);
   }
+
+  // Statements of the docs that need the stored scans and the erasure runner, tried as written.
+  it('links-api.md, Erasure: after the only converted scan of a link is erased, its funnel shows convertedScans 0 and conversionRate 0', async () => {
+    const statement = 'after the only converted scan of a\n  link is erased, its funnel shows `convertedScans 0` and `conversionRate 0` for the scans left.';
+    expect(readFileSync(join(ROOT, 'docs/links-api.md'), 'utf8')).toContain(statement);
+    const stopSinks = await hostSinks(ingress.platform, { conversions: true });
+    try {
+      const ws = await workspaceWithKey(ingress.url);
+      const link = await call(ingress.url, 'POST', '/api/v1/links', { key: ws.key, body: { destination: 'https://example.com/erased' } });
+      const converted = (await scanLink(ingress.url, link.body.shortId)).clickId!;
+      expect((await scanLink(ingress.url, link.body.shortId)).status).toBe(302);
+      expect((await call(ingress.url, 'POST', '/api/v1/track', { key: ws.key, body: { clickId: converted, event: 'purchase' } })).status).toBe(201);
+      const ch = ingress.platform.clickhouse;
+      await eventually(() => scansStored(ch, ws.workspaceId, 2), 30_000);
+      await eventually(async () => Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${ws.workspaceId}`))[0]!.n) === 1, 30_000);
+      const erasure = await call(ingress.url, 'POST', '/api/v1/privacy/erasures', { key: ws.key, body: { clickId: converted } });
+      expect(erasure.status).toBe(202);
+      // The scan sink's worker applies it within its interval; here its runner is run at once (with the docs' own example erasure).
+      await wireLinks(ingress.platform, ingress.platform.config).scanPrivacy.runErasures();
+      expect((await call(ingress.url, 'GET', `/api/v1/privacy/erasures/${erasure.body.id}`, { key: ws.key })).body.status).toBe('done');
+      const funnel = await call(ingress.url, 'GET', `/api/v1/analytics/funnel?linkId=${link.body.id}`, { key: ws.key });
+      expect(funnel.body).toMatchObject({ scans: 1, conversions: 1, convertedScans: 0, conversionRate: 0 });
+    } finally {
+      await stopSinks();
+    }
+  }, 120_000);
 
   // Each product's tools, listed with its key: the link tools in links-api.md, the mail tools in mail-api.md.
   for (const [doc, key] of [['docs/links-api.md', 'KEY'], ['docs/mail-api.md', 'MAIL_KEY']] as const) {

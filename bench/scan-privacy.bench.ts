@@ -16,7 +16,7 @@ import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { mutate, mutationsDone } from '../src/links/privacy/mutations.ts';
-import { bucketsWhere, refill, scanRollups, type AffectedHours } from '../src/links/privacy/scan-rollups.ts';
+import { bucketsWhere, hourRanges, refill, scanRollups, type AffectedHours } from '../src/links/privacy/scan-rollups.ts';
 import { BENCH_ENV, writeResult } from './lib.ts';
 
 const SCANS = Number(process.env.BENCH_SCANS ?? 10_000_000);
@@ -60,7 +60,7 @@ async function eraseVisitors(workspaceId: string, visitorIds: string[]) {
     await mutate(ch, 'scans', sql`DELETE WHERE ${where}`);
     await mutationsDone(ch, DATABASE, ['scans'], TIMEOUT, 50);
   });
-  const affected: AffectedHours[] = [{ workspaceId, hours }];
+  const affected: AffectedHours[] = [{ workspaceId, ranges: hourRanges(hours.map((h) => h.getTime()), 128) }];
   const rollups = await scanRollups(ch);
   const [, rollupDeleteMs] = await timed(async () => {
     for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);

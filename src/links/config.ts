@@ -74,6 +74,12 @@ export const LinksConfigSchema = Type.Object({
   SCAN_RETENTION_INTERVAL_MS: Type.Integer({ minimum: 1000, maximum: 30 * 86_400_000, default: 86_400_000 }),
   /** How long an erasure or retention run waits for ClickHouse's mutations before it gives up (and runs again later). */
   SCAN_MUTATION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000 }),
+  /** A visitor's erasure looks this long for its click ID's scan (still in Kafka), then ends as not_found. */
+  SCAN_ERASURE_ARRIVAL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 600_000 }),
+  /** A failing erasure is tried this many times in all, then ends as failed. */
+  SCAN_ERASURE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 8 }),
+  /** Delay after a failed attempt n (1-based): this × 2^(n-1), at most a day. */
+  SCAN_ERASURE_RETRY_BASE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
   /** After a secret rotation, requests are also signed with the old secret for this long. */
   WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
   /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */

@@ -97,7 +97,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await linkImportRoute(scope, { store: links.links, changelog: links.changelog });
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
-      await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links });
+      await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });

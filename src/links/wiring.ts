@@ -126,6 +126,9 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
       intervalMs: config.SCAN_ERASURE_INTERVAL_MS,
       retentionEveryMs: config.SCAN_RETENTION_INTERVAL_MS,
       mutationTimeoutMs: config.SCAN_MUTATION_TIMEOUT_MS,
+      arrivalMs: config.SCAN_ERASURE_ARRIVAL_MS,
+      maxAttempts: config.SCAN_ERASURE_MAX_ATTEMPTS,
+      retryBaseMs: config.SCAN_ERASURE_RETRY_BASE_MS,
     }),
     qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },
   };

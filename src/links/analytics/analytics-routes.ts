@@ -7,6 +7,7 @@ import { API_ERRORS, errorResponses, RATE_LIMIT_HEADERS, withRateLimitHeaders } 
 import type { App } from '../../platform/http/server.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { CampaignStore } from '../campaigns/campaign-store.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { AnalyticsQueries } from './analytics-queries.ts';
 import { Analytics, ANALYTICS_COMPONENTS, EXPORT_COLUMNS, ExportQuery, LinkAnalyticsQuery, WorkspaceAnalyticsQuery } from './analytics-schemas.ts';
@@ -16,7 +17,7 @@ import { exportScans } from './scan-export.ts';
 import { rawRange, resolveRange } from './time-range.ts';
 
 
-export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore }): Promise<void> {
+export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; pg: Pool; links: LinkStore; campaigns: CampaignStore }): Promise<void> {
   const queries = new AnalyticsQueries(deps.clickhouse);
   const tags = ['analytics'];
   addComponents(app, ANALYTICS_COMPONENTS);
@@ -24,12 +25,15 @@ export async function analyticsRoutes(app: App, deps: { clickhouse: ClickHouse; 
   app.get('/analytics', {
     schema: {
       tags, operationId: 'getWorkspaceAnalytics', summary: 'Workspace scan analytics',
-      description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), domain (links on it), country.',
+      description: 'Totals, time series, top links, countries, cities, devices, OS, browsers, referrers and UTM values over a range (whole UTC hours). Filters: linkId, tag, campaignId (links that carry them now), domain (links on it), country. A linkId or campaignId the workspace does not have (another workspace\'s too) is 404 not_found, as in the funnel.',
       querystring: WorkspaceAnalyticsQuery,
-      response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics.'), ...errorResponses(...API_ERRORS) },
+      response: { 200: withRateLimitHeaders(Analytics, 'Scan analytics.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
     const q = request.query;
+    // An unknown id is refused, not answered with zero scans (which would read as "no traffic").
+    if (q.linkId && !(await deps.links.get(request.linksAuth.workspaceId, q.linkId))) throw notFound('link');
+    if (q.campaignId && !(await deps.campaigns.get(request.linksAuth.workspaceId, q.campaignId))) throw notFound('campaign');
     const scope = { ...q, domain: domainFilter(q.domain, deps.links.baseHost) };
     return scanAnalytics({ queries, pg: deps.pg }, request.linksAuth.workspaceId, resolveRange(q), scope, q.includeBots ?? false, q.top ?? 10);
   });

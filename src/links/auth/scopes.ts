@@ -59,6 +59,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'DELETE /keys/:id': 'keys:write',
   // Issue 43's erasure and workspace routes (built beside this): erasing data is a write of links' data.
   'POST /privacy/erasures': 'links:write',
+  'GET /privacy/erasures/:id': 'links:read',
   'DELETE /links/:id/scans': 'links:write',
   'GET /workspace': 'links:read',
   'PATCH /workspace': 'links:write',

@@ -50,6 +50,13 @@ function ofPeople(workspaceId: string, conversions: SqlFragment): SqlFragment {
      WHERE workspace_id = ${workspaceId} AND scan_id IN (SELECT scan_id FROM conversions WHERE ${conversions}))`;
 }
 
+/**
+ * A conversion or click that still names its scan. An erasure empties the scan ID of its scans'
+ * conversions (scan-privacy.ts): they stay conversions (revenue) but are no scan's, so they count
+ * toward no converted or clicked scan ('' would otherwise be one more distinct scan).
+ */
+const hasScan = sql`scan_id != ''`;
+
 /** Sums per currency, summed in two parts (whole units and millionths) so that no Int64 sum can overflow. */
 const revenueSums = sql`currency, sum(intDiv(amount_micros, 1000000)) AS units, sum(amount_micros % 1000000) AS millionths, count() AS conversions`;
 type RevenueRow = { currency: string; units: string; millionths: string; conversions: string };
@@ -123,8 +130,8 @@ export class FunnelQueries {
     const [scans, steps, revenue, variants] = await Promise.all([
       this.ch.rows<{ scans: string }>(sql`SELECT count() AS scans FROM scans WHERE ${filter}${includeBots ? sql`` : sql` AND is_bot = 0`}`),
       this.ch.rows<{ clicks: string; conversions: string; converted: string }>(sql`
-        SELECT uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions,
-               uniqExactIf(scan_id, type = 'conversion') AS converted
+        SELECT uniqExactIf(scan_id, type = 'click' AND ${hasScan}) AS clicks, countIf(type = 'conversion') AS conversions,
+               uniqExactIf(scan_id, type = 'conversion' AND ${hasScan}) AS converted
           FROM conversions WHERE ${converted}`),
       this.ch.rows<RevenueRow>(sql`SELECT ${revenueSums} FROM conversions WHERE ${converted} AND type = 'conversion' AND currency != '' GROUP BY currency`),
       this.variantSteps(workspaceId, filter, converted, includeBots),
@@ -195,7 +202,7 @@ export class FunnelQueries {
   async conversionSeries(workspaceId: string, range: TimeRange, scope: ResolvedScope, includeBots = false): Promise<{ t: string; trackedClicks: number; conversions: number }[]> {
     const filter = where(workspaceId, range.from, range.to, scope.linkIds);
     const rows = await this.ch.rows<{ t: string; clicks: string; conversions: string }>(sql`
-      SELECT toUnixTimestamp(${bucketSql('ts', range.interval)}) AS t, uniqExactIf(scan_id, type = 'click') AS clicks, countIf(type = 'conversion') AS conversions
+      SELECT toUnixTimestamp(${bucketSql('ts', range.interval)}) AS t, uniqExactIf(scan_id, type = 'click' AND ${hasScan}) AS clicks, countIf(type = 'conversion') AS conversions
         FROM conversions WHERE ${filter}${includeBots ? sql`` : ofPeople(workspaceId, filter)} GROUP BY t`);
     const at = new Map(rows.map((r) => [Number(r.t) * 1000, r]));
     return bucketStarts(range).map((t) => ({ t: new Date(t).toISOString(), trackedClicks: Number(at.get(t)?.clicks ?? 0), conversions: Number(at.get(t)?.conversions ?? 0) }));

@@ -3,23 +3,36 @@
 // /api/v1/links/:id/scans (a link's), both 202: recorded here, applied by the
 // privacy runner (scan-privacy.ts) within its interval; GET and PATCH
 // /api/v1/workspace (scanRetentionDays).
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { addComponents, ref } from '../../platform/http/components.ts';
 import { API_BODY_ERRORS, API_ERRORS, errorResponses, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { isUuid } from '../../platform/http/validation.ts';
 import { CLICK_ID_FORMAT, type ClickIds } from '../scans/click-id.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const ScanErasure = Type.Object(
   {
     object: Type.Literal('scan_erasure'),
     id: Type.String({ format: 'uuid' }),
     kind: StringEnum(['visitor', 'link'] as const, { description: 'visitor: every scan of the visitor of a click ID in the workspace (and their conversions\' link to those scans); link: every scan of a link.' }),
-    status: Type.Literal('pending', { description: 'Applied by the privacy runner within a minute: analytics, exports and the funnel no longer count the scans.' }),
+    scanId: Nullable(Type.String({ description: 'visitor: the scan of the click ID asked for (its visitor is erased).' })),
+    linkId: Nullable(Type.String({ format: 'uuid', description: 'link: the link whose scans are erased.' })),
+    status: StringEnum(['pending', 'done', 'not_found', 'failed'] as const, {
+      description: 'pending: to be applied by the privacy runner (within a minute, or retried after a failure); done: applied; not_found: the click ID\'s scan never arrived, nothing was erased (erase again once it is stored); failed: its attempts were used up (see error), ask again.',
+    }),
     requestedAt: Type.String({ format: 'date-time' }),
+    finishedAt: Nullable(Type.String({ format: 'date-time', description: 'When it became done, not_found or failed.' })),
+    attempts: Type.Integer({ description: 'Failed attempts so far.' }),
+    error: Nullable(Type.String({ description: 'The last failed attempt\'s error.' })),
+    scans: Nullable(Type.Integer({ description: 'Scans found to erase, once known.' })),
+    conversions: Nullable(Type.Integer({ description: 'Conversions unlinked from the erased scans (scan, click and external IDs emptied), once done.' })),
+    webhookDeliveries: Nullable(Type.Integer({ description: 'Stored webhook bodies (scan.created, conversion.created) whose personal fields were blanked, once done.' })),
   },
   { $id: 'ScanErasure', title: 'ScanErasure' },
 );
@@ -45,8 +58,16 @@ const UpdateWorkspaceBody = Type.Object(
   { $id: 'UpdateWorkspace', title: 'UpdateWorkspace', additionalProperties: false, examples: [{ scanRetentionDays: 395 }] },
 );
 
-interface ErasureRow { id: string; kind: 'visitor' | 'link'; requested_at: Date }
-const present = (r: ErasureRow) => ({ object: 'scan_erasure' as const, id: r.id, kind: r.kind, status: 'pending' as const, requestedAt: r.requested_at.toISOString() });
+interface ErasureRow {
+  id: string; kind: 'visitor' | 'link'; scan_id: string | null; link_id: string | null; status: 'pending' | 'done' | 'not_found' | 'failed';
+  requested_at: Date; done_at: Date | null; attempts: number; last_error: string | null; scans: string | null; conversions: number | null; deliveries: number | null;
+}
+const ERASURE_COLUMNS = 'id, kind, scan_id, link_id, status, requested_at, done_at, attempts, last_error, scans, conversions, deliveries';
+const present = (r: ErasureRow) => ({
+  object: 'scan_erasure' as const, id: r.id, kind: r.kind, scanId: r.scan_id, linkId: r.link_id, status: r.status,
+  requestedAt: r.requested_at.toISOString(), finishedAt: r.done_at?.toISOString() ?? null, attempts: r.attempts, error: r.last_error,
+  scans: r.scans === null ? null : Number(r.scans), conversions: r.conversions, webhookDeliveries: r.deliveries,
+});
 
 interface WorkspaceRow { id: string; name: string; plan: string; scan_retention_days: number | null }
 const presentWorkspace = (r: WorkspaceRow) => ({ object: 'workspace' as const, id: r.id, name: r.name, plan: r.plan, scanRetentionDays: r.scan_retention_days });
@@ -69,10 +90,25 @@ export async function privacyRoutes(app: App, deps: { pg: Pool; clickIds: ClickI
     if (!claims) throw new ApiError(404, 'click_id_unknown', 'This click ID was not issued by this service (its signature does not verify).');
     if (claims.workspaceId.toLowerCase() !== request.linksAuth.workspaceId) throw new ApiError(403, 'click_id_other_workspace', 'This click ID belongs to another workspace.');
     const { rows: [row] } = await deps.pg.query<ErasureRow>(
-      "INSERT INTO scan_erasures (workspace_id, kind, scan_id) VALUES ($1, 'visitor', $2) RETURNING id, kind, requested_at",
+      `INSERT INTO scan_erasures (workspace_id, kind, scan_id) VALUES ($1, 'visitor', $2) RETURNING ${ERASURE_COLUMNS}`,
       [request.linksAuth.workspaceId, claims.scanId.toLowerCase()],
     );
     return reply.status(202).send(present(row!));
+  });
+
+  app.get('/privacy/erasures/:id', {
+    schema: {
+      tags, operationId: 'getScanErasure', summary: 'An erasure and its outcome',
+      description: 'pending, done, not_found (the click ID\'s scan never arrived: nothing was erased) or failed, with what was asked, when it finished and what it covered. 404 for an erasure of another workspace.',
+      params: Type.Object({ id: Type.String({ description: 'Erasure UUID, in any case.' }) }),
+      response: { 200: withRateLimitHeaders(ScanErasure, 'The erasure.'), ...errorResponses(...API_ERRORS, 404) },
+    },
+  }, async (request) => {
+    const { id } = request.params;
+    if (!isUuid(id)) throw notFound('erasure');
+    const { rows: [row] } = await deps.pg.query<ErasureRow>(`SELECT ${ERASURE_COLUMNS} FROM scan_erasures WHERE id = $1 AND workspace_id = $2`, [id, request.linksAuth.workspaceId]);
+    if (!row) throw notFound('erasure');
+    return present(row);
   });
 
   app.delete('/links/:id/scans', {
@@ -86,7 +122,7 @@ export async function privacyRoutes(app: App, deps: { pg: Pool; clickIds: ClickI
     const link = await deps.links.get(request.linksAuth.workspaceId, request.params.id);
     if (!link) throw notFound('link');
     const { rows: [row] } = await deps.pg.query<ErasureRow>(
-      "INSERT INTO scan_erasures (workspace_id, kind, link_id) VALUES ($1, 'link', $2) RETURNING id, kind, requested_at",
+      `INSERT INTO scan_erasures (workspace_id, kind, link_id) VALUES ($1, 'link', $2) RETURNING ${ERASURE_COLUMNS}`,
       [request.linksAuth.workspaceId, link.id],
     );
     return reply.status(202).send(present(row!));

@@ -1,11 +1,20 @@
 // Erasure and retention of scans (issue 43, item 6). The API records erasures
 // (scan_erasures, answered 202); this runner applies them, and the workspaces'
 // retention once a day, in the scan sink's worker processes (its background):
-// - a run takes every pending erasure at once, so however many there are it
-//   costs one mutation of `scans`, one of `conversions` (a visitor's
-//   conversions lose their scan and click IDs) and one per rollup: ClickHouse
-//   18.16 reads every part of a table for a mutation (no partition pruning) and
-//   rewrites whole each part that holds a matching row, so they are batched;
+// - a run takes every due erasure at once, so however many there are it
+//   costs one mutation of `scans`, one of `conversions` (the erased scans'
+//   conversions lose their scan, click and external IDs) and one per rollup:
+//   ClickHouse 18.16 reads every part of a table for a mutation (no partition
+//   pruning) and rewrites whole each part that holds a matching row, so they are
+//   batched. If the batch fails, its erasures are tried one by one, so a failing
+//   one fails alone: it is tried again after a growing delay (next_attempt_at,
+//   taken in that order), then ends as `failed`, never holding up the others;
+// - what an erasure covers is found as the scans' distinct hours (GROUP BY in
+//   ClickHouse, not every scan into memory), and the hours go to ClickHouse as
+//   ranges, so no query grows with the hours of a busy link (scan-rollups.ts);
+// - erased data is also scrubbed where it was copied: the personal fields of
+//   the stored scan.created (and conversion.created) webhook bodies, and the
+//   conversions' external IDs;
 // - rollups cannot subtract (HLL sketches, countState), so the hours the erased
 //   scans were counted in are recomputed (scan-rollups.ts): their rows deleted,
 //   then rebuilt from the scans left. The scan sink is held meanwhile (its
@@ -24,7 +33,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { withAdvisoryLock } from '../../platform/postgres/advisory-lock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mutate, mutationsDone } from './mutations.ts';
-import { bucketsWhere, refill, scanRollups, type AffectedHours } from './scan-rollups.ts';
+import { bucketsWhere, hourRanges, refill, scanRollups, type AffectedHours } from './scan-rollups.ts';
 
 export interface ScanPrivacyOptions {
   ch: ClickHouse;
@@ -38,6 +47,12 @@ export interface ScanPrivacyOptions {
   retentionEveryMs: number;
   /** How long a run waits for ClickHouse's mutations. */
   mutationTimeoutMs: number;
+  /** How long a visitor's erasure looks for its click ID's scan (still in Kafka) before it ends as not_found. */
+  arrivalMs: number;
+  /** Attempts of a failing erasure in all, before it ends as failed. */
+  maxAttempts: number;
+  /** Delay after failed attempt n: this × 2^(n-1), at most a day. */
+  retryBaseMs: number;
 }
 
 interface ErasureRow {
@@ -50,13 +65,20 @@ interface ErasureRow {
   scan_ids: string[] | null;
   hours: Date[] | null;
   requested_at: Date;
+  attempts: number;
 }
 
 const DAY = 86_400_000;
 /** Erasures a run takes at most (one mutation each way whatever the number). */
 const BATCH = 1000;
-/** A click ID whose scan is not stored yet (still in Kafka) is looked for again this long, then given up. */
-const SCAN_ARRIVAL_MS = 10 * 60_000;
+/** Hour ranges a run sends to ClickHouse at most, shared among its workspaces (each query's size stays bounded). */
+const MAX_RANGES = 128;
+/** The longest delay between attempts of a failing erasure. */
+const MAX_RETRY_DELAY_MS = DAY;
+/** The personal fields of a stored scan.created body, blanked by an erasure (what stays: ids, link, time, destination). */
+const SCAN_BODY_SCRUB = { clickId: null, country: null, region: null, city: null, os: null, browser: null, referrer: null, referrerHost: null, userAgent: null, visitorId: null, utm: { source: null, medium: null, campaign: null, term: null, content: null } };
+/** The same for a stored conversion.created body of an erased scan's conversion. */
+const CONVERSION_BODY_SCRUB = { scanId: '', clickId: '', externalId: null };
 
 export class ScanPrivacy {
   private readonly o: ScanPrivacyOptions;
@@ -65,36 +87,90 @@ export class ScanPrivacy {
     this.o = options;
   }
 
-  /** Applies every pending erasure; resolves to how many were done. */
+  /** Applies every due erasure; resolves to how many were finished (done or not_found). */
   runErasures(): Promise<number> {
     return withAdvisoryLock(this.o.pg, 'links-scan-privacy', async () => {
-      const { rows } = await this.o.pg.query<ErasureRow>('SELECT * FROM scan_erasures WHERE done_at IS NULL ORDER BY requested_at LIMIT $1', [BATCH]);
+      const { rows } = await this.o.pg.query<ErasureRow>(
+        "SELECT * FROM scan_erasures WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at, requested_at LIMIT $1",
+        [BATCH],
+      );
       const ready: ErasureRow[] = [];
+      let finished = 0;
       for (const row of rows) {
-        const found = row.hours ? row : await this.find(row);
-        if (found) ready.push(found);
+        try {
+          const found = row.hours ? row : await this.find(row);
+          if (found === 'not_found') {
+            await this.o.pg.query("UPDATE scan_erasures SET status = 'not_found', done_at = now(), scans = 0 WHERE id = $1", [row.id]);
+            finished++;
+          } else if (found) ready.push(found);
+        } catch (err) {
+          await this.failed(row, err);
+        }
       }
-      if (ready.length === 0) return 0;
-      await this.erase(ready);
-      await this.o.pg.query('UPDATE scan_erasures SET done_at = now() WHERE id = ANY($1::uuid[])', [ready.map((r) => r.id)]);
+      if (ready.length === 0) return finished;
+      try {
+        await this.erase(ready);
+      } catch (err) {
+        // One of them may be the cause: each is tried alone, so the others are not held up by it.
+        if (ready.length === 1) {
+          await this.failed(ready[0]!, err);
+          return finished;
+        }
+        // Those the batch finished before it failed are done already (their counts kept).
+        const { rows: done } = await this.o.pg.query<{ id: string }>("SELECT id FROM scan_erasures WHERE id = ANY($1::uuid[]) AND status = 'done'", [ready.map((r) => r.id)]);
+        const doneIds = new Set(done.map((d) => d.id));
+        let alone = doneIds.size;
+        for (const row of ready.filter((r) => !doneIds.has(r.id))) {
+          try {
+            await this.erase([row]);
+            alone++;
+          } catch (e) {
+            await this.failed(row, e);
+          }
+        }
+        this.o.log.info({ erasures: alone }, 'scan erasures applied');
+        return finished + alone;
+      }
       this.o.log.info({ erasures: ready.length }, 'scan erasures applied');
-      return ready.length;
+      return finished + ready.length;
     });
   }
 
-  /** Finds what an erasure covers and stores it (before anything is deleted); undefined to look again next run. */
-  private async find(row: ErasureRow): Promise<ErasureRow | undefined> {
+  /** A failed attempt: tried again after base × 2^(attempts-1), or failed for good after the last. */
+  private async failed(row: ErasureRow, err: unknown): Promise<void> {
+    const attempts = row.attempts + 1;
+    const message = String((err as Error)?.message ?? err).slice(0, 1000);
+    const last = attempts >= this.o.maxAttempts;
+    const delayMs = Math.min(this.o.retryBaseMs * 2 ** (attempts - 1), MAX_RETRY_DELAY_MS);
+    await this.o.pg.query(
+      `UPDATE scan_erasures SET attempts = $2, last_error = $3,
+              status = CASE WHEN $4 THEN 'failed' ELSE status END, done_at = CASE WHEN $4 THEN now() ELSE done_at END,
+              next_attempt_at = now() + $5 * interval '1 millisecond'
+        WHERE id = $1`,
+      [row.id, attempts, message, last, delayMs],
+    );
+    this.o.log.warn({ err, erasure: row.id, attempts, failed: last }, last ? 'scan erasure failed for good' : 'scan erasure failed; it is tried again later');
+  }
+
+  /**
+   * Finds what an erasure covers and stores it (before anything is deleted): the scans' distinct
+   * hours, counted in ClickHouse. undefined to look again next run; not_found for a visitor's click
+   * ID whose scan did not arrive in time.
+   */
+  private async find(row: ErasureRow): Promise<ErasureRow | 'not_found' | undefined> {
     let visitorId: string | null = null;
     if (row.kind === 'visitor') {
       const [scan] = await this.o.ch.rows<{ visitor_id: string }>(sql`SELECT visitor_id FROM scans WHERE workspace_id = ${row.workspace_id} AND scan_id = ${row.scan_id!} LIMIT 1`);
-      if (!scan && Date.now() - row.requested_at.getTime() < SCAN_ARRIVAL_MS) return undefined;
-      visitorId = scan?.visitor_id ?? null;
+      if (!scan) return Date.now() - row.requested_at.getTime() < this.o.arrivalMs ? undefined : 'not_found';
+      visitorId = scan.visitor_id;
     }
-    const where = this.scansOf({ ...row, visitor_id: visitorId });
-    const scans = where ? await this.o.ch.rows<{ scan_id: string; hour: string }>(sql`SELECT scan_id, toUnixTimestamp(toStartOfHour(ts)) AS hour FROM scans WHERE ${where}`) : [];
-    const hours = [...new Set(scans.map((s) => Number(s.hour)))].map((h) => new Date(h * 1000));
-    const scanIds = row.kind === 'visitor' ? scans.map((s) => s.scan_id) : null;
-    await this.o.pg.query('UPDATE scan_erasures SET visitor_id = $2, scan_ids = $3, hours = $4 WHERE id = $1', [row.id, visitorId, scanIds, hours]);
+    const where = this.scansOf({ ...row, visitor_id: visitorId })!;
+    const perHour = await this.o.ch.rows<{ hour: string; n: string }>(sql`SELECT toUnixTimestamp(toStartOfHour(ts)) AS hour, count() AS n FROM scans WHERE ${where} GROUP BY hour ORDER BY hour`);
+    const hours = perHour.map((h) => new Date(Number(h.hour) * 1000));
+    const scans = perHour.reduce((sum, h) => sum + Number(h.n), 0);
+    // A visitor's scans are one browser's of one day: few. Their IDs name the conversions to unlink.
+    const scanIds = row.kind === 'visitor' ? (await this.o.ch.rows<{ scan_id: string }>(sql`SELECT scan_id FROM scans WHERE ${where}`)).map((s) => s.scan_id) : null;
+    await this.o.pg.query('UPDATE scan_erasures SET visitor_id = $2, scan_ids = $3, hours = $4, scans = $5 WHERE id = $1', [row.id, visitorId, scanIds, hours, scans]);
     return { ...row, visitor_id: visitorId, scan_ids: scanIds, hours };
   }
 
@@ -104,20 +180,62 @@ export class ScanPrivacy {
     return row.visitor_id === null ? undefined : sql`workspace_id = ${row.workspace_id} AND visitor_id = ${row.visitor_id}`;
   }
 
+  /** Applies these erasures and marks them done, with what they scrubbed. */
   private async erase(rows: readonly ErasureRow[]): Promise<void> {
     const { ch } = this.o;
     const scans = rows.flatMap((r) => this.scansOf(r) ?? []);
     if (scans.length > 0) await mutate(ch, 'scans', sql`DELETE WHERE ${join(scans.map((w) => sql`(${w})`), ' OR ')}`);
-    // A visitor's conversions stay (they are the workspace's revenue) but no longer name their scans.
+    // The erased scans' conversions stay (they are the workspace's revenue) but no longer name their
+    // scans (the funnel counts them as no scan's) nor carry their external IDs (an order or customer
+    // id): a visitor's by their scan IDs, a link's by the link.
     const unlinked = rows.flatMap((r) => (r.scan_ids?.length ? [{ workspaceId: r.workspace_id, scanIds: r.scan_ids }] : []));
-    if (unlinked.length > 0) {
-      await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '' WHERE ${join(unlinked.map((u) => sql`(workspace_id = ${u.workspaceId} AND scan_id IN ${inStrings(u.scanIds)})`), ' OR ')}`);
-      for (const u of unlinked) {
-        await this.o.pg.query(`UPDATE conversions SET record = record || '{"scanId": "", "clickId": ""}'::jsonb WHERE workspace_id = $1 AND record->>'scanId' = ANY($2)`, [u.workspaceId, u.scanIds]);
-      }
+    const ofLinks = rows.flatMap((r) => (r.kind === 'link' ? [{ workspaceId: r.workspace_id, linkId: r.link_id! }] : []));
+    if (unlinked.length + ofLinks.length > 0) {
+      const conversions = [
+        ...unlinked.map((u) => sql`(workspace_id = ${u.workspaceId} AND scan_id IN ${inStrings(u.scanIds)})`),
+        ...ofLinks.map((l) => sql`(workspace_id = ${l.workspaceId} AND link_id = ${l.linkId} AND (scan_id != '' OR external_id != ''))`),
+      ];
+      await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '', external_id = '' WHERE ${join(conversions, ' OR ')}`);
     }
     await mutationsDone(ch, ch.database, ['scans', 'conversions'], this.o.mutationTimeoutMs);
-    await this.recompute(mergeHours(rows));
+    await this.recompute(affectedHours(rows));
+    for (const row of rows) {
+      const { conversions, deliveries } = await this.scrubPostgres(row);
+      await this.o.pg.query("UPDATE scan_erasures SET status = 'done', done_at = now(), conversions = $2, deliveries = $3 WHERE id = $1", [row.id, conversions, deliveries]);
+    }
+  }
+
+  /**
+   * The copies of an erasure's scans in Postgres: its conversions lose their scan, click and external
+   * IDs; the stored webhook bodies of its scans (scan.created) and of those conversions
+   * (conversion.created) lose their personal fields. Counts what it changed (idempotent: a run
+   * again finds them changed and counts nothing more).
+   */
+  private async scrubPostgres(row: ErasureRow): Promise<{ conversions: number; deliveries: number }> {
+    const { pg } = this.o;
+    const byVisitor = row.kind === 'visitor';
+    if (byVisitor && !row.scan_ids?.length) return { conversions: 0, deliveries: 0 };
+    const ofScans = byVisitor ? "record->>'scanId' = ANY($2)" : "record->>'linkId' = $2";
+    const key = byVisitor ? row.scan_ids : row.link_id;
+    const { rows: converted } = await pg.query<{ id: string }>(
+      `UPDATE conversions SET external_id = NULL, record = record || '{"scanId": "", "clickId": "", "externalId": null}'::jsonb
+        WHERE workspace_id = $1 AND ${ofScans} AND (record->>'scanId' != '' OR external_id IS NOT NULL) RETURNING id`,
+      [row.workspace_id, key],
+    );
+    const scanBodies = byVisitor ? "scan_id = ANY($2::uuid[])" : "body::jsonb->'data'->>'linkId' = $2";
+    const scanned = await pg.query(
+      `UPDATE webhook_deliveries SET body = jsonb_set(body::jsonb, '{data}', (body::jsonb->'data') || $3::jsonb)::text, updated_at = now()
+        WHERE workspace_id = $1 AND event_type = 'scan.created' AND ${scanBodies} AND body::jsonb->'data'->>'visitorId' IS NOT NULL`,
+      [row.workspace_id, key, JSON.stringify(SCAN_BODY_SCRUB)],
+    );
+    // A conversion's delivery: by its conversion ID (the delivery's event ID), whether or not its conversion was changed just now.
+    const conversionBodies = byVisitor ? "body::jsonb->'data'->>'scanId' = ANY($2)" : "body::jsonb->'data'->>'linkId' = $2";
+    const conversionDeliveries = await pg.query(
+      `UPDATE webhook_deliveries SET body = jsonb_set(body::jsonb, '{data}', (body::jsonb->'data') || $3::jsonb)::text, updated_at = now()
+        WHERE workspace_id = $1 AND event_type = 'conversion.created' AND ${conversionBodies} AND (body::jsonb->'data'->>'scanId' != '' OR body::jsonb->'data'->>'externalId' IS NOT NULL)`,
+      [row.workspace_id, key, JSON.stringify(CONVERSION_BODY_SCRUB)],
+    );
+    return { conversions: converted.length, deliveries: (scanned.rowCount ?? 0) + (conversionDeliveries.rowCount ?? 0) };
   }
 
   /** Deletes and rebuilds the rollup rows of these hours from the scans left, with the scan sink held. */
@@ -190,9 +308,10 @@ export class ScanPrivacy {
   }
 }
 
-/** The erasures' hours, one entry per workspace. */
-function mergeHours(rows: readonly ErasureRow[]): AffectedHours[] {
-  const by = new Map<string, Set<number>>();
-  for (const r of rows) for (const h of r.hours ?? []) (by.get(r.workspace_id) ?? by.set(r.workspace_id, new Set()).get(r.workspace_id)!).add(h.getTime());
-  return [...by].filter(([, hours]) => hours.size > 0).map(([workspaceId, hours]) => ({ workspaceId, hours: [...hours].sort().map((t) => new Date(t)) }));
+/** The erasures' hours, one entry per workspace, as at most MAX_RANGES ranges in all. */
+function affectedHours(rows: readonly ErasureRow[]): AffectedHours[] {
+  const by = new Map<string, number[]>();
+  for (const r of rows) for (const h of r.hours ?? []) (by.get(r.workspace_id) ?? by.set(r.workspace_id, []).get(r.workspace_id)!).push(h.getTime());
+  const each = Math.max(1, Math.floor(MAX_RANGES / Math.max(1, by.size)));
+  return [...by].filter(([, hours]) => hours.length > 0).map(([workspaceId, hours]) => ({ workspaceId, ranges: hourRanges(hours, each) }));
 }

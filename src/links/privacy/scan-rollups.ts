@@ -37,28 +37,80 @@ export async function scanRollups(ch: ClickHouse): Promise<ScanRollup[]> {
   return rollups;
 }
 
-/** A workspace's hourly buckets whose rollup rows are recomputed. */
-export interface AffectedHours {
-  workspaceId: string;
-  hours: Date[];
+/** [from, to): whole UTC hours (or days) whose rollup rows are recomputed. */
+export interface BucketRange {
+  from: Date;
+  to: Date;
 }
 
+/**
+ * A workspace's hours whose rollup rows are recomputed, as ranges: a busy link has scans in every
+ * hour of years (26,000 hours in three), which as a list of hours made a query past ClickHouse's
+ * max_ast_elements; as ranges the query's size no longer grows with the hours (hourRanges).
+ */
+export interface AffectedHours {
+  workspaceId: string;
+  ranges: BucketRange[];
+}
+
+const HOUR = 3_600_000;
 const DAY = 86_400_000;
-const daysOf = (hours: readonly Date[]) => [...new Set(hours.map((h) => Math.floor(h.getTime() / DAY) * DAY))].map((t) => new Date(t));
+
+/**
+ * Sorted distinct hours as runs of consecutive hours, at most `max` of them: the smallest gaps
+ * between runs are closed until so. A closed gap's hours are recomputed too, which changes
+ * nothing in them (their rows are rebuilt from the same scans) and bounds the query.
+ */
+export function hourRanges(hours: readonly number[], max: number): BucketRange[] {
+  const sorted = [...new Set(hours)].sort((a, b) => a - b);
+  if (sorted.length === 0) return [];
+  const runs: [number, number][] = [];
+  for (const h of sorted) {
+    const last = runs.at(-1);
+    if (last && last[1] === h) last[1] = h + HOUR;
+    else runs.push([h, h + HOUR]);
+  }
+  if (runs.length > max) {
+    // The (runs - max) smallest gaps are closed: every gap up to the threshold, and ties in order.
+    const gaps = runs.slice(1).map((r, i) => r[0] - runs[i]![1]).sort((a, b) => a - b);
+    const threshold = gaps[runs.length - max - 1]!;
+    let ties = runs.length - max - gaps.filter((g) => g < threshold).length;
+    const merged: [number, number][] = [runs[0]!];
+    for (const run of runs.slice(1)) {
+      const last = merged.at(-1)!;
+      const gap = run[0] - last[1];
+      if (gap < threshold || (gap === threshold && ties-- > 0)) last[1] = run[1];
+      else merged.push(run);
+    }
+    return merged.map(([from, to]) => ({ from: new Date(from), to: new Date(to) }));
+  }
+  return runs.map(([from, to]) => ({ from: new Date(from), to: new Date(to) }));
+}
+
+/** The rollup's buckets of these hour ranges: whole days for a rollup by day (overlaps merged, so no day is refilled twice). */
+function bucketRanges(rollup: Pick<ScanRollup, 'time'>, ranges: readonly BucketRange[]): BucketRange[] {
+  if (rollup.time === 'hour') return [...ranges];
+  const days: BucketRange[] = [];
+  for (const r of ranges) {
+    const from = Math.floor(r.from.getTime() / DAY) * DAY;
+    const to = Math.ceil(r.to.getTime() / DAY) * DAY;
+    const last = days.at(-1);
+    if (last && from <= last.to.getTime()) last.to = new Date(Math.max(to, last.to.getTime()));
+    else days.push({ from: new Date(from), to: new Date(to) });
+  }
+  return days;
+}
+
+const within = (column: SqlFragment, ranges: readonly BucketRange[]) => sql`(${join(ranges.map((r) => sql`(${column} >= ${r.from} AND ${column} < ${r.to})`), ' OR ')})`;
 
 /** The rollup rows of these buckets (a rollup by day: their whole days). */
 export function bucketsWhere(rollup: Pick<ScanRollup, 'time'>, affected: readonly AffectedHours[]): SqlFragment {
-  return join(affected.map((a) => {
-    const buckets = rollup.time === 'hour' ? a.hours : daysOf(a.hours);
-    return sql`(workspace_id = ${a.workspaceId} AND ${ident(rollup.time)} IN (${join(buckets.map((b) => sql`${b}`), ', ')}))`;
-  }), ' OR ');
+  return join(affected.map((a) => sql`(workspace_id = ${a.workspaceId} AND ${within(ident(rollup.time), bucketRanges(rollup, a.ranges))})`), ' OR ');
 }
 
 /** The scans of these buckets, as the rollup counts them. */
 function scansWhere(rollup: Pick<ScanRollup, 'time'>, affected: AffectedHours): SqlFragment {
-  const buckets = rollup.time === 'hour' ? affected.hours : daysOf(affected.hours);
-  const bucket = rollup.time === 'hour' ? sql`toStartOfHour(ts)` : sql`toStartOfDay(ts, 'UTC')`;
-  return sql`workspace_id = ${affected.workspaceId} AND ${bucket} IN (${join(buckets.map((b) => sql`${b}`), ', ')})`;
+  return sql`workspace_id = ${affected.workspaceId} AND ${within(sql`ts`, bucketRanges(rollup, affected.ranges))}`;
 }
 
 /** Inserts the rollup's rows of these buckets again, from the scans the table holds now (one insert per workspace). */

@@ -123,6 +123,36 @@ describe('scan erasure and retention', () => {
     expect(await scansStored(ch, bId, 1)).toBe(true);
   });
 
+  it('an erased scan\'s conversion and tracked click no longer count as a converted or clicked scan in the funnel (a visitor\'s erasure, and a link\'s)', async () => {
+    const own = await workspaceWithKey(ingress.url);
+    const c = client(ingress.url, own.key);
+    const link = await createdLink(c, { destination: 'https://example.com/funnel' });
+    const other = await createdLink(c, { destination: 'https://example.com/funnel-other' });
+    const converted = await scanned(link.shortId, VISITOR);
+    await scanned(link.shortId, OTHER); // never converts
+    const otherClick = await scanned(other.shortId, OTHER);
+    expect((await c.post('/api/v1/track', { clickId: converted, type: 'click' })).status).toBe(201);
+    expect((await c.post('/api/v1/track', { clickId: converted, event: 'purchase', amount: 5, currency: 'EUR' })).status).toBe(201);
+    expect((await c.post('/api/v1/track', { clickId: otherClick, event: 'purchase', amount: 3, currency: 'EUR' })).status).toBe(201);
+    const ch = ingress.platform.clickhouse;
+    await eventually(() => scansStored(ch, own.workspaceId, 3), 30_000);
+    await eventually(async () => Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${own.workspaceId}`))[0]!.n) === 3, 30_000);
+    const funnel = async (scope: string) => (await c.get(`/api/v1/analytics/funnel?${range}${scope}`)).body;
+    expect(await funnel(`&linkId=${link.id}`)).toMatchObject({ scans: 2, trackedClicks: 1, conversions: 1, convertedScans: 1, conversionRate: 0.5 });
+
+    expect((await c.post('/api/v1/privacy/erasures', { clickId: converted })).status).toBe(202);
+    expect(await privacy().runErasures()).toBe(1);
+    // The conversion stays (revenue), but the only scan left never converted or clicked.
+    expect(await funnel(`&linkId=${link.id}`)).toMatchObject({ scans: 1, trackedClicks: 0, conversions: 1, convertedScans: 0, clickRate: 0, conversionRate: 0 });
+    expect(await funnel('')).toMatchObject({ scans: 2, trackedClicks: 0, conversions: 2, convertedScans: 1, conversionRate: 0.5 });
+
+    // A link's erasure: its conversions no longer name the erased scans either.
+    expect((await c.delete(`/api/v1/links/${other.id}/scans`)).status).toBe(202);
+    expect(await privacy().runErasures()).toBe(1);
+    expect(await funnel('')).toMatchObject({ scans: 1, conversions: 2, convertedScans: 0, conversionRate: 0 });
+    expect((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${own.workspaceId} AND (scan_id != '' OR click_id != '')`))[0]!.n).toBe('0');
+  });
+
   it('keeps scans scanRetentionDays: PATCH and GET /workspace, and a retention pass that drops only what is older, rollups included', async () => {
     expect((await a.get('/api/v1/workspace')).body).toMatchObject({ object: 'workspace', id: aId, scanRetentionDays: null });
     for (const body of [{ scanRetentionDays: 0 }, { scanRetentionDays: 3651 }, { scanRetentionDays: 'x' }, { scanRetentionDays: 1.5 }, {}, { scanRetentionDays: 30, extra: 1 }]) {

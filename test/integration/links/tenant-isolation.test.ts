@@ -68,6 +68,24 @@ describe("workspace B against workspace A's resources", () => {
     expect((await b.patch(`/api/v1/links/${linkB.id}`, { campaignId: campaignA.id })).body.error.code).toBe('campaign_not_found');
   });
 
+  it("analytics, export and funnel refuse A's link and campaign ids with 404 not_found (not 200 with zero scans)", async () => {
+    for (const path of [
+      `/api/v1/analytics?linkId=${linkA.id}`,
+      `/api/v1/analytics?campaignId=${campaignA.id}`,
+      `/api/v1/analytics?linkId=${linkA.id.toUpperCase()}`,
+      `/api/v1/analytics/export?linkId=${linkA.id}`,
+      `/api/v1/analytics/funnel?linkId=${linkA.id}`,
+      `/api/v1/analytics/funnel?campaignId=${campaignA.id}`,
+      `/api/v1/links/${linkA.id}/analytics`,
+    ]) {
+      const res = await b.get(path);
+      expect([res.status, res.body.error?.code], path).toEqual([404, 'not_found']);
+    }
+    // A itself still gets its analytics.
+    expect((await a.get(`/api/v1/analytics?linkId=${linkA.id}`)).status).toBe(200);
+    expect((await a.get(`/api/v1/analytics?campaignId=${campaignA.id}`)).status).toBe(200);
+  });
+
   it("B's custom short ID cannot take A's, and A's data is unchanged", async () => {
     const clash = await b.post('/api/v1/links', { destination: 'https://b.example.com/', shortId: linkA.shortId });
     expect(clash.status).toBe(409);

@@ -8,13 +8,16 @@
 //   yaml, none) are not requests and are not run.
 // - A request example that is shown but not run says so with a second word in its info string:
 //   ```sh no-run   (none today; GitHub renders the block by its first word alone).
+// - A request example of a refusal names its status as a second word: ```http 404 — it must answer
+//   exactly that status (every curl of a sh block), and its response block is the error's shape.
 // - A `sh` block runs in bash (`set -euo pipefail`) with `curl` pointed at the test's ingress:
 //   `localhost:3000` and `127.0.0.1:3000` reach it, every curl must answer 2xx, and a command that
 //   fails fails the block (so does `swaks`, whose port 2587 reaches the ingress's SMTP relay).
 // - An `http` block is `METHOD path`, header lines `Name: value`, a blank line, then the body; it is
 //   sent as written and must answer 2xx.
 // - Placeholders are shell variables, in `http` blocks too: `$KEY`, `$ADMIN_TOKEN`… — those of
-//   VARIABLES below, made for the test; any other is an error (bash's `set -u`).
+//   VARIABLES below, made for the test; any other is an error (bash's `set -u`). `$OTHER_LINK_ID` is
+//   a link of another workspace than `$KEY`'s.
 // - A ```json response block right after a block of one request is that request's answer: the
 //   real answer must have the same shape (the same keys of every object, recursively, the same
 //   JSON types; arrays compared item by item). A second one in a row is the answer to the same
@@ -29,6 +32,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { hostSinks, scan as scanLink, scansStored } from '../../support/links/scans.ts';
+import { eventually } from '../../support/env.ts';
+import { wireLinks } from '../../../src/links/wiring.ts';
+import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { useOwnDatabases } from '../../support/own-databases.ts';
 
@@ -63,6 +70,8 @@ function fencedBlocks(doc: string, markdown: string): Block[] {
 
 const isRequest = (b: Block) => ['sh', 'bash', 'shell', 'http'].includes(b.lang) && !b.flags.includes('no-run');
 const isResponse = (b: Block) => b.lang === 'json' && b.flags.includes('response');
+/** The status a refusal example names (```http 404), or undefined for a 2xx example. */
+const expectedStatus = (b: Block) => b.flags.map(Number).find((n) => Number.isInteger(n) && n >= 100 && n <= 599);
 
 /** The request examples of a document, each with the response blocks that follow it. */
 function examples(doc: string): { request: Block; responses: Block[] }[] {
@@ -102,6 +111,7 @@ beforeAll(async () => {
   // A workspace of its own for the operator examples, which revoke a key and change the plan.
   const scratch = await workspaceWithKey(ingress.url);
   const link = await call(ingress.url, 'POST', '/api/v1/links', { key: links.key, body: { destination: 'https://example.com/landing' } });
+  const otherLink = await call(ingress.url, 'POST', '/api/v1/links', { key: scratch.key, body: { destination: 'https://example.com/elsewhere' } });
   const scan = await fetch(`${ingress.url}/${link.body.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
   const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
   const domain = await verifiedDomain(ingress.url, org.key);
@@ -111,6 +121,7 @@ beforeAll(async () => {
     WS: scratch.workspaceId,
     KEY_ID: scratch.keyId,
     CLICK_ID: new URL(scan.headers.get('location')!).searchParams.get('svc_cid')!,
+    OTHER_LINK_ID: otherLink.body.id,
     MAIL_KEY: org.key,
     MAIL_DOMAIN: domain.name,
   };
@@ -183,7 +194,9 @@ describe('docs/ examples', () => {
         expect(first.failure, where).toBeUndefined();
         const requests = request.lang === 'http' ? 1 : [...request.text.matchAll(/(^|\s|\$\()curl\s/g)].length;
         expect(first.statuses.length, `${where}: one status per curl`).toBe(requests);
-        expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        const status = expectedStatus(request);
+        if (status === undefined) expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        else expect(first.statuses, `${where}: a refusal example answers its status`).toEqual(first.statuses.map(() => status));
         for (const [i, response] of responses.entries()) {
           const answer = i === 0 ? first : await run(request);
           expect(answer.statuses, `${where}: a response block needs a block of one request`).toHaveLength(1);
@@ -194,6 +207,32 @@ describe('docs/ examples', () => {
       }
     }, 120_000);
   }
+
+  // Statements of the docs that need the stored scans and the erasure runner, tried as written.
+  it('links-api.md, Erasure: after the only converted scan of a link is erased, its funnel shows convertedScans 0 and conversionRate 0', async () => {
+    const statement = 'after the only converted scan of a\n  link is erased, its funnel shows `convertedScans 0` and `conversionRate 0` for the scans left.';
+    expect(readFileSync(join(ROOT, 'docs/links-api.md'), 'utf8')).toContain(statement);
+    const stopSinks = await hostSinks(ingress.platform, { conversions: true });
+    try {
+      const ws = await workspaceWithKey(ingress.url);
+      const link = await call(ingress.url, 'POST', '/api/v1/links', { key: ws.key, body: { destination: 'https://example.com/erased' } });
+      const converted = (await scanLink(ingress.url, link.body.shortId)).clickId!;
+      expect((await scanLink(ingress.url, link.body.shortId)).status).toBe(302);
+      expect((await call(ingress.url, 'POST', '/api/v1/track', { key: ws.key, body: { clickId: converted, event: 'purchase' } })).status).toBe(201);
+      const ch = ingress.platform.clickhouse;
+      await eventually(() => scansStored(ch, ws.workspaceId, 2), 30_000);
+      await eventually(async () => Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${ws.workspaceId}`))[0]!.n) === 1, 30_000);
+      const erasure = await call(ingress.url, 'POST', '/api/v1/privacy/erasures', { key: ws.key, body: { clickId: converted } });
+      expect(erasure.status).toBe(202);
+      // The scan sink's worker applies it within its interval; here its runner is run at once (with the docs' own example erasure).
+      await wireLinks(ingress.platform, ingress.platform.config).scanPrivacy.runErasures();
+      expect((await call(ingress.url, 'GET', `/api/v1/privacy/erasures/${erasure.body.id}`, { key: ws.key })).body.status).toBe('done');
+      const funnel = await call(ingress.url, 'GET', `/api/v1/analytics/funnel?linkId=${link.body.id}`, { key: ws.key });
+      expect(funnel.body).toMatchObject({ scans: 1, conversions: 1, convertedScans: 0, conversionRate: 0 });
+    } finally {
+      await stopSinks();
+    }
+  }, 120_000);
 
   // Each product's tools, listed with its key: the link tools in links-api.md, the mail tools in mail-api.md.
   for (const [doc, key] of [['docs/links-api.md', 'KEY'], ['docs/mail-api.md', 'MAIL_KEY']] as const) {

@@ -1,5 +1,6 @@
 // The middle step of a secrets key rotation (docs/operations.md, "The secrets key"):
-// seals every stored secret again under the first key of SECRETS_KEYS.
+// seals every stored secret again under the first key of SECRETS_KEYS, bound to its
+// row (v2): it also upgrades values sealed before that binding (v1).
 //
 //   SECRETS_KEYS=new:…,old:… node src/reseal-secrets.ts
 //
@@ -30,11 +31,11 @@ try {
   await db.connect();
   const results = await resealStoredSecrets(db, secrets, serviceSealedColumns);
   for (const { column, resealed, left } of results) {
-    console.log(`${column}: ${resealed} resealed under key "${secrets.currentKeyId}"${left > 0 ? `, ${left} still under another key` : ''}`);
+    console.log(`${column}: ${resealed} resealed under key "${secrets.currentKeyId}"${left > 0 ? `, ${left} still under another key or v1` : ''}`);
   }
   const left = results.reduce((sum, r) => sum + r.left, 0);
   if (left > 0) {
-    console.error(`${left} value(s) were written under another key while this ran: restart every process with SECRETS_KEYS starting with "${secrets.currentKeyId}", then run this again before removing the old key`);
+    console.error(`${left} value(s) were written under another key or as v1 while this ran: restart every process with this release and SECRETS_KEYS starting with "${secrets.currentKeyId}", then run this again before removing the old key`);
     process.exitCode = 1;
   } else {
     console.log(`every stored secret is sealed under key "${secrets.currentKeyId}"; keys after it in SECRETS_KEYS may be removed`);

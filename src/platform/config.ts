@@ -108,6 +108,12 @@ type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: 
 /** The settings of these products, together. */
 export type SettingsOf<P extends readonly ProductSettings<any>[]> = Intersection<{ [K in keyof P]: P[K] extends ProductSettings<infer S> ? Static<S> : never }[number]>;
 
+/** "expected one of a, b, c" for a setting of a few fixed values (NODE_ENV, LOG_LEVEL): TypeBox says only "Expected union value". */
+function choicesOf(schema: object): string | undefined {
+  const values = (schema as { anyOf?: { const?: unknown }[] }).anyOf?.map((s) => s.const);
+  return values && values.every((v) => typeof v === 'string') ? `expected one of ${values.join(', ')}` : undefined;
+}
+
 export function loadConfig(env?: NodeJS.ProcessEnv): Config;
 export function loadConfig<P extends readonly ProductSettings<any>[]>(env: NodeJS.ProcessEnv, products: P): Config & SettingsOf<P>;
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: readonly ProductSettings[] = []): Config {
@@ -122,7 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
   const converted = Value.Convert(schema, withDefaults);
   const errors = [...Value.Errors(schema, converted)];
   if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${e.message}`);
+    const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${choicesOf(e.schema) ?? e.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = converted as Config;

@@ -56,7 +56,9 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
   const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];
   const secrets = new SealedSecrets(secretsKeysOf(config));
-  if (secrets.currentKeyId === DEVELOPMENT_KEY_ID) log.warn('SECRETS_KEYS is not set: stored secrets are sealed with the development key, which is no secret (run.sh sets one; production refuses to start without)');
+  if (secrets.currentKeyId === DEVELOPMENT_KEY_ID) {
+    log.warn({ NODE_ENV: config.NODE_ENV }, `SECRETS_KEYS is not set and NODE_ENV is ${config.NODE_ENV}: stored secrets are sealed with the public development key, which is no secret (run.sh sets a key of this machine; any NODE_ENV but development and test refuses to start without one)`);
+  }
 
   if (options.migrate !== false) {
     await migrateAll(config, log, options.sealed);

@@ -12,8 +12,9 @@ export type Scope = (typeof SCOPES)[number];
 export const ScopeSchema = StringEnum(SCOPES, { description: 'What the key may do; see the scope table in docs/links-api.md.' });
 export const Scopes = Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 
-export const insufficientScope = (scope: Scope): ApiError =>
-  new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope}.`, [{ path: '', message: `needs ${scope}` }]);
+/** 403 naming the scope the key lacks; `why`, when the need is not the route's own (e.g. the key to revoke holds it). */
+export const insufficientScope = (scope: Scope, why?: string): ApiError =>
+  new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope}${why ? ` (${why})` : ''}.`, [{ path: '', message: `needs ${scope}` }]);
 
 /**
  * The scope each route of the link product needs, by method and path under /api/v1 (HEAD as GET).

@@ -5,7 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { sealedAt } from '../../platform/secrets/sealed-columns.ts';
 import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
+import { LINK_WEBHOOK_SECRET } from '../sealed-columns.ts';
 import { DEFAULT_WEBHOOK_EVENTS, type CreateWebhookInput, type UpdateWebhookInput, type WebhookEndpointType, type WebhookEvent } from './webhook-schemas.ts';
 
 export const MAX_ENDPOINTS_PER_WORKSPACE = 10;
@@ -56,7 +58,9 @@ export class WebhookStore {
   /** The row with its secrets opened. */
   private opened(row: EndpointRow): EndpointRow {
     const { secrets } = this.options;
-    return { ...row, secret: secrets.open(row.secret), previous_secret: secrets.openNullable(row.previous_secret) };
+    // The previous secret was the row's secret (copied by SQL at a rotation): bound as such.
+    const at = sealedAt(LINK_WEBHOOK_SECRET, row.id);
+    return { ...row, secret: secrets.open(row.secret, at), previous_secret: secrets.openNullable(row.previous_secret, at) };
   }
 
   async create(workspaceId: string, input: CreateWebhookInput): Promise<{ ok: true; row: EndpointRow; secret: string } | { ok: false; refusal: WebhookRefusal }> {
@@ -64,6 +68,7 @@ export class WebhookStore {
     if (!checked.ok) return checked;
     const url = checked.url;
     const secret = newSecret();
+    const id = randomUUID();
     // The workspace's row lock serialises creates; the count then runs as its own statement, which sees every insert committed before it.
     const rows = await withTransaction(this.pg, async (client) => {
       await client.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
@@ -71,7 +76,7 @@ export class WebhookStore {
       if (Number(counted!.n) >= MAX_ENDPOINTS_PER_WORKSPACE) return [];
       return (await client.query<EndpointRow>(
         'INSERT INTO webhook_endpoints (id, workspace_id, url, description, secret, events) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-        [randomUUID(), workspaceId, url, input.description ?? null, this.options.secrets.seal(secret), input.events ?? DEFAULT_WEBHOOK_EVENTS],
+        [id, workspaceId, url, input.description ?? null, this.options.secrets.seal(secret, sealedAt(LINK_WEBHOOK_SECRET, id)), input.events ?? DEFAULT_WEBHOOK_EVENTS],
       )).rows;
     });
     if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_WORKSPACE } };
@@ -111,7 +116,7 @@ export class WebhookStore {
               previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $4::double precision / 1000),
               updated_at = date_trunc('milliseconds', now())
         WHERE workspace_id = $1 AND id = $2 RETURNING *`,
-      [workspaceId, id, this.options.secrets.seal(secret), this.options.secretGraceMs],
+      [workspaceId, id, this.options.secrets.seal(secret, sealedAt(LINK_WEBHOOK_SECRET, id)), this.options.secretGraceMs],
     );
     return rows[0] ? { row: this.opened(rows[0]), secret } : undefined;
   }

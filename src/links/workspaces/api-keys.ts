@@ -93,13 +93,30 @@ export class ApiKeys {
     return { data: rows.map(toInfo), nextCursor };
   }
 
-  /** Revokes a key of the workspace; returns undefined when there is no such key. */
+  /** Revokes a key of the workspace (the operator's way); returns undefined when there is no such key. */
   async revoke(workspaceId: string, keyId: string): Promise<ApiKeyInfo | undefined> {
     const { rows } = await this.pg.query<Row>(
       'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE workspace_id = $1 AND id = $2 RETURNING *',
       [workspaceId, keyId],
     );
     return rows[0] && toInfo(rows[0]);
+  }
+
+  /**
+   * Revokes a key of the workspace whose scopes are all among `held` (the calling key's), so a key
+   * never revokes a wider one. Returns the key, `{ missing }` (the first scope it holds beyond
+   * `held`; the key is left as it was) or undefined when there is no such key. A key's scopes never
+   * change, so the look-up after a refused update names what refused it.
+   */
+  async revokeWithin(workspaceId: string, keyId: string, held: ReadonlySet<Scope>): Promise<ApiKeyInfo | { missing: Scope } | undefined> {
+    const { rows } = await this.pg.query<Row>(
+      'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE workspace_id = $1 AND id = $2 AND scopes <@ $3::text[] RETURNING *',
+      [workspaceId, keyId, [...held]],
+    );
+    if (rows[0]) return toInfo(rows[0]);
+    const target = await this.pg.query<{ scopes: Scope[] }>('SELECT scopes FROM api_keys WHERE workspace_id = $1 AND id = $2', [workspaceId, keyId]);
+    const missing = SCOPES.find((s) => target.rows[0]?.scopes.includes(s) && !held.has(s));
+    return missing && { missing };
   }
 
   /** The workspace of a valid, unrevoked key, or undefined. */

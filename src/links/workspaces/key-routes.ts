@@ -1,7 +1,7 @@
 // A workspace's own API keys (/api/v1/keys), for a key holding keys:write: issue a
 // key with some scopes, list the keys without secrets, revoke one. A key grants
-// only scopes it holds itself, so keys:write never widens what a workspace's
-// keys can do. Keys are checked in Postgres on every request (api-keys.ts): a
+// only scopes it holds itself, and revokes only keys whose scopes it holds, so
+// keys:write never widens what a workspace's keys can do nor takes away a wider key. Keys are checked in Postgres on every request (api-keys.ts): a
 // revocation holds on every ingress from its commit on.
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../../platform/http/errors.ts';
@@ -52,13 +52,15 @@ export async function keyRoutes(app: App, keys: ApiKeys): Promise<void> {
   app.delete('/keys/:id', {
     schema: {
       tags, operationId: 'revokeWorkspaceKey', summary: 'Revoke an API key',
-      description: 'Needs keys:write. From the moment it answers, the key gets 401 invalid_api_key on every ingress (the calling key may revoke itself). Revoking a revoked key changes nothing.',
+      description: 'Needs keys:write, and every scope the key to revoke holds (else 403 insufficient_scope naming the first it lacks; nothing changes). From the moment it answers, the key gets 401 invalid_api_key on every ingress (the calling key may revoke itself). Revoking a revoked key changes nothing.',
       params: IdParams,
       response: { 200: withRateLimitHeaders(WorkspaceKey, 'The revoked key.'), ...errorResponses(...API_ERRORS, 404) },
     },
   }, async (request) => {
-    const info = isUuid(request.params.id) ? await keys.revoke(request.linksAuth.workspaceId, request.params.id) : undefined;
+    const { workspaceId, scopes: held } = request.linksAuth;
+    const info = isUuid(request.params.id) ? await keys.revokeWithin(workspaceId, request.params.id, held) : undefined;
     if (!info) throw notFound('API key');
+    if ('missing' in info) throw insufficientScope(info.missing, 'the key to revoke holds it');
     return toWorkspaceKey(info);
   });
 }

@@ -2,14 +2,15 @@
 //  1. at most AUTH_ATTEMPTS_PER_MINUTE failed or missing keys per IP per minute, through the
 //     platform's attempt guard (shared with the link product's keys and the operator token);
 //  2. a valid, unrevoked `Authorization: Bearer mk_live_…` (else 401);
-//  3. the access the route declares, by the key's kind (else 403; permissions.ts);
+//  3. the access the route declares, by the key's kind (else 403; permissions.ts), and a key
+//     without domain restriction where the route spans every domain (else 403);
 //  4. the key's requests per second (key-request-limit.ts; else 429 rate_limited, Retry-After: 1).
 // Every response carries X-RateLimit-Limit/-Remaining/-Reset of the limit that applied.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, type AttemptGuard } from '../../platform/http/attempt-guard.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { MAIL_KEY_PREFIX, type MailKeyGrant, type MailKeys } from '../accounts/mail-keys.ts';
-import { requireAccess, type MailAccess } from './permissions.ts';
+import { requireAccess, requireWholeOrganization, type MailAccess } from './permissions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The access a mail route needs (permissions.ts); required on every mail route. */
     mailAccess?: MailAccess;
+    /** The route's data spans every domain of the organization: domain-restricted keys are refused. */
+    wholeOrganization?: true;
   }
 }
 
@@ -53,6 +56,7 @@ export function createMailAuth(options: MailAuthOptions) {
     // An unknown path under /api/v1 declares no access: it is answered 404 after the limit.
     const access = request.is404 ? undefined : request.routeOptions.config.mailAccess;
     if (access) requireAccess(grant, access);
+    if (access && request.routeOptions.config.wholeOrganization) requireWholeOrganization(grant);
     await options.limitRequests(request, reply, grant);
     request.mailAuth = grant;
   };

@@ -16,6 +16,9 @@
 // domains: it sends and creates broadcasts only from them, and another domain's
 // resources (the domain itself, its messages, broadcasts and reports) are 404
 // (also to cancel or reschedule), and GET /emails lists only its domains' messages.
+// Routes whose data spans every domain of the organization (route config
+// `wholeOrganization`: /webhooks, whose deliveries carry every domain's mail and
+// contact.* events bound to none) refuse such a key outright: 403 domain_restricted_key.
 import { ApiError } from '../../platform/http/errors.ts';
 import type { KeyKind, MailKeyGrant } from '../accounts/mail-keys.ts';
 
@@ -34,6 +37,13 @@ export const kindAllows = (kind: KeyKind, access: MailAccess): boolean => KIND_A
 export function requireAccess(grant: MailKeyGrant, access: MailAccess): void {
   if (!kindAllows(grant.kind, access)) {
     throw new ApiError(403, 'insufficient_permissions', `A ${grant.kind} key cannot do this (it needs ${access} access); use a key of a kind that allows it.`);
+  }
+}
+
+/** Refuses a domain-restricted key at a route whose data spans every domain of the organization. */
+export function requireWholeOrganization(grant: MailKeyGrant): void {
+  if (grant.domains !== null) {
+    throw new ApiError(403, 'domain_restricted_key', 'This key is restricted to some domains; this resource spans every domain of the organization: use a key without domain restriction.');
   }
 }
 

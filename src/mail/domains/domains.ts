@@ -2,9 +2,12 @@
 // `verified` once its DNS records are found (or an operator marks it), and only then
 // may a message's From use it. The private key is stored sealed (the platform's
 // SealedSecrets); only the sender opens it (sending/smtp-handover.ts).
+import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { sealedAt } from '../../platform/secrets/sealed-columns.ts';
 import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { ShortLivedCache } from '../../platform/short-lived-cache.ts';
+import { DKIM_PRIVATE_KEY } from '../sealed-columns.ts';
 import { newDkimKeys } from './dkim-keys.ts';
 import { dnsRecords, type DnsRecord } from './dns-records.ts';
 
@@ -82,10 +85,12 @@ export class Domains {
   /** Adds a domain with a new DKIM key pair; undefined when the organization already has it. */
   async create(organizationId: string, name: string, trackingHost: string | null, region = 'us-east-1'): Promise<DomainRow | undefined> {
     const keys = await newDkimKeys();
+    // The id made here: the sealed key is bound to its row.
+    const id = randomUUID();
     const { rows } = await this.pg.query<DomainRow>(
-      `INSERT INTO mail_domains (organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key, region)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
-      [organizationId, name, trackingHost, keys.selector, this.secrets.seal(keys.privateKeyPem), keys.publicKeyBase64, region],
+      `INSERT INTO mail_domains (id, organization_id, name, tracking_host, dkim_selector, dkim_private_key, dkim_public_key, region)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (organization_id, name) DO NOTHING RETURNING *`,
+      [id, organizationId, name, trackingHost, keys.selector, this.secrets.seal(keys.privateKeyPem, sealedAt(DKIM_PRIVATE_KEY, id)), keys.publicKeyBase64, region],
     );
     return rows[0];
   }

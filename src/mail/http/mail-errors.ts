@@ -31,7 +31,7 @@ export const mailErrorHandler = errorHandler(mailErrorBody);
 const MAIL_STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request (validation_failed, unknown_field, invalid_json, or a field-specific code).',
   401: 'Missing or invalid mail API key (missing_api_key, invalid_api_key).',
-  403: 'The key\'s kind or domains do not allow this (insufficient_permissions, domain_not_allowed).',
+  403: 'The key\'s kind or domains do not allow this (insufficient_permissions, domain_not_allowed, domain_restricted_key).',
   404: 'Not found among the resources this key can see (not_found).',
   409: 'Conflict with the resource\'s state or existing data.',
   422: 'Well-formed but not acceptable (for example from_domain_not_verified).',

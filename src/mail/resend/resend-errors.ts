@@ -29,6 +29,8 @@ export function resendErrorName(code: string, status: number): ResendErrorName {
   if (code === 'invalid_api_key') return 'invalid_api_key';
   // A sending key at a resource it may not manage: Resend's word for a key of too little permission.
   if (code === 'insufficient_permissions') return 'restricted_api_key';
+  // A domain-restricted key at a resource of every domain (/webhooks): restricted too, though 403.
+  if (code === 'domain_restricted_key') return 'restricted_api_key';
   if (status === 401) return 'invalid_api_key';
   if (status === 403) return 'invalid_access';
   if (status === 404) return 'not_found';

@@ -7,11 +7,13 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { sealedAt } from '../../platform/secrets/sealed-columns.ts';
 import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { parseMailbox } from '../http/email-address.ts';
 import type { MessageRow } from '../emails/messages.ts';
 import { escapeHtml, fillUnsubscribeUrl, hasUnsubscribePlaceholder } from '../templates/render.ts';
 import { linkToken, linkUrl, trackHtml } from '../tracking/tracking-links.ts';
+import { DKIM_PRIVATE_KEY } from '../sealed-columns.ts';
 import { leftOut } from './recipient-choices.ts';
 import { returnPath } from './return-path.ts';
 
@@ -43,7 +45,7 @@ export interface LinkSettings {
 }
 
 type Row = MessageRow & {
-  dkim_selector: string | null; dkim_private_key: string | null; tracking_host: string | null;
+  domain_id: string | null; dkim_selector: string | null; dkim_private_key: string | null; tracking_host: string | null;
   unsubscribe_topic: string | null; topic_slug: string | null;
 };
 
@@ -64,7 +66,7 @@ type Row = MessageRow & {
  */
 export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageId: string, links: LinkSettings, handedTo: readonly string[] = []): Promise<Outgoing> {
   const { rows: [m] } = await pg.query<Row>(
-    `SELECT m.*, d.dkim_selector, d.dkim_private_key, d.tracking_host, t.id AS unsubscribe_topic, t.slug AS topic_slug
+    `SELECT m.*, d.id AS domain_id, d.dkim_selector, d.dkim_private_key, d.tracking_host, t.id AS unsubscribe_topic, t.slug AS topic_slug
        FROM mail_messages m
        LEFT JOIN mail_domains d ON d.organization_id = m.organization_id AND d.name = m.from_domain
        LEFT JOIN LATERAL (SELECT t.id, t.slug FROM mail_topics t WHERE t.organization_id = m.organization_id
@@ -86,7 +88,7 @@ export async function prepareHandover(pg: Pool, secrets: SealedSecrets, messageI
   const { rows: attachments } = m.attachments.length
     ? await pg.query<{ filename: string; content_type: string | null; content_id: string | null; content: Buffer }>('SELECT filename, content_type, content_id, content FROM mail_message_attachments WHERE message_id = $1 ORDER BY position', [m.id])
     : { rows: [] };
-  const dkimKey = secrets.openNullable(m.dkim_private_key);
+  const dkimKey = m.domain_id === null ? null : secrets.openNullable(m.dkim_private_key, sealedAt(DKIM_PRIVATE_KEY, m.domain_id));
   const base = m.tracking_host ? `https://${m.tracking_host}` : links.publicBaseUrl;
   const tracked = m.tracking_host && m.html !== null ? trackHtml(m.html, links.secret, base, m.id) : m.html;
   const [htmlAsks, textAsks] = [hasUnsubscribePlaceholder(m.html), hasUnsubscribePlaceholder(m.text_body)];

@@ -1,6 +1,9 @@
 // Resend's /webhooks, so that `resend.webhooks.*` works against this service:
 // endpoints (create, list, get, update, remove, rotate the signing secret) and
-// their delivery log (events, one event, its attempts, replay). FULL keys only.
+// their delivery log (events, one event, its attempts, replay). FULL keys without a
+// domain restriction only: an endpoint receives the mail of every domain of the
+// organization (and contact.* events bound to none), so a domain-restricted key that
+// could read or re-point one would read the other domains' mail (403 domain_restricted_key).
 import { notFound } from '../../platform/http/errors.ts';
 import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
@@ -16,7 +19,7 @@ import { webhookOrRefused } from './mail-webhook-refusals.ts';
 export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStore; log: MailWebhookLog; deliveries: MailWebhookDeliveries; pg: Pool }): Promise<void> {
   const { store, log, deliveries, pg } = deps;
   const tags = ['mail-webhooks'];
-  const config = { mailAccess: 'manage' as const };
+  const config = { mailAccess: 'manage' as const, wholeOrganization: true as const };
 
   const endpointOf = async (organizationId: string, id: string) => {
     const row = isUuid(id) ? await store.get(organizationId, id) : undefined;

@@ -8,9 +8,11 @@
 // decide the answer (mail-webhook-refusals.ts).
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { sealedAt } from '../../platform/secrets/sealed-columns.ts';
 import type { SealedSecrets } from '../../platform/secrets/sealed-secrets.ts';
 import { endpointUrlResult, type EndpointUrlRefusal } from '../../platform/webhooks/endpoint-url.ts';
 import { newStandardSecret } from '../../platform/webhooks/standard-webhooks.ts';
+import { MAIL_WEBHOOK_SECRET } from '../sealed-columns.ts';
 
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 
@@ -55,20 +57,23 @@ export class MailWebhookStore {
   /** The row with its secrets opened. */
   private opened(row: MailEndpointRow): MailEndpointRow {
     const { secrets } = this.options;
-    return { ...row, secret: secrets.open(row.secret), previous_secret: secrets.openNullable(row.previous_secret) };
+    // The previous secret was the row's secret (copied by SQL at a rotation): bound as such.
+    const at = sealedAt(MAIL_WEBHOOK_SECRET, row.id);
+    return { ...row, secret: secrets.open(row.secret, at), previous_secret: secrets.openNullable(row.previous_secret, at) };
   }
 
   async create(organizationId: string, input: { endpoint: string; events: string[] }): Promise<MailWebhookResult<MailEndpointRow>> {
     const checked = endpointUrlResult(input.endpoint, this.options.allowHosts, 'endpoint');
     if (!checked.ok) return checked;
     // One statement: the count and the insert see the same rows, under the organization's row lock.
+    const id = randomUUID();
     const { rows } = await this.pg.query<MailEndpointRow>(
       `WITH org AS (SELECT id FROM mail_organizations WHERE id = $2 FOR UPDATE)
        INSERT INTO mail_webhook_endpoints (id, organization_id, url, events, secret)
        SELECT $1, org.id, $3, $4, $5 FROM org
         WHERE (SELECT count(*) FROM mail_webhook_endpoints WHERE organization_id = $2) < $6
        RETURNING *`,
-      [randomUUID(), organizationId, checked.url, [...new Set(input.events)], this.options.secrets.seal(newStandardSecret()), MAX_ENDPOINTS_PER_ORGANIZATION],
+      [id, organizationId, checked.url, [...new Set(input.events)], this.options.secrets.seal(newStandardSecret(), sealedAt(MAIL_WEBHOOK_SECRET, id)), MAX_ENDPOINTS_PER_ORGANIZATION],
     );
     if (!rows[0]) return { ok: false, refusal: { reason: 'webhook_limit_reached', max: MAX_ENDPOINTS_PER_ORGANIZATION } };
     return { ok: true, row: this.opened(rows[0]) };
@@ -102,7 +107,7 @@ export class MailWebhookStore {
       `UPDATE mail_webhook_endpoints SET previous_secret = secret, secret = $3,
               previous_secret_expires_at = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
         WHERE organization_id = $1 AND id = $2 RETURNING *`,
-      [organizationId, id, this.options.secrets.seal(newStandardSecret()), this.options.secretGraceMs],
+      [organizationId, id, this.options.secrets.seal(newStandardSecret(), sealedAt(MAIL_WEBHOOK_SECRET, id)), this.options.secretGraceMs],
     );
     return rows[0] && this.opened(rows[0]);
   }

@@ -5,20 +5,26 @@
 //   written before this release, and rows an older process writes during a
 //   rolling upgrade, are sealed by the next start, so fresh and upgraded
 //   databases end the same; a second run finds nothing to do.
-// - reseal (src/reseal-secrets.ts): every value not under the first key is
-//   sealed again under it, the rotation's middle step.
+// - reseal (src/reseal-secrets.ts): every value not sealed now (v2) under the
+//   first key is sealed again under it: the rotation's middle step, and the
+//   upgrade of v1 values (not bound to their row) to v2.
 // Both rewrite one row per statement, and only if it still holds the value
 // read, so they run beside the service: a secret rotated meanwhile keeps its
 // new value, and every value stays readable throughout, since every key opens.
 import type pg from 'pg';
 import type { Logger } from '../logger.ts';
-import { sealedPrefix, type SealedSecrets } from './sealed-secrets.ts';
+import { sealedPrefix, type SealedAt, type SealedSecrets } from './sealed-secrets.ts';
 
 /** A text column a product keeps sealed. Its table's rows are addressed by `id`. Names come from code, never from input. */
 export interface SealedColumn {
   table: string;
   column: string;
+  /** The column its values are bound as, when SQL copies them from there (previous_secret from secret); else `column`. */
+  boundAs?: string;
 }
+
+/** Where a value of this column in row `id` is bound to (sealed-secrets.ts). */
+export const sealedAt = ({ table, column, boundAs }: SealedColumn, id: string): SealedAt => ({ table, column: boundAs ?? column, id });
 
 /** A pool or one client. */
 type Queryable = Pick<pg.ClientBase, 'query'>;
@@ -47,7 +53,8 @@ async function rewrite(db: Queryable, secrets: SealedSecrets, sealed: SealedColu
     for (const row of rows) {
       let value: string;
       try {
-        value = secrets.seal(secrets.open(row.value));
+        const at = sealedAt(sealed, row.id);
+        value = secrets.seal(secrets.open(row.value, at), at);
       } catch (err) {
         throw new Error(`${named(sealed)} of row ${row.id}: ${(err as Error).message}`);
       }
@@ -89,14 +96,14 @@ export async function sealStoredSecrets(db: Queryable, secrets: SealedSecrets, c
   }
 }
 
-/** What a reseal did to one column: values rewritten under the current key, and values still under another (written meanwhile by a process with an older first key). */
+/** What a reseal did to one column: values rewritten under the current key as v2, and values still under another key or v1 (written meanwhile by a process with an older first key or of an older release). */
 export interface ResealResult {
   column: string;
   resealed: number;
   left: number;
 }
 
-/** Seals every stored value (clear or under another key) under the current key, a row at a time. */
+/** Seals every stored value (clear, v1, or under another key) under the current key as v2, a row at a time. */
 export async function resealStoredSecrets(db: Queryable, secrets: SealedSecrets, columns: readonly SealedColumn[]): Promise<ResealResult[]> {
   const current = sealedPrefix(secrets.currentKeyId);
   const results: ResealResult[] = [];

@@ -2,9 +2,11 @@
 // (32 random bytes each: `openssl rand -base64 32`). The first seals, every one
 // opens, so a rotation adds a new key in front, reseals, then drops the old one
 // (docs/operations.md, "The secrets key").
-// Unset outside production, a development key is used: it is in this file, so
-// it keeps nothing secret, but a newcomer's `npm start` works (run.sh gives a
-// key of the machine's own, .stack/secrets-key). Production refuses both.
+// Unset when NODE_ENV is development or test (and only then), a development key
+// is used: it is in this file, so it keeps nothing secret, but a newcomer's
+// `npm start` works (run.sh gives a key of the machine's own, .stack/secrets-key),
+// and the platform says so at start. Any other NODE_ENV refuses both: a start-up
+// error, so a mistyped or forgotten setting never seals with a public key.
 // Messages name key ids and positions, never key material.
 import { createHash } from 'node:crypto';
 import { KEY_BYTES, KEY_ID, type SecretsKey } from './sealed-secrets.ts';
@@ -35,20 +37,27 @@ export function parseSecretsKeys(setting: string): { ok: true; keys: SecretsKey[
 
 type KeySettings = { NODE_ENV: string; SECRETS_KEYS: string };
 
+/** Whether this NODE_ENV may seal with the public development key: development and test only. */
+export const developmentKeyAllowed = (nodeEnv: string): boolean => nodeEnv === 'development' || nodeEnv === 'test';
+
+const where = (nodeEnv: string) => (nodeEnv === 'production' ? 'production' : `NODE_ENV=${nodeEnv}`);
+
 /** Problems with SECRETS_KEYS in this configuration, for loadConfig (empty when fine). */
 export function secretsKeysProblems(config: KeySettings): string[] {
-  const production = config.NODE_ENV === 'production';
-  if (config.SECRETS_KEYS === '') return production ? [`SECRETS_KEYS must be set in production (<key id>:<base64 of ${KEY_BYTES} bytes>, e.g. k1:$(openssl rand -base64 32))`] : [];
+  const allowed = developmentKeyAllowed(config.NODE_ENV);
+  if (config.SECRETS_KEYS === '') {
+    return allowed ? [] : [`SECRETS_KEYS must be set in ${where(config.NODE_ENV)}: the public development key is used only when NODE_ENV is development or test (<key id>:<base64 of ${KEY_BYTES} bytes>, e.g. k1:$(openssl rand -base64 32))`];
+  }
   const parsed = parseSecretsKeys(config.SECRETS_KEYS);
   if (!parsed.ok) return parsed.problems;
   const development = parsed.keys.some((k) => k.id === DEVELOPMENT_KEY_ID || k.key.equals(DEVELOPMENT_KEY));
-  return production && development ? ['SECRETS_KEYS must not hold the development key in production'] : [];
+  return !allowed && development ? [`SECRETS_KEYS must not hold the development key in ${where(config.NODE_ENV)}`] : [];
 }
 
-/** The keys this configuration seals and opens with: SECRETS_KEYS, else (outside production) the development key. */
+/** The keys this configuration seals and opens with: SECRETS_KEYS, else (NODE_ENV development or test only) the development key. */
 export function secretsKeysOf(config: KeySettings): SecretsKey[] {
   if (config.SECRETS_KEYS === '') {
-    if (config.NODE_ENV === 'production') throw new Error(secretsKeysProblems(config)[0]);
+    if (!developmentKeyAllowed(config.NODE_ENV)) throw new Error(secretsKeysProblems(config)[0]);
     return [{ id: DEVELOPMENT_KEY_ID, key: DEVELOPMENT_KEY }];
   }
   const parsed = parseSecretsKeys(config.SECRETS_KEYS);

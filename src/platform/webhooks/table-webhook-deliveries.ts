@@ -74,7 +74,8 @@ export class TableWebhookDeliveries implements WebhookDeliveries {
          FROM claimed c JOIN ${endpoints} e ON e.id = c.endpoint_id`,
       [ids, leaseMs],
     );
-    return rows.map((row) => ({ ...row, secrets: row.secrets.map((s) => this.secrets.open(s)) }));
+    // Both are the endpoint's `secret` (a rotation copies it into previous_secret), bound as such.
+    return rows.map((row) => ({ ...row, secrets: row.secrets.map((s) => this.secrets.open(s, { table: endpoints, column: 'secret', id: row.endpoint_id })) }));
   }
 
   /** Records an attempt's result and moves the delivery on: acknowledged, permanently rejected, retried later or stopped. */

@@ -1,4 +1,4 @@
-// Scoped keys (issue 43, item 1) through real HTTP: POST/GET/DELETE /api/v1/keys,
+// Scoped keys (issue 43, item 1; issue 50: revoking bounded too) through real HTTP: POST/GET/DELETE /api/v1/keys,
 // every scope enforced on a route of its own (403 insufficient_scope naming it,
 // nothing changed), a key granting only scopes it holds, revocation seen at once
 // by a second ingress, and the MCP link tools under the same scopes.
@@ -105,6 +105,30 @@ describe('scoped keys', () => {
     const same = await keyAdmin.post('/api/v1/keys', { name: 'same' });
     expect(same.body.scopes.sort()).toEqual(['keys:write', 'links:read']);
     expect((await client(a.url, ws.key).get('/api/v1/keys')).body.data).toHaveLength(4);
+  });
+
+  it('a key revokes only keys whose scopes it holds itself, in two workspaces side by side', async () => {
+    const [one, two] = await Promise.all([workspaceWithKey(a.url), workspaceWithKey(a.url)]);
+    for (const ws of [one, two]) {
+      const keyAdmin = client(a.url, await keyWith(ws.key, ['keys:write']));
+      const wider = await keyWith(ws.key, ['keys:write', 'links:read']);
+      const ids = Object.fromEntries((await client(a.url, ws.key).get('/api/v1/keys')).body.data.map((k: { name: string; id: string }) => [k.name, k.id]));
+      // The workspace's full key and a key with one scope more: 403 naming a scope it lacks, nothing revoked.
+      for (const [id, key] of [[ws.keyId, ws.key], [ids['keys:write links:read'], wider]] as const) {
+        const refused = await keyAdmin.delete(`/api/v1/keys/${id}`);
+        expect([refused.status, refused.body.error?.code]).toEqual([403, 'insufficient_scope']);
+        expect(refused.body.error.message).toContain('links:read');
+        expect((await client(a.url, key).get('/api/v1/keys')).status).toBe(200);
+      }
+      // A key with a subset of its scopes (here the same ones) it may revoke.
+      const peer = await keyWith(ws.key, ['keys:write']);
+      const peerId = (await client(a.url, peer).get('/api/v1/keys')).body.data[0].id;
+      expect((await keyAdmin.delete(`/api/v1/keys/${peerId}`)).status).toBe(200);
+      expect((await client(a.url, peer).get('/api/v1/keys')).status).toBe(401);
+    }
+    // Even a full key never reaches another workspace's key (404), whatever its scopes.
+    expect((await client(a.url, one.key).delete(`/api/v1/keys/${two.keyId}`)).status).toBe(404);
+    expect((await client(a.url, two.key).get('/api/v1/keys')).status).toBe(200);
   });
 
   it('a revoked key is refused at once on another ingress too', async () => {

@@ -77,20 +77,23 @@ it('stores DKIM keys and webhook secrets of both products sealed; the API, DKIM 
   expect((await call(ingress.url, 'GET', `/webhooks/${mailHook.body.id}`, { key: org.key })).body.signing_secret).toBe(mailRotated.body.signing_secret);
 
   // Read raw, every such column holds a value sealed under the first key, which opens to what the API showed.
-  const sealed = new RegExp(`^sealed:v1:${secrets.currentKeyId}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$`);
+  const sealed = new RegExp(`^sealed:v2:${secrets.currentKeyId}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$`);
   const { rows: [linkRow] } = await pg.query('SELECT secret, previous_secret FROM webhook_endpoints WHERE id = $1', [linkHook.body.id]);
   const { rows: [mailRow] } = await pg.query('SELECT secret, previous_secret FROM mail_webhook_endpoints WHERE id = $1', [mailHook.body.id]);
   const { rows: [domainRow] } = await pg.query('SELECT dkim_private_key, dkim_public_key FROM mail_domains WHERE id = $1', [domain.id]);
   for (const value of [linkRow.secret, linkRow.previous_secret, mailRow.secret, mailRow.previous_secret, domainRow.dkim_private_key]) expect(value).toMatch(sealed);
-  expect([secrets.open(linkRow.secret), secrets.open(linkRow.previous_secret)]).toEqual([linkRotated.body.secret, linkHook.body.secret]);
-  expect([secrets.open(mailRow.secret), secrets.open(mailRow.previous_secret)]).toEqual([mailRotated.body.signing_secret, mailHook.body.signing_secret]);
-  const privateKey = secrets.open(domainRow.dkim_private_key);
+  // Each bound to its row (the previous secret as the row's secret, which it was).
+  const linkAt = { table: 'webhook_endpoints', column: 'secret', id: linkHook.body.id };
+  const mailAt = { table: 'mail_webhook_endpoints', column: 'secret', id: mailHook.body.id };
+  expect([secrets.open(linkRow.secret, linkAt), secrets.open(linkRow.previous_secret, linkAt)]).toEqual([linkRotated.body.secret, linkHook.body.secret]);
+  expect([secrets.open(mailRow.secret, mailAt), secrets.open(mailRow.previous_secret, mailAt)]).toEqual([mailRotated.body.signing_secret, mailHook.body.signing_secret]);
+  const privateKey = secrets.open(domainRow.dkim_private_key, { table: 'mail_domains', column: 'dkim_private_key', id: domain.id });
   expect(privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
   expect(createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64')).toBe(domainRow.dkim_public_key);
 
   // Nowhere in the whole database: a dump of it has sealed values and no PEM, no whsec_.
   const dump = execFileSync('pg_dump', ['--no-owner', ingress.platform.config.DATABASE_URL], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  expect(dump).toContain(`sealed:v1:${secrets.currentKeyId}:`);
+  expect(dump).toContain(`sealed:v2:${secrets.currentKeyId}:`);
   expect(dump).not.toContain('-----BEGIN');
   expect(dump).not.toContain('PRIVATE KEY');
   expect(dump).not.toContain('whsec_');
@@ -120,5 +123,5 @@ it('stores DKIM keys and webhook secrets of both products sealed; the API, DKIM 
   for (const secret of [mailRotated.body.signing_secret, mailHook.body.signing_secret]) expect(new Webhook(secret).verify(mailDelivery.body, headers)).toEqual(JSON.parse(mailDelivery.body));
 
   // The sender opened the key to sign, and logged none of it.
-  expect(sender!.output()).not.toMatch(/PRIVATE KEY|sealed:v1|whsec_/);
+  expect(sender!.output()).not.toMatch(/PRIVATE KEY|sealed:v[12]|whsec_/);
 }, 120_000);

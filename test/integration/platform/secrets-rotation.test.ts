@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newDkimKeys } from '../../../src/mail/domains/dkim-keys.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { migrateAll } from '../../../src/platform/migrations.ts';
+import { sealedAt } from '../../../src/platform/secrets/sealed-columns.ts';
 import { SealedSecrets } from '../../../src/platform/secrets/sealed-secrets.ts';
 import { secretsKeysOf } from '../../../src/platform/secrets/secrets-keys.ts';
 import { serviceSealedColumns } from '../../../src/service.ts';
@@ -33,16 +34,22 @@ afterAll(async () => {
   await ingress?.close();
 });
 
-/** Every sealed column's values of every row, as stored. */
-async function stored(): Promise<Record<string, (string | null)[]>> {
-  const all: Record<string, (string | null)[]> = {};
+/** Every sealed column's values of every row, as stored, with their rows' ids. */
+async function stored(): Promise<Record<string, { id: string; v: string | null }[]>> {
+  const all: Record<string, { id: string; v: string | null }[]> = {};
   for (const { table, column } of serviceSealedColumns) {
-    all[`${table}.${column}`] = (await ingress.platform.pg.query(`SELECT ${column} AS v FROM ${table} ORDER BY id`)).rows.map((r) => r.v);
+    all[`${table}.${column}`] = (await ingress.platform.pg.query(`SELECT id, ${column} AS v FROM ${table} ORDER BY id`)).rows;
   }
   return all;
 }
 
-const storedValues = async () => Object.values(await stored()).flat().filter((v): v is string => v !== null);
+const storedValues = async () => Object.values(await stored()).flat().map((r) => r.v).filter((v): v is string => v !== null);
+
+/** The values of one column (`table.column`) opened, each at its row. */
+function opened(secrets: SealedSecrets, values: Awaited<ReturnType<typeof stored>>, name: string): string[] {
+  const column = serviceSealedColumns.find((c) => `${c.table}.${c.column}` === name)!;
+  return values[name]!.map((r) => secrets.open(r.v!, sealedAt(column, r.id)));
+}
 const migrate = (keys: string) => migrateAll(testConfig({ SECRETS_KEYS: keys }), log, serviceSealedColumns);
 
 /** Runs `node src/reseal-secrets.ts` as an operator would, with these keys. */
@@ -84,13 +91,13 @@ it('the start-up step seals secrets an earlier release stored in clear, which re
 
   await migrate(ingress.platform.config.SECRETS_KEYS);
   const sealed = await stored();
-  expect(sealed['mail_webhook_endpoints.previous_secret']).toEqual([null]);
+  expect(sealed['mail_webhook_endpoints.previous_secret']!.map((r) => r.v)).toEqual([null]);
   // The same form as values written by this release: under the first key.
-  for (const value of await storedValues()) expect(value.startsWith(`sealed:v1:${secrets.currentKeyId}:`)).toBe(true);
-  expect(sealed['webhook_endpoints.secret']!.map((v) => secrets.open(v!))).toEqual([clear.linkSecret]);
-  expect(sealed['webhook_endpoints.previous_secret']!.map((v) => secrets.open(v!))).toEqual([clear.linkPrevious]);
-  expect(sealed['mail_webhook_endpoints.secret']!.map((v) => secrets.open(v!))).toEqual([clear.mailSecret]);
-  expect(sealed['mail_domains.dkim_private_key']!.map((v) => secrets.open(v!))).toEqual([pem]);
+  for (const value of await storedValues()) expect(value.startsWith(`sealed:v2:${secrets.currentKeyId}:`)).toBe(true);
+  expect(opened(secrets, sealed, 'webhook_endpoints.secret')).toEqual([clear.linkSecret]);
+  expect(opened(secrets, sealed, 'webhook_endpoints.previous_secret')).toEqual([clear.linkPrevious]);
+  expect(opened(secrets, sealed, 'mail_webhook_endpoints.secret')).toEqual([clear.mailSecret]);
+  expect(opened(secrets, sealed, 'mail_domains.dkim_private_key')).toEqual([pem]);
   expect((await call(ingress.url, 'GET', `/webhooks/${mailHookId}`, { key: org.key })).body.signing_secret).toBe(clear.mailSecret);
   expect((await links.get(`/api/v1/webhooks/${linkHook.id}`)).body.secretHint).toBe(`${clear.linkSecret.slice(0, 10)}…`);
 
@@ -121,7 +128,7 @@ it('rotation: a new key first, reseal while the service runs, then the old key r
   expect(run.status, run.out).toBe(0);
   expect(run.out).toMatch(/mail_domains\.dkim_private_key: 1 resealed under key "rotated"/);
   expect(run.out).toContain('every stored secret is sealed under key "rotated"');
-  for (const value of await storedValues()) expect(value.startsWith('sealed:v1:rotated:')).toBe(true);
+  for (const value of await storedValues()) expect(value.startsWith('sealed:v2:rotated:')).toBe(true);
   const again = await reseal(`${fresh},${old}`);
   expect(again.out).toMatch(/webhook_endpoints\.secret: 0 resealed/);
 
@@ -132,8 +139,8 @@ it('rotation: a new key first, reseal while the service runs, then the old key r
   expect((await call(ingress.url, 'GET', `/webhooks/${mailHookId}`, { key: mailKey })).body.signing_secret).toBe(lastSecret);
   const onlyFresh = new SealedSecrets(secretsKeysOf({ NODE_ENV: 'test', SECRETS_KEYS: fresh }));
   const values = await stored();
-  expect(values['mail_domains.dkim_private_key']!.map((v) => onlyFresh.open(v!))).toEqual([pem]);
-  expect(values['webhook_endpoints.secret']!.map((v) => onlyFresh.open(v!))).toEqual([clear.linkSecret]);
+  expect(opened(onlyFresh, values, 'mail_domains.dkim_private_key')).toEqual([pem]);
+  expect(opened(onlyFresh, values, 'webhook_endpoints.secret')).toEqual([clear.linkSecret]);
   // And a process given only the old key stops at start, naming the key the values need now.
   await expect(migrate(old)).rejects.toThrow(/under key id "rotated"/);
 });

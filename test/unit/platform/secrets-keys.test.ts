@@ -1,9 +1,9 @@
-// SECRETS_KEYS (src/platform/secrets/secrets-keys.ts): its format, the development key outside
-// production, and the start-up refusal in production; messages never show key material.
+// SECRETS_KEYS (src/platform/secrets/secrets-keys.ts): its format, the development key when NODE_ENV
+// is development or test (and said at start), and the start-up refusal otherwise; messages never show key material.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/platform/config.ts';
-import { DEVELOPMENT_KEY_ID, parseSecretsKeys, secretsKeysOf } from '../../../src/platform/secrets/secrets-keys.ts';
+import { DEVELOPMENT_KEY_ID, parseSecretsKeys, secretsKeysOf, secretsKeysProblems } from '../../../src/platform/secrets/secrets-keys.ts';
 import { loadServiceConfig } from '../../../src/service.ts';
 import { startTs } from '../../support/processes.ts';
 
@@ -58,6 +58,25 @@ describe('SECRETS_KEYS', () => {
     expect(() => loadServiceConfig({ ...PRODUCTION, SECRETS_KEYS: `${DEVELOPMENT_KEY_ID}:${b64()}` })).toThrow(/must not hold the development key/);
     expect(() => secretsKeysOf({ NODE_ENV: 'production', SECRETS_KEYS: '' })).toThrow(/must be set in production/);
     expect(loadServiceConfig({ ...PRODUCTION, SECRETS_KEYS: `prod:${b64()}` }).SECRETS_KEYS).toMatch(/^prod:/);
+  });
+
+  it('the development key only when NODE_ENV is development or test: any other NODE_ENV without SECRETS_KEYS is a start-up error saying why', () => {
+    expect(() => secretsKeysOf({ NODE_ENV: 'staging', SECRETS_KEYS: '' })).toThrow('SECRETS_KEYS must be set in NODE_ENV=staging: the public development key is used only when NODE_ENV is development or test');
+    const development = secretsKeysOf({ NODE_ENV: 'test', SECRETS_KEYS: '' })[0]!;
+    expect(secretsKeysProblems({ NODE_ENV: 'staging', SECRETS_KEYS: `x:${development.key.toString('base64')}` })).toEqual(['SECRETS_KEYS must not hold the development key in NODE_ENV=staging']);
+    expect(secretsKeysProblems({ NODE_ENV: 'staging', SECRETS_KEYS: `x:${b64()}` })).toEqual([]);
+    // The configuration takes no other NODE_ENV, and says which it takes.
+    expect(() => loadConfig({ NODE_ENV: 'staging' })).toThrow('NODE_ENV="staging": expected one of development, test, production');
+    expect(() => loadConfig({ NODE_ENV: 'staging', SECRETS_KEYS: `x:${b64()}` })).toThrow(/expected one of development, test, production/);
+  });
+
+  it('with NODE_ENV development and no SECRETS_KEYS, a process says once at start that it seals with the public development key', async () => {
+    // No store answers at this address: the process says it, then stops at the migrations.
+    const ingress = startTs('src/main.ts', [], { NODE_ENV: 'development', SECRETS_KEYS: '', LOG_LEVEL: 'info', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    await ingress.exited;
+    const said = ingress.output().split('\n').filter((line) => line.includes('sealed with the public development key'));
+    expect(said).toHaveLength(1);
+    expect(JSON.parse(said[0]!)).toMatchObject({ level: 40, NODE_ENV: 'development' });
   });
 
   it('the ingress in production without SECRETS_KEYS exits at start with the reason (status 2), before touching any store', async () => {

@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { migrateAll } from './migrations.ts';
 import { createPool, type Pool } from './postgres/pool.ts';
 import { createRedis, type Redis } from './redis.ts';
+import { registryConnection } from './registry/registry-connection.ts';
 import { createSchemaRegistry } from './registry/schema-registry.ts';
 import type { SealedColumn } from './secrets/sealed-columns.ts';
 import { SealedSecrets } from './secrets/sealed-secrets.ts';
@@ -76,7 +77,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   shutdown.add('kafka-admin', () => kafkaAdmin.disconnect());
   await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log);
 
-  const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
+  const registry = createSchemaRegistry(config);
   const producer = createProducer(kafka);
   await producer.connect();
   // Registered after the stores, so it closes before them: pending sends flush first.
@@ -84,7 +85,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const publisher = new Publisher(producer, registry, config.TOPIC_PREFIX);
   await publisher.register(topics);
 
-  const checks = dependencyChecks({ kafkaAdmin, registryUrl: config.SCHEMA_REGISTRY_URL, clickhouse, pg, redis });
+  const checks = dependencyChecks({ kafkaAdmin, registry: registryConnection(config), clickhouse, pg, redis });
   // A part that cannot go on (shutdown.fail: e.g. a consumer kafkajs will not restart) makes the process not ready.
   checks.push({
     name: 'process',

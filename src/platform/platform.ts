@@ -22,6 +22,7 @@ import type { SealedColumn } from './secrets/sealed-columns.ts';
 import { SealedSecrets } from './secrets/sealed-secrets.ts';
 import { DEVELOPMENT_KEY_ID, secretsKeysOf } from './secrets/secrets-keys.ts';
 import { Shutdown } from './shutdown.ts';
+import { checkConnections } from './start-up-checks.ts';
 
 /** `C`: the process's whole configuration (the platform's settings and its products'). */
 export interface Platform<C extends Config = Config> {
@@ -58,6 +59,9 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const topics = [deadLettersTopic, ...options.topics.filter((t) => t.name !== deadLettersTopic.name)];
   const secrets = new SealedSecrets(secretsKeysOf(config));
   if (secrets.currentKeyId === DEVELOPMENT_KEY_ID) log.warn('SECRETS_KEYS is not set: stored secrets are sealed with the development key, which is no secret (run.sh sets one; production refuses to start without)');
+
+  // Settings that a service refuses (a password, a certificate, TLS) stop start-up here (StartUpError).
+  await checkConnections(config);
 
   if (options.migrate !== false) {
     await migrateAll(config, log, options.sealed);

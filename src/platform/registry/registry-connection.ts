@@ -27,23 +27,24 @@ export function registryConnection(c: RegistrySettings): RegistryConnection {
   };
 }
 
-/** GETs a path under the registry's URL; resolves with the status once the answer is read. */
-export function registryGet(connection: RegistryConnection, path: string, timeoutMs = 10_000): Promise<{ status: number; body: string }> {
-  const url = new URL(`${connection.url.replace(/\/+$/, '')}${path}`);
+/** A request to the registry: `target` a path under its URL, or a URL of the same server (its native API). */
+export function registryRequest(connection: RegistryConnection, method: string, target: string | URL, timeoutMs = 10_000): Promise<{ status: number; body: string }> {
+  const url = typeof target === 'string' ? new URL(`${connection.url.replace(/\/+$/, '')}${target}`) : target;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (connection.auth) headers.authorization = `Basic ${Buffer.from(`${connection.auth.username}:${connection.auth.password}`).toString('base64')}`;
-  const get = url.protocol === 'https:' ? https.get : http.get;
+  const request = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = get(url, { agent: connection.agent, headers, timeout: timeoutMs }, (res) => {
+    const req = request(url, { method, agent: connection.agent, headers, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        if (body.length < 4096) body += chunk; // enough for an error's message
-      });
+      res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
+    req.end();
   });
 }
+
+export const registryGet = (connection: RegistryConnection, path: string, timeoutMs?: number) => registryRequest(connection, 'GET', path, timeoutMs);

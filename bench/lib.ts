@@ -135,7 +135,7 @@ export function writeResult(name: string, data: unknown): void {
  */
 export async function deleteRunResources(prefix: string): Promise<void> {
   const config = loadConfig({ ...process.env, ...BENCH_ENV });
-  await deleteOwned({ brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL }, underPrefix(prefix));
+  await deleteOwned(config, underPrefix(prefix));
 }
 
 /** Linux's USER_HZ tick, what /proc counts CPU time in, in milliseconds (USER_HZ is 100 on every common build). */

@@ -3,6 +3,7 @@ import './platform/compile-cache.ts'; // first: see there
 
 const { ConfigError } = await import('./platform/config.ts');
 const { startPlatform } = await import('./platform/platform.ts');
+const { StartUpError } = await import('./platform/start-up-checks.ts');
 const { buildIngress } = await import('./ingress.ts');
 const { collectStartUpGarbage } = await import('./platform/start-up-garbage.ts');
 const { serveIngressMetrics } = await import('./platform/metrics/operations-port.ts');
@@ -18,7 +19,12 @@ try {
   }
   throw err;
 }
-const platform = await startPlatform(config, { name: 'ingress', topics: serviceTopics, sealed: serviceSealedColumns });
+const platform = await startPlatform(config, { name: 'ingress', topics: serviceTopics, sealed: serviceSealedColumns }).catch((err: unknown) => {
+  // A service refused the settings (a password, a certificate, TLS): said once, no stack, no retrying.
+  if (!(err instanceof StartUpError)) throw err;
+  console.error(`cannot start: ${err.message.replaceAll('\n', '; ')}`);
+  process.exit(2);
+});
 platform.shutdown.installSignalHandlers();
 const app = await buildIngress(platform, config);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.

@@ -14,6 +14,10 @@ import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { migrateAll } from '../src/platform/migrations.ts';
 import { runChecks, type Check } from '../src/platform/health.ts';
+import { createClickHouse } from '../src/platform/clickhouse/client.ts';
+import { kafkaSecurity } from '../src/platform/kafka/security.ts';
+import { databaseUrlFor } from '../src/platform/postgres/pool.ts';
+import { registryConnection, registryGet } from '../src/platform/registry/registry-connection.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -73,7 +77,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await dropDatabases(config, database);
   await migrateAll(config, log);
 
-  const services: SharedServices = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
+  const services: SharedServices = config;
   // Runs that stopped before their teardown (killed, or a crashed stack) leave theirs behind;
   // only when no other run is going, since theirs look the same.
   const alone = await locks.alone();
@@ -110,7 +114,7 @@ const DEFAULT_RUN = 7_340_001;
 const RUNNING = 7_340_002;
 
 async function runLocks(databaseUrl: string) {
-  const session = new pg.Client({ connectionString: databaseUrl.replace(/\/[^/]*$/, '/postgres') });
+  const session = new pg.Client({ connectionString: databaseUrlFor(databaseUrl, 'postgres') });
   await session.connect();
   const tryLock = async (sqlText: string) => (await session.query<{ ok: boolean }>(sqlText)).rows[0]!.ok;
   return {
@@ -127,13 +131,13 @@ async function runLocks(databaseUrl: string) {
 }
 
 async function requireStack(config: ReturnType<typeof loadConfig>): Promise<void> {
-  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING, retry: { retries: 1 } });
+  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING, retry: { retries: 1 } });
   const admin = kafka.admin();
   const checks: Check[] = [
     { name: 'kafka', run: async () => { await admin.connect(); await admin.describeCluster(); await admin.disconnect(); } },
-    { name: 'schemaRegistry', run: async () => { const r = await fetch(`${config.SCHEMA_REGISTRY_URL}/subjects`); if (!r.ok) throw new Error(`HTTP ${r.status}`); } },
-    { name: 'clickhouse', run: async () => { const r = await fetch(`${config.CLICKHOUSE_URL}/ping`); if (!r.ok) throw new Error(`HTTP ${r.status}`); } },
-    { name: 'postgres', run: async () => { const c = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') }); await c.connect(); await c.end(); } },
+    { name: 'schemaRegistry', run: async () => { const r = await registryGet(registryConnection(config), '/subjects'); if (r.status !== 200) throw new Error(`HTTP ${r.status}`); } },
+    { name: 'clickhouse', run: async () => { const ch = createClickHouse(config, ''); try { if (!(await ch.ping())) throw new Error('ping failed'); } finally { await ch.close(); } } },
+    { name: 'postgres', run: async () => { const c = new pg.Client({ connectionString: databaseUrlFor(config.DATABASE_URL, 'postgres') }); await c.connect(); await c.end(); } },
   ];
   const results = await runChecks(checks, 10_000);
   const down = results.filter((r) => !r.ok);

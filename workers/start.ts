@@ -3,6 +3,7 @@ import { hostWorkers } from '../src/platform/actors/host.ts';
 import { serveWorkerMetrics } from '../src/platform/metrics/operations-port.ts';
 import { ConfigError } from '../src/platform/config.ts';
 import { startPlatform } from '../src/platform/platform.ts';
+import { StartUpError } from '../src/platform/start-up-checks.ts';
 import { collectStartUpGarbage } from '../src/platform/start-up-garbage.ts';
 import { wireLinks } from '../src/links/wiring.ts';
 import { wireMail } from '../src/mail/wiring.ts';
@@ -25,7 +26,12 @@ export async function startWorkerProcess(name: string, givenNames: readonly stri
     console.error(err.message);
     process.exit(2);
   }
-  const platform = await startPlatform(config, { name, topics: serviceTopics, sealed: serviceSealedColumns });
+  const platform = await startPlatform(config, { name, topics: serviceTopics, sealed: serviceSealedColumns }).catch((err: unknown) => {
+    // A service refused the settings (a password, a certificate, TLS): said once, no stack, no retrying.
+    if (!(err instanceof StartUpError)) throw err;
+    console.error(`cannot start: ${err.message.replaceAll('\n', '; ')}`);
+    process.exit(2);
+  });
   platform.shutdown.installSignalHandlers();
   for (const old of deprecated) {
     platform.log.warn({ kind: old, use: deprecatedKindNames[old] }, `worker kind "${old}" is deprecated and will be removed in the next release; run "${deprecatedKindNames[old]}" (same consumer group)`);

@@ -18,7 +18,7 @@ export const LinksConfigSchema = Type.Object({
   /** DNS servers for branded link domain verification (ip or ip:port, comma-separated); empty: the system resolver. */
   LINK_DNS_SERVERS: Type.String({ pattern: '^[0-9a-fA-F.:\\[\\], ]*$', default: '' }),
   /** Secret that signs click IDs (svc_cid) and salts visitor hashes. Set a long random value in production. */
-  CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret' }),
+  CLICK_ID_SECRET: Type.String({ minLength: 16, default: 'development-click-id-secret', secret: true }),
   /** Redirects per minute per client IP (spec: 60). */
   REDIRECTS_PER_MINUTE_PER_IP: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 60 }),
   /**

@@ -7,7 +7,7 @@ export const MailConfigSchema = Type.Object({
   /** Requests per second per mail API key unless the key has its own cap (spec: 10; blank or 0 means 10). */
   API_RATE_LIMIT_PER_SEC: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
   /** Where the sender hands messages over (SMTP relay or the local sink). */
-  SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525' }),
+  SMTP_URL: Type.String({ pattern: '^smtps?://', default: 'smtp://127.0.0.1:2525', secret: true }),
   /** How long an ingress may answer from what it read about a key or an organization's verified domains (0: read on every request); a revocation or a domain change made elsewhere applies after at most this long. */
   MAIL_LOOKUP_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   /** DNS servers for domain verification (ip or ip:port, comma-separated); empty: the system resolver. */
@@ -29,7 +29,7 @@ export const MailConfigSchema = Type.Object({
   /** How long a sender holds a message it is handing over; a sender that died leaves it to another after this. */
   MAIL_SEND_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   /** Signs the links in sent messages (open pixel, clicks, unsubscribe): a link cannot be made or altered without it. */
-  MAIL_LINK_SECRET: Type.String({ minLength: 16, default: 'development-mail-link-secret' }),
+  MAIL_LINK_SECRET: Type.String({ minLength: 16, default: 'development-mail-link-secret', secret: true }),
   /** The domain of every message's return path (envelope sender bounces+<message id>-<signature>@…), whose MX points at the inbound SMTP address; empty: the message's From domain. */
   MAIL_BOUNCE_DOMAIN: Type.String({ pattern: '^([A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+)?$', default: '' }),
   /** Where the ingress receives bounce and complaint reports over SMTP (inbound-smtp.ts). */

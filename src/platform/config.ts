@@ -6,6 +6,8 @@
 // with a message naming the variable.
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { connectionProblems, withDatabaseCa } from './connection-settings.ts';
+import { isSecret, readSettingFiles, shownValue } from './setting-files.ts';
 import { parseOrigins } from './mcp/allowed-origins.ts';
 import { secretsKeysProblems } from './secrets/secrets-keys.ts';
 
@@ -26,19 +28,22 @@ export const ConfigSchema = Type.Object({
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is honoured; empty trusts none. */
   TRUSTED_PROXIES: Type.String({ default: '' }),
   /** Bearer token (16+ characters) for every product's operator endpoints under /admin/v1; empty disables them. */
-  ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '' }),
+  ADMIN_TOKEN: Type.String({ pattern: '^(|\\S{16,})$', default: '', secret: true }),
   /**
    * Keys that seal stored secrets (secrets/secrets-keys.ts): `id:base64key,…`, the first seals, all open.
    * No pattern here: a refused value would be printed; secretsKeysProblems names only ids and positions.
    */
-  SECRETS_KEYS: Type.String({ default: '' }),
+  SECRETS_KEYS: Type.String({ default: '', secret: true }),
   /** Browser origins (https://app.example.com, comma-separated) whose pages may call POST /api/mcp, besides PUBLIC_BASE_URL's own; other Origins get 403. */
   MCP_ALLOWED_ORIGINS: Type.String({ default: '' }),
   /** Failed authentication attempts per minute per IP before 429 (spec: 10). */
   AUTH_ATTEMPTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   /** Per-IP limits count an IPv6 client by its network of this many bits (a host usually has a whole /64); IPv4 per address. */
   IPV6_LIMIT_PREFIX_LENGTH: Type.Integer({ minimum: 16, maximum: 128, default: 64 }),
-  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail' }),
+  /** May carry a password, and `sslmode` (`disable`, `verify-full`…) and `sslrootcert=<file>` (connection-settings.ts). */
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/linkmail', secret: true }),
+  /** The CA that signed the Postgres server's certificate: the same as `sslrootcert` in DATABASE_URL, which it implies `sslmode=verify-full` for. */
+  DATABASE_CA_FILE: Type.String({ default: '' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** How long a query may wait for a Postgres connection (one being opened, or a free one when all are busy) before it fails. */
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
@@ -50,14 +55,32 @@ export const ConfigSchema = Type.Object({
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
   KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'linkmail' }),
+  /** TLS to the brokers (on/off); the CA that signed their certificates unless a public one did; a client certificate and its key (mutual TLS). */
+  KAFKA_SSL: Type.Union(['on', 'off'].map((v) => Type.Literal(v)), { default: 'off' }),
+  KAFKA_SSL_CA_FILE: Type.String({ default: '' }),
+  KAFKA_SSL_CERT_FILE: Type.String({ default: '' }),
+  KAFKA_SSL_KEY_FILE: Type.String({ default: '' }),
+  /** SASL authentication to the brokers: empty for none. */
+  KAFKA_SASL_MECHANISM: Type.Union(['', 'plain', 'scram-sha-256', 'scram-sha-512'].map((v) => Type.Literal(v)), { default: '' }),
+  KAFKA_SASL_USERNAME: Type.String({ default: '' }),
+  KAFKA_SASL_PASSWORD: Type.String({ default: '', secret: true }),
   /** Prepended to every topic and consumer group name; empty in production, set by tests to isolate runs. */
   TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', default: '' }),
   SCHEMA_REGISTRY_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8081/apis/ccompat/v7' }),
+  /** Basic authentication to the registry (both or neither), and the CA of an https URL's server unless a public one signed it. */
+  SCHEMA_REGISTRY_USERNAME: Type.String({ default: '' }),
+  SCHEMA_REGISTRY_PASSWORD: Type.String({ default: '', secret: true }),
+  SCHEMA_REGISTRY_CA_FILE: Type.String({ default: '' }),
   CLICKHOUSE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8123' }),
   CLICKHOUSE_DATABASE: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', default: 'linkmail' }),
   CLICKHOUSE_USER: Type.String({ default: 'default' }),
-  CLICKHOUSE_PASSWORD: Type.String({ default: '' }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379/0' }),
+  CLICKHOUSE_PASSWORD: Type.String({ default: '', secret: true }),
+  /** The CA of an https CLICKHOUSE_URL's server, unless a public one signed it. */
+  CLICKHOUSE_CA_FILE: Type.String({ default: '' }),
+  /** `rediss://` for TLS; a password (`redis://:password@…`) or an ACL user (`redis://user:password@…`). */
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379/0', secret: true }),
+  /** The CA of a rediss:// server, unless a public one signed it. */
+  REDIS_CA_FILE: Type.String({ default: '' }),
   /** How long a graceful shutdown may take to drain in-flight work before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   /** Actor runtime: handler attempts before a message goes to the dead-letter topic, and the first backoff. */
@@ -119,8 +142,11 @@ export function loadConfig<P extends readonly ProductSettings<any>[]>(env: NodeJ
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: readonly ProductSettings[] = []): Config {
   const schema = combinedSchema(products);
   const raw: Record<string, unknown> = {};
+  // Any setting may come from a file instead (`<NAME>_FILE`), as Kubernetes and Docker hand over secrets.
+  const files = readSettingFiles(env, Object.keys(schema.properties));
+  if (files.problems.length > 0) throw new ConfigError(`invalid configuration:\n${files.problems.map((p) => `  ${p}`).join('\n')}`);
   for (const key of Object.keys(schema.properties)) {
-    const value = env[key];
+    const value = files.values[key] ?? env[key];
     // A blank variable means "use the default", as in most twelve-factor services.
     if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
   }
@@ -128,11 +154,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
   const converted = Value.Convert(schema, withDefaults);
   const errors = [...Value.Errors(schema, converted)];
   if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.path.slice(1)}=${JSON.stringify(e.value)}: ${choicesOf(e.schema) ?? e.message}`);
+    // A secret's value is never printed (a URL's password is masked).
+    const lines = errors.map((e) => `  ${e.path.slice(1)}=${shownValue(e.value, isSecret(schema.properties[e.path.slice(1)]))}: ${choicesOf(e.schema) ?? e.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  const config = converted as Config;
-  const problems = [...secretsKeysProblems(config), ...mcpOriginsProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
+  const config = withDatabaseCa(converted as Config);
+  const problems = [...secretsKeysProblems(config), ...mcpOriginsProblems(config), ...connectionProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

@@ -4,6 +4,7 @@ import type { Admin } from 'kafkajs';
 import type { Pool } from './postgres/pool.ts';
 import type { ClickHouse } from './clickhouse/client.ts';
 import type { Redis } from './redis.ts';
+import { registryGet, type RegistryConnection } from './registry/registry-connection.ts';
 import { within } from './within.ts';
 
 export interface CheckResult {
@@ -31,7 +32,7 @@ export function runChecks(checks: readonly Check[], timeoutMs = 2000): Promise<C
 
 export interface Dependencies {
   kafkaAdmin: Admin;
-  registryUrl: string;
+  registry: RegistryConnection;
   clickhouse: ClickHouse;
   pg: Pool;
   redis: Redis;
@@ -48,9 +49,8 @@ export function dependencyChecks(deps: Dependencies): Check[] {
       run: async () => {
         // The global compatibility level: a read of the registry's storage, a few bytes long (/subjects
         // lists every subject, a thousand and more on a shared registry, on every /readyz).
-        const res = await fetch(`${deps.registryUrl}/config`);
-        if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        await res.body?.cancel();
+        const res = await registryGet(deps.registry, '/config');
+        if (res.status < 200 || res.status >= 300) throw new Error(`HTTP ${res.status}`);
       },
     },
     {

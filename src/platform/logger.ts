@@ -9,7 +9,11 @@ export type { Logger };
  * delivery, nodemailer's dkim options, the configuration): no code logs them, and should one
  * ever log such an object, pino writes "[redacted]" instead.
  */
-const SECRET_FIELDS = ['secret', 'secrets', 'previous_secret', 'signing_secret', 'privateKey', 'SECRETS_KEYS'];
+const SECRET_FIELDS = [
+  'secret', 'secrets', 'previous_secret', 'signing_secret', 'privateKey', 'password',
+  // The secret settings (config.ts marks them), should a configuration be logged.
+  'SECRETS_KEYS', 'ADMIN_TOKEN', 'KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'CLICKHOUSE_PASSWORD', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'CLICK_ID_SECRET', 'MAIL_LINK_SECRET',
+];
 const REDACT = [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`), '*.dkim.privateKey'];
 
 /**

@@ -16,11 +16,13 @@ import { createLogger, type Logger } from './logger.ts';
 import { migrateAll } from './migrations.ts';
 import { createPool, type Pool } from './postgres/pool.ts';
 import { createRedis, type Redis } from './redis.ts';
+import { registryConnection } from './registry/registry-connection.ts';
 import { createSchemaRegistry } from './registry/schema-registry.ts';
 import type { SealedColumn } from './secrets/sealed-columns.ts';
 import { SealedSecrets } from './secrets/sealed-secrets.ts';
 import { DEVELOPMENT_KEY_ID, secretsKeysOf } from './secrets/secrets-keys.ts';
 import { Shutdown } from './shutdown.ts';
+import { checkConnections } from './start-up-checks.ts';
 
 /** `C`: the process's whole configuration (the platform's settings and its products'). */
 export interface Platform<C extends Config = Config> {
@@ -60,6 +62,9 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
     log.warn({ NODE_ENV: config.NODE_ENV }, `SECRETS_KEYS is not set and NODE_ENV is ${config.NODE_ENV}: stored secrets are sealed with the public development key, which is no secret (run.sh sets a key of this machine; any NODE_ENV but development and test refuses to start without one)`);
   }
 
+  // Settings that a service refuses (a password, a certificate, TLS) stop start-up here (StartUpError).
+  await checkConnections(config);
+
   if (options.migrate !== false) {
     await migrateAll(config, log, options.sealed);
   }
@@ -78,7 +83,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   shutdown.add('kafka-admin', () => kafkaAdmin.disconnect());
   await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log);
 
-  const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
+  const registry = createSchemaRegistry(config);
   const producer = createProducer(kafka);
   await producer.connect();
   // Registered after the stores, so it closes before them: pending sends flush first.
@@ -86,7 +91,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const publisher = new Publisher(producer, registry, config.TOPIC_PREFIX);
   await publisher.register(topics);
 
-  const checks = dependencyChecks({ kafkaAdmin, registryUrl: config.SCHEMA_REGISTRY_URL, clickhouse, pg, redis });
+  const checks = dependencyChecks({ kafkaAdmin, registry: registryConnection(config), clickhouse, pg, redis });
   // A part that cannot go on (shutdown.fail: e.g. a consumer kafkajs will not restart) makes the process not ready.
   checks.push({
     name: 'process',

@@ -1,12 +1,24 @@
 // Redis: the shared store for synchronous limits that must hold across ingress instances.
-import { Redis } from 'ioredis';
+import { readFileSync } from 'node:fs';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
 export type { Redis };
 
-export function createRedis(config: Pick<Config, 'REDIS_URL'>, log: Logger): Redis {
+export type RedisSettings = Pick<Config, 'REDIS_URL'> & Partial<Pick<Config, 'REDIS_CA_FILE'>>;
+
+/**
+ * The TLS options of a client of REDIS_URL: a rediss:// URL is TLS (ioredis trusts the system's
+ * CAs), with REDIS_CA_FILE's CA instead when given. The URL carries the password or ACL user.
+ */
+export function redisTls(config: RedisSettings): Pick<RedisOptions, 'tls'> {
+  return config.REDIS_CA_FILE ? { tls: { ca: readFileSync(config.REDIS_CA_FILE, 'utf8') } } : {};
+}
+
+export function createRedis(config: RedisSettings, log: Logger): Redis {
   const redis = new Redis(config.REDIS_URL, {
+    ...redisTls(config),
     // Fail a command fast when Redis is away instead of queueing it behind a reconnect.
     maxRetriesPerRequest: 1,
     connectTimeout: 3000,

@@ -2,13 +2,14 @@
 import pg from 'pg';
 import { createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
 import { ident, sql } from '../../src/platform/clickhouse/literal.ts';
+import { databaseUrlFor } from '../../src/platform/postgres/pool.ts';
 
 /** How long sessions that are closing get before they are terminated. */
 const CLOSING_MS = 2000;
 
 /** Drops the Postgres and ClickHouse databases of this name, on the servers `config` names. */
 export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: string }, name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+  const admin = new pg.Client({ connectionString: databaseUrlFor(config.DATABASE_URL, 'postgres') });
   await admin.connect();
   // A pool's end() resolves before its sockets have closed: a session still closing when FORCE
   // terminates it answers its client with 57P01, an uncaught error in the test that just ended it.
@@ -26,7 +27,7 @@ export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: s
 
 /** Drops the databases test files made for themselves (own-databases.ts) in runs killed before their teardown. */
 export async function dropLeftoverFileDatabases(config: ClickHouseConfig & { DATABASE_URL: string }): Promise<void> {
-  const admin = new pg.Client({ connectionString: config.DATABASE_URL.replace(/\/[^/]*$/, '/postgres') });
+  const admin = new pg.Client({ connectionString: databaseUrlFor(config.DATABASE_URL, 'postgres') });
   await admin.connect();
   const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'linkmail\\_own\\_%'`);
   await admin.end();

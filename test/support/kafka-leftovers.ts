@@ -2,13 +2,14 @@
 // benchmark run makes under its topic prefix: deleted when the run ends, and
 // listed to prove that nothing was left in the shared broker and registry.
 import { Kafka, logLevel } from 'kafkajs';
+import type { Config } from '../../src/platform/config.ts';
+import { kafkaSecurity, type KafkaSecuritySettings } from '../../src/platform/kafka/security.ts';
+import { registryConnection, registryRequest, type RegistrySettings } from '../../src/platform/registry/registry-connection.ts';
 
-export interface SharedServices {
-  /** Comma-separated broker list, as KAFKA_BROKERS. */
-  brokers: string;
-  /** The registry's Confluent-compatible API, as SCHEMA_REGISTRY_URL (Apicurio: …/apis/ccompat/v7). */
-  registryUrl: string;
-}
+/** The broker and registry as the service reaches them (TLS and authentication too): a run's configuration. */
+export type SharedServices = Pick<Config, 'KAFKA_BROKERS'> & Partial<KafkaSecuritySettings> & RegistrySettings;
+
+const adminOf = (services: SharedServices) => new Kafka({ brokers: services.KAFKA_BROKERS.split(','), ...kafkaSecurity(services), logLevel: logLevel.NOTHING }).admin();
 
 /** Picks the names (topic, group or subject) a run owns. */
 export type Owned = (name: string) => boolean;
@@ -27,7 +28,7 @@ const TOPIC_FORGET_MS = 30_000;
 
 /** Deletes the owned topics and consumer groups, then the owned subjects: soft, then permanently. */
 export async function deleteOwned(services: SharedServices, owned: Owned): Promise<void> {
-  const admin = new Kafka({ brokers: services.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  const admin = adminOf(services);
   await admin.connect();
   try {
     const topics = (await admin.listTopics()).filter(owned);
@@ -55,21 +56,23 @@ export async function deleteOwned(services: SharedServices, owned: Owned): Promi
   }
   // The registry deletes a subject permanently only once it is soft-deleted; the list also holds
   // subjects a stopped run left soft-deleted, for which the first DELETE is a harmless 404.
-  for (const subject of (await subjects(services.registryUrl)).filter(owned)) {
-    const url = `${services.registryUrl}/subjects/${encodeURIComponent(subject)}`;
-    await fetch(url, { method: 'DELETE' });
-    await fetch(`${url}?permanent=true`, { method: 'DELETE' });
+  const registry = registryConnection(services);
+  for (const subject of (await subjects(services)).filter(owned)) {
+    const path = `/subjects/${encodeURIComponent(subject)}`;
+    await registryRequest(registry, 'DELETE', path);
+    await registryRequest(registry, 'DELETE', `${path}?permanent=true`);
   }
+  registry.agent.destroy();
 }
 
 /** What is still there of the owned: topics, groups, and subjects (soft-deleted ones too), each named with its kind. */
 export async function ownedLeftovers(services: SharedServices, owned: Owned): Promise<string[]> {
-  const admin = new Kafka({ brokers: services.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  const admin = adminOf(services);
   await admin.connect();
   try {
     const topics = (await admin.listTopics()).filter(owned).map((t) => `topic ${t}`);
     const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter(owned).map((g) => `consumer group ${g}`);
-    const registered = (await subjects(services.registryUrl)).filter(owned).map((s) => `registry subject ${s}`);
+    const registered = (await subjects(services)).filter(owned).map((s) => `registry subject ${s}`);
     return [...topics, ...groups, ...registered];
   } finally {
     await admin.disconnect();
@@ -82,15 +85,20 @@ export async function ownedLeftovers(services: SharedServices, owned: Owned): Pr
  * run.sh and other runs passes that: its own native search pages through them (subjects are the
  * artifacts of the group "default"; a soft-deleted one is still an artifact).
  */
-async function subjects(registryUrl: string): Promise<string[]> {
-  const search = `${new URL(registryUrl).origin}/apis/registry/v3/search/artifacts`;
+async function subjects(services: RegistrySettings): Promise<string[]> {
+  const registry = registryConnection(services);
+  const search = `${new URL(services.SCHEMA_REGISTRY_URL).origin}/apis/registry/v3/search/artifacts`;
   const names: string[] = [];
-  for (let offset = 0; ; offset += PAGE) {
-    const res = await fetch(`${search}?groupId=default&offset=${offset}&limit=${PAGE}&orderby=createdOn&order=asc`);
-    if (!res.ok) throw new Error(`registry: search answered ${res.status}`);
-    const { artifacts, count } = (await res.json()) as { artifacts: { artifactId: string }[]; count: number };
-    names.push(...artifacts.map((a) => a.artifactId));
-    if (artifacts.length < PAGE || offset + PAGE >= count) return names;
+  try {
+    for (let offset = 0; ; offset += PAGE) {
+      const res = await registryRequest(registry, 'GET', new URL(`${search}?groupId=default&offset=${offset}&limit=${PAGE}&orderby=createdOn&order=asc`));
+      if (res.status !== 200) throw new Error(`registry: search answered ${res.status}`);
+      const { artifacts, count } = JSON.parse(res.body) as { artifacts: { artifactId: string }[]; count: number };
+      names.push(...artifacts.map((a) => a.artifactId));
+      if (artifacts.length < PAGE || offset + PAGE >= count) return names;
+    }
+  } finally {
+    registry.agent.destroy();
   }
 }
 

@@ -3,6 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { createSchemaRegistry } from '../../src/platform/registry/schema-registry.ts';
 import type { Config } from '../../src/platform/config.ts';
 import { prefixed } from '../../src/platform/kafka/topic-definition.ts';
+import { kafkaSecurity } from '../../src/platform/kafka/security.ts';
 
 export interface ReadMessage<T> {
   key: string;
@@ -13,8 +14,8 @@ export interface ReadMessage<T> {
 
 /** Collects messages until `until` holds or the timeout passes; returns what was read. */
 export async function readTopic<T>(config: Config, topic: string, until: (messages: ReadMessage<T>[]) => boolean, timeoutMs = 20_000): Promise<ReadMessage<T>[]> {
-  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
-  const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
+  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
+  const registry = createSchemaRegistry(config);
   const consumer = kafka.consumer({ groupId: prefixed(config.TOPIC_PREFIX, `reader-${Math.random().toString(36).slice(2)}`) });
   const messages: ReadMessage<T>[] = [];
   await consumer.connect();

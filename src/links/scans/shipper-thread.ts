@@ -38,7 +38,7 @@ if (config.SCAN_SHIPPER_NICE > 0 && process.platform === 'linux') {
 const log = createLogger(config, 'scan-shipper');
 const kafka = createKafka(config, log);
 const producer = createProducer(kafka);
-const publisher = new Publisher(producer, createSchemaRegistry(config.SCHEMA_REGISTRY_URL), config.TOPIC_PREFIX);
+const publisher = new Publisher(producer, createSchemaRegistry(config), config.TOPIC_PREFIX);
 // One reader of the IP files for both: scans and orphan visits.
 const geo = Geo.open();
 const enrich = scanEnricher(geo, config.CLICK_ID_SECRET);

@@ -1,12 +1,13 @@
 // ClickHouse client (HTTP). Queries take SqlFragment only, so every value has
 // gone through the literal helper; plain strings cannot be passed by mistake.
+import { readFileSync } from 'node:fs';
 import { createClient, type ClickHouseClient, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { SqlFragment } from './literal.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
 
-export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'>;
+export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'> & Partial<Pick<Config, 'CLICKHOUSE_CA_FILE'>>;
 
 // ClickHouse refuses a statement longer than max_query_size (256 KiB by default): a scan sink's
 // duplicate check of 10,000 ids is about 400 KB. Longer statements raise it for themselves; the
@@ -116,6 +117,8 @@ export function createClickHouse(config: ClickHouseConfig, database: string | un
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
+    // An https URL's server is trusted through the system's CAs unless CLICKHOUSE_CA_FILE names its own.
+    ...(config.CLICKHOUSE_CA_FILE ? { tls: { ca_cert: readFileSync(config.CLICKHOUSE_CA_FILE) } } : {}),
     ...(database ? { database } : {}),
     request_timeout: requestTimeoutMs,
     keep_alive: { idle_socket_ttl: IDLE_SOCKET_TTL_MS },

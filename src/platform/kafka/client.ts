@@ -2,6 +2,7 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { kafkaSecurity, type KafkaSecuritySettings } from './security.ts';
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -23,11 +24,13 @@ function levelOf(entry: LogEntry): 'error' | 'warn' | 'info' | 'debug' {
   return LEVELS[entry.level] ?? 'info';
 }
 
-export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>, log: Logger): Kafka {
+/** The TLS and SASL settings may be absent: a test's cluster of its own is plaintext. */
+export function createKafka(config: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'> & Partial<KafkaSecuritySettings>, log: Logger): Kafka {
   const kafkaLog = log.child({ component: 'kafkajs' });
   return new Kafka({
     clientId: config.KAFKA_CLIENT_ID,
     brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    ...kafkaSecurity(config),
     connectionTimeout: 3000,
     requestTimeout: 30_000,
     // Waits grow from 200 ms to at most 5 s (kafkajs's cap is 30 s): a client retrying through a

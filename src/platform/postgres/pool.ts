@@ -67,12 +67,17 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   }
 }
 
+/** The same server, user and TLS settings (the URL's query: sslmode, sslrootcert), another database. */
+export function databaseUrlFor(databaseUrl: string, database: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  return url.toString();
+}
+
 /** Creates the database named in the URL if it does not exist (connecting to the `postgres` maintenance db). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  const client = new pg.Client({ connectionString: databaseUrlFor(databaseUrl, 'postgres') });
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

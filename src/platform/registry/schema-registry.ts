@@ -6,11 +6,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { prefixed, type TopicDefinition } from '../kafka/topic-definition.ts';
+import { registryConnection, type RegistrySettings } from './registry-connection.ts';
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../../../schemas', import.meta.url));
 
-export function createSchemaRegistry(url: string): SchemaRegistry {
-  return new SchemaRegistry({ host: url, retry: { retries: 3 } });
+export function createSchemaRegistry(settings: RegistrySettings): SchemaRegistry {
+  const { url, auth, agent } = registryConnection(settings);
+  return new SchemaRegistry({ host: url, ...(auth ? { auth } : {}), agent, retry: { retries: 3 } });
 }
 
 interface AvroType {

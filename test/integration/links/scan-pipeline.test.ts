@@ -16,6 +16,7 @@ import { eventually } from '../../support/env.ts';
 import { childPort, startTs, waitForOutput, type Child } from '../../support/processes.ts';
 import { readTopic } from '../../support/topic-reader.ts';
 import { ownKafka, type OwnKafka } from '../../support/kafka-cluster.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 let ingress: TestIngress;
 let api: ReturnType<typeof client>;
@@ -100,7 +101,7 @@ describe('scan pipeline', () => {
     sink!.process.kill('SIGTERM');
     expect((await sink!.exited).code).toBe(0);
     const config = ingress.platform.config;
-    const admin = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     await admin.resetOffsets({ groupId: prefixed(config.TOPIC_PREFIX, 'scan-sink'), topic: prefixed(config.TOPIC_PREFIX, scansTopic.name), earliest: true });
     await admin.disconnect();
@@ -110,7 +111,7 @@ describe('scan pipeline', () => {
     await ingress.platform.publisher.publish(scansTopic, mine.slice(0, 500).map((m) => ({ key: m.key, value: m.value })));
     sink = await startSink();
     // Wait until the sink has read everything (the replay plus the duplicates), then count.
-    const admin2 = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
+    const admin2 = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING }).admin();
     await admin2.connect();
     await eventually(async () => {
       const ends = await admin2.fetchTopicOffsets(prefixed(config.TOPIC_PREFIX, scansTopic.name));

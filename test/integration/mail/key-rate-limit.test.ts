@@ -9,6 +9,7 @@ import { testConfig } from '../../support/env.ts';
 import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { loadServiceConfig } from '../../../src/service.ts';
 import { defaultRequestsPerSecond } from '../../../src/mail/config.ts';
+import { redisTls } from '../../../src/platform/redis.ts';
 
 let a: TestIngress;
 let b: TestIngress;
@@ -17,7 +18,7 @@ let redis: Redis;
 beforeAll(async () => {
   // API_RATE_LIMIT_PER_SEC unset: the spec's 10 per second.
   [a, b] = await Promise.all([startIngress({ API_RATE_LIMIT_PER_SEC: '' }), startIngress({ API_RATE_LIMIT_PER_SEC: '' })]);
-  redis = new Redis(testConfig().REDIS_URL);
+  redis = new Redis(testConfig().REDIS_URL, redisTls(testConfig()));
 });
 afterAll(async () => {
   redis?.disconnect();

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { buildServer, type App } from '../../../src/platform/http/server.ts';
 import { dependencyChecks } from '../../../src/platform/health.ts';
 import { createRedis } from '../../../src/platform/redis.ts';
+import { registryConnection } from '../../../src/platform/registry/registry-connection.ts';
 import { startPlatform, type Platform } from '../../../src/platform/platform.ts';
 import { deadLettersTopic } from '../../../src/platform/actors/dead-letters-topic.ts';
 import { testConfig } from '../../support/env.ts';
@@ -57,7 +58,7 @@ describe('ingress', () => {
 
   it('reports not ready, naming the dependency, when one is down', async () => {
     const deadRedis = createRedis({ REDIS_URL: 'redis://127.0.0.1:1/0' }, platform.log);
-    const checks = dependencyChecks({ kafkaAdmin: platform.kafkaAdmin, registryUrl: platform.config.SCHEMA_REGISTRY_URL, clickhouse: platform.clickhouse, pg: platform.pg, redis: deadRedis });
+    const checks = dependencyChecks({ kafkaAdmin: platform.kafkaAdmin, registry: registryConnection(platform.config), clickhouse: platform.clickhouse, pg: platform.pg, redis: deadRedis });
     const server = await buildServer({ log: platform.log, checks });
     const url = await server.listen({ host: '127.0.0.1', port: 0 });
     try {

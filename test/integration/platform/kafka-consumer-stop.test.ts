@@ -8,12 +8,13 @@ import { eventually, testConfig } from '../../support/env.ts';
 import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { probeTopic } from '../../fixtures/probe-topics.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 const config = testConfig();
 
 describe('a kafkajs consumer stopped during a crash', () => {
   it('is not restarted once the crash has been handled, and leaves its group empty', async () => {
-    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
     const definition = probeTopic('crashing', 1);
     const topic = `${config.TOPIC_PREFIX}.${definition.name}`;
     const groupId = `${config.TOPIC_PREFIX}.crashing-group`;

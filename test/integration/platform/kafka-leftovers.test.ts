@@ -8,9 +8,10 @@ import { testConfig } from '../../support/env.ts';
 import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { probeTopic } from '../../fixtures/probe-topics.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 const config = testConfig();
-const services = { brokers: config.KAFKA_BROKERS, registryUrl: config.SCHEMA_REGISTRY_URL };
+const services = config;
 const prefix = `${config.TOPIC_PREFIX}.made`;
 const schema = (field: string) => JSON.stringify({ schema: JSON.stringify({ type: 'record', name: 'Leftover', fields: [{ name: field, type: 'string' }] }) });
 
@@ -21,7 +22,7 @@ async function register(subject: string, field: string): Promise<void> {
 
 describe('kafka leftovers', () => {
   it('deletes the topics, consumer groups and subjects under a prefix, and nothing outside it', async () => {
-    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
     try {

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PerSecondWindow } from '../../../src/platform/limits/per-second-window.ts';
 import { testConfig } from '../../support/env.ts';
+import { redisTls } from '../../../src/platform/redis.ts';
 
 let one: Redis;
 let two: Redis;
@@ -13,8 +14,8 @@ let a: PerSecondWindow;
 let b: PerSecondWindow;
 
 beforeAll(() => {
-  one = new Redis(testConfig().REDIS_URL);
-  two = new Redis(testConfig().REDIS_URL);
+  one = new Redis(testConfig().REDIS_URL, redisTls(testConfig()));
+  two = new Redis(testConfig().REDIS_URL, redisTls(testConfig()));
   // Two connections stand for two ingress instances.
   a = new PerSecondWindow(one, 'test-per-second');
   b = new PerSecondWindow(two, 'test-per-second');

@@ -8,6 +8,7 @@ import { prefixed } from '../../../src/platform/kafka/topic-definition.ts';
 import { deadLettersTopic } from '../../../src/platform/actors/dead-letters-topic.ts';
 import { probeTopic, type Probe } from '../../fixtures/probe-topics.ts';
 import { testConfig } from '../../support/env.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 const topicDef = probeTopic('probe.registry', 1);
 let platform: Platform;
@@ -26,7 +27,7 @@ describe('Avro values in the Confluent wire format', () => {
     await platform.publisher.publish(topicDef, [{ key: 'actor-1', value: sent }]);
 
     // A data team's consumer: kafkajs + fetch + avsc, no code of ours.
-    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId: prefixed(config.TOPIC_PREFIX, 'data-team') });
     await consumer.connect();
     await consumer.subscribe({ topic: prefixed(config.TOPIC_PREFIX, topicDef.name), fromBeginning: true });

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { createSchemaRegistry } from '../../../src/platform/registry/schema-registry.ts';
 import { prefixed } from '../../../src/platform/kafka/topic-definition.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 /** Messages stored for the organization. */
 export async function storedCount(pg: Pool, organizationId: string): Promise<number> {
@@ -19,8 +20,8 @@ export async function storedCount(pg: Pool, organizationId: string): Promise<num
  */
 export async function publishedRecords(config: Config, ids: readonly string[], settleMs = 3000, timeoutMs = 30_000): Promise<Map<string, MailMessageEvent[]>> {
   const out = new Map<string, MailMessageEvent[]>(ids.map((id) => [id, []]));
-  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
-  const registry = createSchemaRegistry(config.SCHEMA_REGISTRY_URL);
+  const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
+  const registry = createSchemaRegistry(config);
   const consumer = kafka.consumer({ groupId: prefixed(config.TOPIC_PREFIX, `reader-${randomUUID()}`) });
   await consumer.connect();
   try {

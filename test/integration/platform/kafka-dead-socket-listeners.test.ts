@@ -10,6 +10,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type ISocketFactory } from 'kafkajs';
 import { eventually, testConfig } from '../../support/env.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 const config = testConfig();
 let closedPort = 0;
@@ -37,7 +38,7 @@ describe('a kafkajs client whose broker went away', () => {
       sockets.push(socket);
       return socket;
     };
-    const admin = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING, socketFactory, retry: { retries: 0 } }).admin();
+    const admin = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING, socketFactory, retry: { retries: 0 } }).admin();
     await admin.connect();
     expect((await admin.describeCluster()).brokers.length).toBeGreaterThan(0);
 

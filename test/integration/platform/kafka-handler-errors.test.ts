@@ -8,6 +8,7 @@ import { eventually, testConfig } from '../../support/env.ts';
 import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { probeTopic } from '../../fixtures/probe-topics.ts';
+import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
 
 const config = testConfig();
 
@@ -17,7 +18,7 @@ describe("a kafkajs consumer whose handler throws a KafkaJS error of its own", (
     ['eachBatch', () => new KafkaJSRequestTimeoutError('the handler\'s send timed out')],
   ] as const) {
     it(`(${kind}) retries the message in the group it is in, without rejoining`, async () => {
-      const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+      const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
       const definition = probeTopic(`handler-errors-${kind}`, 1);
       const topic = `${config.TOPIC_PREFIX}.${definition.name}`;
       const admin = kafka.admin();

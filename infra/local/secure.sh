@@ -512,3 +512,12 @@ cmd_reset() {
   log "reset: wiping $STACK (CA, passwords, every service's data); cache $CACHE is kept"
   rm -rf "$STACK"
 }
+
+# Kafka alone (a test's own secured Kafka): with the CA and the client properties it needs.
+cmd_start_kafka() {
+  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
+  make_tls
+  write_kafka_client_properties
+  start_kafka_configured
+  wait_kafka || { err "kafka start failed (logs in $LOGS)"; return 1; }
+}

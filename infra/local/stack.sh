@@ -573,6 +573,8 @@ start_apicurio() {
   log "apicurio: starting $APICURIO_VERSION on $HOST:$APICURIO_PORT (storage: postgresql db apicurio)"
   # System properties rather than env vars: exact Apicurio/Quarkus key names, visible in ps.
   # The password through the environment (Quarkus reads APICURIO_DATASOURCE_PASSWORD), out of ps.
+  # A new connection may take longer than Agroal's default 5 s to acquire on a busy machine (the secured
+  # stack's is TLS and SCRAM): Apicurio would exit during start-up.
   launch apicurio "$LOGS/apicurio.log" env APICURIO_DATASOURCE_PASSWORD="$APICURIO_DB_PASSWORD" \
     java -Xms64m -Xmx512m -XX:+ExitOnOutOfMemoryError \
     "$marker" \
@@ -581,6 +583,7 @@ start_apicurio() {
     -Dapicurio.datasource.url="$APICURIO_DB_URL" -Dapicurio.datasource.username="$APICURIO_DB_USER" \
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
     -Dapicurio.datasource.jdbc.max-size=20 \
+    -Dquarkus.datasource.postgresql.jdbc.acquisition-timeout=30S \
     -Dapicurio.rest.deletion.artifact.enabled=true \
     -Dapicurio.rest.deletion.artifact-version.enabled=true \
     -Dapicurio.rest.deletion.group.enabled=true \

@@ -7,6 +7,8 @@
 #   bash infra/local/run.sh test    the whole test suite (unit + integration, real services)
 #
 # STACK_KAFKA_NODES=3 runs either on a three-node Kafka cluster (infra/local/README.md).
+# STACK_SECURE=1 runs either on the secured stack (TLS and passwords everywhere; README.md): every
+# process gets the settings in .stack/secure/service.env.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mode="${1:-serve}"
@@ -84,6 +86,15 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 
 bash infra/local/stack.sh start
+if [ "${STACK_SECURE:-0}" = 1 ]; then
+  # The secured stack's settings (NAME=value lines, no quotes) win over the environment's: they are
+  # the only ones it answers to. Its local access (admin token, API key) is kept beside it, since it
+  # has a database of its own.
+  while IFS='=' read -r name value; do
+    [ -n "$name" ] && export "$name=$value"
+  done < "${STACK_DIR:-.stack}/secure/service.env"
+  export LOCAL_STATE_DIR="${LOCAL_STATE_DIR:-${STACK_DIR:-.stack}/secure}"
+fi
 # Every process gets every broker of the stack's Kafka: with STACK_KAFKA_NODES=3, all three nodes,
 # so a client still finds the cluster while any one of them is down.
 KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash infra/local/stack.sh kafka-brokers)}"

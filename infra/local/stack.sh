@@ -16,6 +16,11 @@ set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
 STACK="${STACK_DIR:-$REPO/.stack}"
+# STACK_SECURE=1: the same services with TLS and passwords, beside the plain ones: in $STACK/secure, on
+# ports of their own, with a Postgres and a Redis of their own (infra/local/secure.sh, README.md).
+SECURE=${STACK_SECURE:-0}
+[[ $SECURE == 0 || $SECURE == 1 ]] || { echo "[stack] ERROR: STACK_SECURE must be 0 or 1" >&2; exit 2; }
+[[ $SECURE == 1 ]] && STACK="$STACK/secure"
 RUN="$STACK/run"
 LOGS="$STACK/logs"
 CACHE="${SVC_CACHE_DIR:-$HOME/.cache/svc-stack}"
@@ -29,15 +34,16 @@ DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
 # mirror; dependency-plugin 3.x insists on reading it, 2.8's copy goal fetches the file alone.
 DEP_PLUGIN_NODESC=org.apache.maven.plugins:maven-dependency-plugin:2.8
 
-# Fixed addresses: the TypeScript config defaults rely on these.
+# Fixed addresses: the TypeScript config defaults rely on these. The secured stack's are in secure.sh.
 HOST=127.0.0.1
-KAFKA_PORT=${STACK_KAFKA_PORT:-9092}
+KAFKA_PORT=${STACK_KAFKA_PORT:-$( [[ $SECURE == 1 ]] && echo 16092 || echo 9092 )}
 KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 1))
 # 1: the single broker (the default). 3: a cluster, node i's client port KAFKA_PORT + 2(i-1) and its
 # controller port the one above (9092/9093, 9094/9095, 9096/9097).
 KAFKA_NODES=${STACK_KAFKA_NODES:-1}
 [[ $KAFKA_NODES == 1 || $KAFKA_NODES == 3 ]] || { echo "[stack] ERROR: STACK_KAFKA_NODES must be 1 or 3" >&2; exit 2; }
 APICURIO_PORT=8081
+APICURIO_DB_URL="jdbc:postgresql://$HOST:5432/apicurio" APICURIO_DB_USER=postgres APICURIO_DB_PASSWORD=postgres
 CH_HTTP_PORT=8123
 CH_TCP_PORT=9000
 PG_PORT=5432
@@ -256,6 +262,26 @@ EOF
   java -Xmx256m -Dlog4j.configuration="file:$l4j" -cp "$KAFKA_HOME/libs/*" "$@"
 }
 
+# A broker's listeners: plaintext (secure.sh has the TLS and SASL ones).
+kafka_listener_settings() { # client-port controller-port
+  cat <<EOF
+listeners=PLAINTEXT://$HOST:$1,CONTROLLER://$HOST:$2
+advertised.listeners=PLAINTEXT://$HOST:$1
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+EOF
+}
+
+# What StorageTool format adds to a broker's storage besides the cluster id, one argument a line:
+# nothing here (secure.sh adds the SASL users).
+kafka_format_args() { :; }
+kafka_format() { # StorageTool format arguments…
+  local extra
+  mapfile -t extra < <(kafka_format_args)
+  kafka_java kafka.tools.StorageTool format "${extra[@]}" "$@"
+}
+
 # Settings every Kafka of the stack shares, single broker or cluster node.
 kafka_shared_settings() {
   cat <<EOF
@@ -304,11 +330,7 @@ configure_kafka() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+$(kafka_listener_settings "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT")
 log.dirs=$dir/data
 num.network.threads=2
 num.io.threads=4
@@ -330,7 +352,7 @@ EOF
   if [[ ! -f "$dir/data/meta.properties" ]]; then
     [[ -s "$dir/cluster-id" ]] || kafka_java kafka.tools.StorageTool random-uuid >"$dir/cluster-id"
     log "kafka: formatting storage (cluster id $(cat "$dir/cluster-id"))"
-    kafka_java kafka.tools.StorageTool format \
+    kafka_format \
       -t "$(cat "$dir/cluster-id")" -c "$dir/server.properties" >>"$LOGS/kafka.log" 2>&1 ||
       { err "kafka: storage format failed; see $LOGS/kafka.log"; return 1; }
   fi
@@ -385,11 +407,7 @@ configure_kafka_node() { # node number
 process.roles=broker,controller
 node.id=$i
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://$HOST:$(node_port "$i"),CONTROLLER://$HOST:$(node_controller_port "$i")
-advertised.listeners=PLAINTEXT://$HOST:$(node_port "$i")
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+$(kafka_listener_settings "$(node_port "$i")" "$(node_controller_port "$i")")
 log.dirs=$dir/data
 # Three nodes share two cores (with everything else): few threads each.
 num.network.threads=2
@@ -452,7 +470,7 @@ format_kafka_nodes() { # node numbers: gives those without storage theirs
       cp -a "$FORMATTED/node-$i/data/." "$CLUSTER/node-$i/data/"
     else # a cluster older than the cache's copies
       log "kafka-$i: formatting storage (cluster id $id)"
-      kafka_java kafka.tools.StorageTool format -t "$id" -c "$(node_marker "$i")" >>"$LOGS/kafka-$i.log" 2>&1 ||
+      kafka_format -t "$id" -c "$(node_marker "$i")" >>"$LOGS/kafka-$i.log" 2>&1 ||
         { err "kafka-$i: storage format failed; see $LOGS/kafka-$i.log"; return 1; }
     fi
   done
@@ -554,14 +572,18 @@ start_apicurio() {
   [[ -n "$jar" ]] || { err "apicurio: no runner jar in $APICURIO_HOME"; return 1; }
   log "apicurio: starting $APICURIO_VERSION on $HOST:$APICURIO_PORT (storage: postgresql db apicurio)"
   # System properties rather than env vars: exact Apicurio/Quarkus key names, visible in ps.
-  launch apicurio "$LOGS/apicurio.log" java -Xms64m -Xmx512m -XX:+ExitOnOutOfMemoryError \
+  # The password through the environment (Quarkus reads APICURIO_DATASOURCE_PASSWORD), out of ps.
+  # A new connection may take longer than Agroal's default 5 s to acquire on a busy machine (the secured
+  # stack's is TLS and SCRAM): Apicurio would exit during start-up.
+  launch apicurio "$LOGS/apicurio.log" env APICURIO_DATASOURCE_PASSWORD="$APICURIO_DB_PASSWORD" \
+    java -Xms64m -Xmx512m -XX:+ExitOnOutOfMemoryError \
     "$marker" \
     -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$APICURIO_PORT" \
     -Dapicurio.storage.kind=sql -Dapicurio.storage.sql.kind=postgresql \
-    -Dapicurio.datasource.url="jdbc:postgresql://$HOST:$PG_PORT/apicurio" \
-    -Dapicurio.datasource.username=postgres -Dapicurio.datasource.password=postgres \
+    -Dapicurio.datasource.url="$APICURIO_DB_URL" -Dapicurio.datasource.username="$APICURIO_DB_USER" \
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \
     -Dapicurio.datasource.jdbc.max-size=20 \
+    -Dquarkus.datasource.postgresql.jdbc.acquisition-timeout=30S \
     -Dapicurio.rest.deletion.artifact.enabled=true \
     -Dapicurio.rest.deletion.artifact-version.enabled=true \
     -Dapicurio.rest.deletion.group.enabled=true \
@@ -702,9 +724,8 @@ start_smtp() {
 # commands
 # ---------------------------------------------------------------------------------------------
 
-cmd_start() {
-  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
-  log "repo $REPO, state $STACK, cache $CACHE"
+# The tools the tests and benchmarks use besides the services.
+ensure_tools() {
   need_cmd curl curl
   # The tests make a throwaway CA for their HTTPS webhook receivers with the openssl CLI.
   need_cmd openssl openssl
@@ -724,6 +745,12 @@ cmd_start() {
   command -v promtool >/dev/null 2>&1 || apt_install_without_starting prometheus
   # The SMTP relay's tests submit with Debian's swaks (an SMTP client nobody here wrote).
   need_cmd swaks swaks
+}
+
+cmd_start() {
+  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
+  log "repo $REPO, state $STACK, cache $CACHE"
+  ensure_tools
   ensure_postgres
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.
@@ -858,9 +885,12 @@ cmd_start_kafka() {
   wait_kafka || { err "kafka start failed (logs in $LOGS)"; return 1; }
 }
 
+# The secured stack's settings and commands (secure.sh) replace some of the above.
+if [[ $SECURE == 1 ]]; then source "$SCRIPT_DIR/secure.sh"; fi
+
 # Another STACK_DIR is for a second Kafka only: the other services' ports and Apicurio's database
-# are the machine's, and reset would drop the latter.
-if [[ -n ${STACK_DIR:-} && ${2:-} != kafka && ${1:-} =~ ^(start|stop|reset)$ ]]; then
+# are the machine's, and reset would drop the latter. (A secured stack has all its services of its own.)
+if [[ $SECURE == 0 && -n ${STACK_DIR:-} && ${2:-} != kafka && ${1:-} =~ ^(start|stop|reset)$ ]]; then
   err "with STACK_DIR, use: $0 start|stop|status kafka"; exit 2
 fi
 

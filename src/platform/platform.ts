@@ -12,6 +12,7 @@ import { createKafka } from './kafka/client.ts';
 import { createProducer } from './kafka/producer.ts';
 import { Publisher } from './kafka/publisher.ts';
 import { ensureTopics } from './kafka/topics.ts';
+import { kafkaSecurity } from './kafka/security.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { migrateAll } from './migrations.ts';
 import { createPool, type Pool } from './postgres/pool.ts';
@@ -81,7 +82,7 @@ export async function startPlatform<C extends Config>(config: C, options: StartO
   const kafkaAdmin = kafka.admin();
   await kafkaAdmin.connect();
   shutdown.add('kafka-admin', () => kafkaAdmin.disconnect());
-  await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log);
+  await ensureTopics(kafkaAdmin, config.TOPIC_PREFIX, topics, log, kafkaSecurity(config));
 
   const registry = createSchemaRegistry(config);
   const producer = createProducer(kafka);

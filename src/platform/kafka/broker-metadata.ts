@@ -2,7 +2,10 @@
 // to 4.x answer) sent to that broker alone, over a plain connection as the client's. kafkajs sends
 // its metadata requests to whichever broker it picks, and for a moment after a topic is created
 // some brokers know it and others answer UNKNOWN_TOPIC_OR_PARTITION.
+// A cluster that asks for TLS or SASL is asked through a kafkajs client of that one broker instead
+// (its TLS and SASL handshakes, SCRAM's among them, are kafkajs's: not written again here).
 import { connect } from 'node:net';
+import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
 
 export interface TopicAsKnown {
   name: string;
@@ -15,8 +18,40 @@ export interface TopicAsKnown {
 const METADATA = 3;
 const VERSION = 4;
 
-export async function topicsAsKnownBy(host: string, port: number, topics: readonly string[], timeoutMs = 5000): Promise<TopicAsKnown[]> {
+export async function topicsAsKnownBy(host: string, port: number, topics: readonly string[], timeoutMs = 5000, security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {}): Promise<TopicAsKnown[]> {
+  if (security.ssl || security.sasl) return topicsAsKnownThroughKafkajs(host, port, topics, timeoutMs, security);
   return parse(await exchange(host, port, request(topics), timeoutMs));
+}
+
+/**
+ * The same question through a kafkajs client whose only broker is this one: a new client's first
+ * metadata request goes to its seed broker, the one connection it has. A topic the broker does not
+ * know yet makes kafkajs throw (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE): every topic asked
+ * is then reported with that error, to be asked again.
+ */
+async function topicsAsKnownThroughKafkajs(host: string, port: number, topics: readonly string[], timeoutMs: number, security: Pick<KafkaConfig, 'ssl' | 'sasl'>): Promise<TopicAsKnown[]> {
+  const admin = new Kafka({
+    clientId: 'linkmail-metadata',
+    brokers: [`${host}:${port}`],
+    ...security,
+    // A new object: kafkajs keeps its SASL authenticator (and the password it was made with) on the options it is given.
+    ...(security.sasl ? { sasl: { ...security.sasl } } : {}),
+    connectionTimeout: timeoutMs,
+    requestTimeout: timeoutMs,
+    retry: { retries: 0 },
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  try {
+    await admin.connect();
+    const { topics: known } = await admin.fetchTopicMetadata({ topics: [...topics] });
+    return known.map((t) => ({ name: t.name, errorCode: 0, leaders: t.partitions.map((p) => p.leader) }));
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (typeof code !== 'number') throw err;
+    return topics.map((name) => ({ name, errorCode: code, leaders: [] }));
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 function request(topics: readonly string[]): Buffer {

@@ -2,7 +2,7 @@
 // existing ones get their cleanup policy and retention corrected; a topic is
 // never deleted, shrunk or grown here.
 // (ConfigResourceTypes is not a named ESM export of kafkajs under plain Node, hence the default import.)
-import kafkajs, { type Admin } from 'kafkajs';
+import kafkajs, { type Admin, type KafkaConfig } from 'kafkajs';
 import { topicsAsKnownBy } from './broker-metadata.ts';
 import { prefixed, type TopicDefinition } from './topic-definition.ts';
 import type { Logger } from '../logger.ts';
@@ -23,13 +23,13 @@ function topicConfig(def: TopicDefinition): { name: string; value: string }[] {
  * topics another process has just created are waited for too. A broker that does not answer (down,
  * or hung until the cluster fences it) is asked again.
  */
-async function waitUntilEveryBrokerKnows(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+async function waitUntilEveryBrokerKnows(admin: Admin, topics: string[], security: Pick<KafkaConfig, 'ssl' | 'sasl'>, timeoutMs = 30_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; ; ) {
     const { brokers } = await admin.describeCluster();
     const answers = await Promise.all(
       brokers.map(async ({ nodeId, host, port }) => {
         try {
-          const known = await topicsAsKnownBy(host, port, topics);
+          const known = await topicsAsKnownBy(host, port, topics, 5000, security);
           const missing = known.filter((t) => t.errorCode !== 0 || t.leaders.length === 0 || t.leaders.some((l) => l < 0));
           return missing.map((t) => `${t.name} (broker ${nodeId}: ${t.errorCode !== 0 ? `error ${t.errorCode}` : 'no leader'})`);
         } catch (err) {
@@ -44,7 +44,8 @@ async function waitUntilEveryBrokerKnows(admin: Admin, topics: string[], timeout
   }
 }
 
-export async function ensureTopics(admin: Admin, prefix: string, defs: readonly TopicDefinition[], log: Logger): Promise<void> {
+/** `security`: the TLS and SASL options of the cluster's clients (kafkaSecurity), for the brokers asked one by one. */
+export async function ensureTopics(admin: Admin, prefix: string, defs: readonly TopicDefinition[], log: Logger, security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {}): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = defs.filter((d) => !existing.has(prefixed(prefix, d.name)));
   if (missing.length > 0) {
@@ -59,7 +60,7 @@ export async function ensureTopics(admin: Admin, prefix: string, defs: readonly 
     });
     log.info({ topics: missing.map((d) => prefixed(prefix, d.name)) }, 'topics created');
   }
-  await waitUntilEveryBrokerKnows(admin, defs.map((d) => prefixed(prefix, d.name)));
+  await waitUntilEveryBrokerKnows(admin, defs.map((d) => prefixed(prefix, d.name)), security);
   const present = defs.filter((d) => existing.has(prefixed(prefix, d.name)));
   if (present.length === 0) return;
   const meta = await admin.fetchTopicMetadata({ topics: present.map((d) => prefixed(prefix, d.name)) });

@@ -27,6 +27,8 @@
 // and the ingress alone), so a slower build shows as a ratio above 1 whatever the machine's speed
 // that day. The ingress's CPU is split by thread: main (the event loop), worker threads (the scan
 // journal's shipper) and helpers (V8's and libuv's).
+// The secured stack (BENCH_SECURE, default on): the same load on an ingress and scan workers whose
+// every connection is TLS with a password (issue 51), against ours on the plaintext stack.
 // Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
 // (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json;
 // BENCH_LINK=utm: a plain link with five UTM parameters to append, bench/results/redirect-utm.json)
@@ -42,6 +44,10 @@ import { baselineBuild } from './baseline-build.ts';
 import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 import { startTestCluster, type TestCluster } from '../test/support/kafka-cluster.ts';
+import { startSecureStack, type SecureStack } from '../test/support/secure-stack.ts';
+import { kafkaSecurity } from '../src/platform/kafka/security.ts';
+import { createClickHouse, type ClickHouse } from '../src/platform/clickhouse/client.ts';
+import { sql } from '../src/platform/clickhouse/literal.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 // BENCH_LINK=routed loads a link with country rules (none matching the load's GB address, so each
@@ -62,6 +68,11 @@ const LINK = UTM
   : { destination: 'https://example.com/landing?ref=bench' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CLUSTER = process.env.BENCH_KAFKA_CLUSTER !== '0';
+// A round on the secured stack (issue 51): Kafka over SASL_SSL with SCRAM-SHA-512, the registry
+// over HTTPS with basic auth, ClickHouse over HTTPS, Postgres and Redis over TLS, a stack of the
+// bench's own (test/support/secure-stack.ts) beside the plaintext one, with its own ingress and
+// scan workers; `secureOverPlain` is what TLS and authentication cost a recorded scan. BENCH_SECURE=0 leaves it out.
+const SECURE = process.env.BENCH_SECURE !== '0';
 const BASELINE_REF = process.env.BENCH_BASELINE_REF === 'none' ? undefined : (process.env.BENCH_BASELINE_REF ?? 'a38188d');
 /** The baseline build's own databases (its migrations may differ from today's). */
 const BASELINE_DATABASE = 'linkmail_bench_baseline';
@@ -109,12 +120,10 @@ http {
   };
 }
 
-/** The scans ClickHouse holds for the link. */
-async function clickhouseScans(shortId: string, database: string): Promise<{ rows: number; distinct: number }> {
-  const url = `${process.env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123'}/?database=${database}`;
-  const res = await fetch(url, { method: 'POST', body: `SELECT count(), uniqExact(scan_id) FROM scans WHERE short_id = '${shortId}' FORMAT TSV` });
-  const [rows, distinct] = (await res.text()).trim().split('\t').map(Number);
-  return { rows: rows ?? 0, distinct: distinct ?? 0 };
+/** The scans ClickHouse holds for the link, asked through the service's own client (TLS and a password where the settings say so). */
+async function clickhouseScans(clickhouse: ClickHouse, shortId: string): Promise<{ rows: number; distinct: number }> {
+  const [counts] = await clickhouse.rows<{ rows: string; distinct: string }>(sql`SELECT count() AS rows, uniqExact(scan_id) AS distinct FROM scans WHERE short_id = ${shortId}`);
+  return { rows: Number(counts?.rows ?? 0), distinct: Number(counts?.distinct ?? 0) };
 }
 
 /** The ingress's CPU per redirect: its threads' groups summed. */
@@ -162,13 +171,16 @@ const topicPrefix = `bench-redirect-${Date.now()}`;
 const clusterPrefix = `${topicPrefix}-cluster`;
 const nginxPort = freePort();
 const barePort = freePort();
-const ingressPorts = [freePort(), freePort(), freePort(), freePort()];
+const ingressPorts = [freePort(), freePort(), freePort(), freePort(), freePort()];
+const securePrefix = `${topicPrefix}-secure`;
 const baselinePrefix = `${topicPrefix}-baseline`;
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
 /** Every process started, stopped in reverse order at the end, also when a later start fails. */
 const running: Proc[] = [];
 const admins: Admin[] = [];
+const clickhouses: ClickHouse[] = [];
 let cluster: TestCluster | undefined;
+let secureStack: SecureStack | undefined;
 const started = async (starting: Promise<Proc>) => {
   const proc = await starting;
   running.push(proc);
@@ -194,8 +206,12 @@ async function makeLink(base: string): Promise<string> {
  * ClickHouse about 7 µs a scan, charged to ours. `stored`, outside the measured windows, waits until
  * every scan answered so far is in ClickHouse.
  */
-async function scansOf(brokers: string, prefix: string, groups: string[], shortId: string, database = BENCH_ENV.CLICKHOUSE_DATABASE!) {
-  const kafkaAdmin = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+async function scansOf(brokers: string, prefix: string, groups: string[], shortId: string, settings: Record<string, string> = {}) {
+  // The stack's settings (TLS, SASL, passwords) as the processes under test have them.
+  const config = loadConfig({ ...process.env, ...BENCH_ENV, ...settings, KAFKA_BROKERS: brokers });
+  const kafkaAdmin = new Kafka({ brokers: brokers.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING }).admin();
+  const clickhouse = createClickHouse(config);
+  clickhouses.push(clickhouse);
   admins.push(kafkaAdmin);
   await kafkaAdmin.connect();
   const topic = prefixed(prefix, 'scans');
@@ -230,7 +246,7 @@ async function scansOf(brokers: string, prefix: string, groups: string[], shortI
     stored: async (): Promise<{ rows: number; distinct: number }> => {
       const end = Date.now() + DRAIN_TIMEOUT_MS;
       for (;;) {
-        const counts = await clickhouseScans(shortId, database);
+        const counts = await clickhouseScans(clickhouse, shortId);
         if (counts.distinct >= expected) return counts;
         if (Date.now() > end) throw new Error(`${counts.distinct} of ${expected} scans reached ClickHouse after ${DRAIN_TIMEOUT_MS / 1000} s`);
         await new Promise((r) => setTimeout(r, 500));
@@ -268,6 +284,15 @@ try {
       workers: await started(start('workers/run.ts', baselineEnv, 'worker process ready', 120_000, kinds, baselineBuilt.root)),
     }
     : undefined;
+  // The secured stack: its service.env's settings (every connection TLS with a password), the run's own topic prefix.
+  secureStack = SECURE ? await startSecureStack() : undefined;
+  const secureEnv = secureStack ? { ...secureStack.env, TOPIC_PREFIX: securePrefix } : {};
+  const onSecure = secureStack
+    ? {
+      ingress: await started(start('src/main.ts', { ...ingressEnv(ingressPorts[4]!), ...secureEnv, SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-secure` }, 'ingress listening')),
+      workers: await started(start('workers/run.ts', secureEnv, 'worker process ready', 120_000, kinds)),
+    }
+    : undefined;
   let onCluster: { ingress: Proc; workers: Proc } | undefined;
   if (CLUSTER) {
     cluster = await startTestCluster();
@@ -283,12 +308,15 @@ try {
   const clusterShortId = CLUSTER ? await makeLink(base(2)) : undefined;
   const baselineShortId = baseline ? await makeLink(base(3)) : undefined;
   const baselinePath = `/${baselineShortId}`;
+  const secureShortId = onSecure ? await makeLink(base(4)) : undefined;
+  const securePath = `/${secureShortId}`;
   const path = `/${shortId}`;
   const clusterPath = `/${clusterShortId}`;
   await new Promise((r) => setTimeout(r, 1000));
   const single = await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, topicPrefix, scanGroups, shortId);
   const onClusterScans = cluster ? await scansOf(cluster.brokers, clusterPrefix, scanGroups, clusterShortId!) : undefined;
-  const baselineScans = baseline ? await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, baselinePrefix, scanGroups, baselineShortId!, BASELINE_DATABASE) : undefined;
+  const baselineScans = baseline ? await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, baselinePrefix, scanGroups, baselineShortId!, { CLICKHOUSE_DATABASE: BASELINE_DATABASE }) : undefined;
+  const secureScans = onSecure ? await scansOf(secureStack!.env.KAFKA_BROKERS!, securePrefix, scanGroups, secureShortId!, secureEnv) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
   let warmedUp = 0;
@@ -302,6 +330,11 @@ try {
     const warm = await wrk(base(2), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(clusterPath) });
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
+  }
+  if (secureScans) {
+    const warm = await wrk(base(4), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(securePath) });
+    await secureScans.drained(answered(warm));
+    await secureScans.stored();
   }
   if (baselineScans) {
     const warm = await wrk(base(3), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(baselinePath) });
@@ -320,10 +353,11 @@ try {
     const { main, workers, helpers } = threadsOf(proc.child.pid!);
     return { 'ingress main thread': main, 'ingress worker threads': workers, 'ingress helper threads': helpers };
   };
-  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline') => ({
+  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline' | 'secure') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
     ...(server === 'ours' ? ingressThreads(ingresses[0]!) : {}),
+    ...(server === 'secure' ? { ...ingressThreads(onSecure!.ingress), workers: withChildren(onSecure!.workers.child.pid!) } : {}),
     ...(server === 'baseline' ? { ...ingressThreads(baseline!.ingress), workers: withChildren(baseline!.workers.child.pid!) } : {}),
     ...(server === 'both' ? { ingress: withChildren(ingresses[0]!.child.pid!) } : {}),
     ...(server === 'both' ? { 'second ingress': withChildren(ingresses[1]!.child.pid!) } : {}),
@@ -340,6 +374,8 @@ try {
     const bareRun = await measure(`http://127.0.0.1:${barePort}`, '/bench', () => groupsFor('bare'));
     const ours = await measure(base(0), path, () => groupsFor('ours'), (load) => single.drained(answered(load)));
     await single.stored();
+    const secureRun = secureScans ? await measure(base(4), securePath, () => groupsFor('secure'), (load) => secureScans.drained(answered(load))) : undefined;
+    if (secureScans) await secureScans.stored();
     const baselineRun = baselineScans ? await measure(base(3), baselinePath, () => groupsFor('baseline'), (load) => baselineScans.drained(answered(load))) : undefined;
     if (baselineScans) await baselineScans.stored();
     const oursOnCluster = onClusterScans ? await measure(base(2), clusterPath, () => groupsFor('cluster'), (load) => onClusterScans.drained(answered(load))) : undefined;
@@ -353,7 +389,7 @@ try {
     const twoRequests = both.reduce((sum, l) => sum + l.requests, 0);
     const twoIngresses = { requestsPerSecond: both.reduce((sum, l) => sum + l.requestsPerSecond, 0), p99Ms: Math.max(...both.map((l) => l.latencyMs.p99)), cpuPerRedirectUs: Number(((twoBusy * 1000) / twoRequests).toFixed(1)) };
     rounds.push({
-      nginx: nginxRun, bare: bareRun, ours, ...(baselineRun ? { baseline: baselineRun } : {}), ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
+      nginx: nginxRun, bare: bareRun, ours, ...(baselineRun ? { baseline: baselineRun } : {}), ...(secureRun ? { oursSecure: secureRun, secureOverPlain: Number((secureRun.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}), ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
       ratio: Number((ours.cpuPerRedirectUs / bareRun.cpuPerRedirectUs).toFixed(2)),
       ...(baselineRun
         ? {
@@ -364,6 +400,7 @@ try {
       ...(oursOnCluster ? { clusterOverSingleBroker: Number((oursOnCluster.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}),
       twoOverOne: Number((twoIngresses.requestsPerSecond / ours.load.requestsPerSecond).toFixed(2)),
     });
+    if (secureRun) console.log(`round ${round + 1}: on the secured stack ${secureRun.cpuPerRedirectUs} µs (${secureRun.load.requestsPerSecond} req/s): secured/plain ${rounds.at(-1)!.secureOverPlain}`);
     if (baselineRun) console.log(`round ${round + 1}: today ${ours.cpuPerRedirectUs} µs (ingress ${ingressUs(ours)}), ${BASELINE_REF} ${baselineRun.cpuPerRedirectUs} µs (ingress ${ingressUs(baselineRun)}): today/baseline ${rounds.at(-1)!.todayOverBaseline}, ingress ${rounds.at(-1)!.ingressTodayOverBaseline}`);
     console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
       `${ours.load.requestsPerSecond} req/s;${oursOnCluster ? ` on the cluster ${oursOnCluster.cpuPerRedirectUs} µs, ${oursOnCluster.load.requestsPerSecond} req/s;` : ''} two ingresses ${twoIngresses.requestsPerSecond} req/s`);
@@ -374,6 +411,7 @@ try {
   const counted = await single.stored();
   const clusterCounted = onClusterScans ? await onClusterScans.stored() : undefined;
   const clusterRounds = rounds.flatMap((r) => (r.oursOnCluster ? [{ ...r, oursOnCluster: r.oursOnCluster, clusterOverSingleBroker: r.clusterOverSingleBroker! }] : []));
+  const secureRounds = rounds.flatMap((r) => (r.oursSecure ? [{ ...r, oursSecure: r.oursSecure, secureOverPlain: r.secureOverPlain! }] : []));
   const baselineRounds = rounds.flatMap((r) => (r.baseline ? [{ ...r, todayOverBaseline: r.todayOverBaseline!, ingressTodayOverBaseline: r.ingressTodayOverBaseline! }] : []));
   // The headline: today's build against the baseline build, in the same rounds.
   const headline = baselineRounds.length > 0
@@ -408,6 +446,16 @@ try {
         : {}),
     },
     ratioOursOverBare: ratio,
+    ...(secureRounds.length > 0
+      ? {
+        secured: {
+          cpuPerRedirectUs: medianBy(secureRounds, (r) => r.oursSecure.cpuPerRedirectUs).oursSecure.cpuPerRedirectUs,
+          requestsPerSecond: medianBy(secureRounds, (r) => r.oursSecure.load.requestsPerSecond).oursSecure.load.requestsPerSecond,
+          secureOverPlain: medianBy(secureRounds, (r) => r.secureOverPlain).secureOverPlain,
+          scansInClickHouse: { expected: secureScans!.expected(), ...(await secureScans!.stored()) },
+        },
+      }
+      : {}),
     halfRate: { targetRate: Math.floor(oursMax / 2), requestsPerSecond: half.load.requestsPerSecond, p99Ms: half.load.latencyMs.p99, cpuPerRedirectUs: half.cpuPerRedirectUs },
     scansInClickHouse: { expected: single.expected(), rows: counted.rows, distinct: counted.distinct },
     ...(baselineScans ? { baselineScansInClickHouse: { expected: baselineScans.expected(), ...(await baselineScans.stored()) } } : {}),
@@ -427,8 +475,10 @@ try {
   writeResult(ROUTED ? 'redirect-routed' : UTM ? 'redirect-utm' : 'redirect', result);
 } finally {
   for (const admin of admins) await admin.disconnect();
+  for (const clickhouse of clickhouses) await clickhouse.close();
   for (const proc of running.reverse()) await proc.stop();
   await cluster?.release();
+  await secureStack?.release();
   await deleteRunResources(topicPrefix);
   if (BASELINE_REF) await deleteRunResources(baselinePrefix);
   // The cluster's topics went with it; its registry subjects are the stack's.

@@ -73,6 +73,12 @@ function rowInput(header: readonly (string | undefined)[], record: readonly stri
   return input;
 }
 
+/** Line breaks inside a record's text (quoted cells' CRLF, CR or LF each one), not the one ending it. */
+function lineBreaksWithin(raw: string): number {
+  const inner = raw.replace(/^\n/, '').replace(/(\r\n|\r|\n)$/, '');
+  return inner.match(/\r\n|\r|\n/g)?.length ?? 0;
+}
+
 export interface LinkImportDeps {
   store: LinkStore;
   changelog: LinkChangelog;
@@ -110,7 +116,7 @@ async function importRows(store: LinkStore, workspaceId: string, body: Readable)
     // Imported links go where POST /links puts a link that names no domain: the workspace's default.
     const domain = await domainOfLink(client, workspaceId, undefined, store.baseHost);
     // The body is read from here on, by the loop below (which is listening for the parser's errors).
-    const parser = body.pipe(parse({ bom: true, relax_column_count: true, info: true, max_record_size: MAX_RECORD_BYTES }));
+    const parser = body.pipe(parse({ bom: true, relax_column_count: true, raw: true, max_record_size: MAX_RECORD_BYTES }));
     body.on('error', (err) => parser.destroy(err));
     let batch: { line: number; link: PreparedLink }[] = [];
     const flush = async () => {
@@ -126,8 +132,11 @@ async function importRows(store: LinkStore, workspaceId: string, body: Readable)
     };
 
     let header: (string | undefined)[] | undefined;
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const line = info.lines;
+    // csv-parse's own line count (info.lines) counts a CRLF inside a quoted cell twice: lines are counted here.
+    let nextLine = 1;
+    for await (const { record, raw } of parser as AsyncIterable<{ record: string[]; raw: string }>) {
+      const line = nextLine + lineBreaksWithin(raw);
+      nextLine = line + 1;
       if (!header) {
         header = record.map((h) => COLUMNS[h.trim().toLowerCase()]);
         if (!header.includes('destination')) throw new ImportRefused({ reason: 'missing_destination_column' });

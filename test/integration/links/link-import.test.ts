@@ -104,6 +104,21 @@ describe('CSV import', () => {
     });
   });
 
+  it('counts a line break inside a quoted cell once, with CRLF line ends as with LF (issue 55)', async () => {
+    const { key } = await workspaceWithKey(ingress.url);
+    const rows = (eol: string) => [
+      'destination,title', //                                   1
+      'not a url,one', //                                       2 validation_failed
+      `https://example.com/two,"two${eol}lines${eol}here"`, //  3-5
+      'ftp://example.com/three,"x', //                          6 invalid_url (its last line is 7)
+      'y"',
+      'not a url either,', //                                   8 validation_failed
+    ].join(eol);
+    const expected = { created: 1, skipped: 0, rejected: 3, errors: [{ line: 2, code: 'validation_failed' }, { line: 7, code: 'invalid_url' }, { line: 8, code: 'validation_failed' }] };
+    expect((await importCsv(key, rows('\n'))).body).toEqual(expected);
+    expect((await importCsv(key, rows('\r\n'))).body).toEqual(expected);
+  });
+
   it('refuses what is not an import, and more than 100,000 rows, creating nothing', async () => {
     const { key } = await workspaceWithKey(ingress.url);
     expect((await importCsv(key, 'url,name\nhttps://example.com/,x\n')).body.error.code).toBe('missing_destination_column');

@@ -30,7 +30,11 @@ function refusalError(r: LinkImportRefusal): ApiError {
 
 export async function linkImportRoute(app: App, deps: LinkImportDeps): Promise<void> {
   await app.register(async (scope) => {
+    // Only text/csv is read; any other type (application/json too, whatever its body) is left
+    // unread and answered 415 by the route, not parsed as JSON first (400 invalid_json).
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     addComponents(scope, [LinkImportResult]);
     scope.post('/links/import', {
       schema: {

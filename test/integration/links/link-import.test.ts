@@ -127,6 +127,11 @@ describe('CSV import', () => {
     expect((await importCsv(key, '')).body.error.code).toBe('empty_import');
     expect((await call(ingress.url, 'POST', '/api/v1/links/import', { key, body: [{ destination: 'https://example.com/' }] })).status).toBe(415);
     expect((await importCsv(key, 'destination\nhttps://example.com/\n', 'text/plain')).status).toBe(415);
+    // Any other content type is 415, application/json too whatever its body (issue 55: it was 400 invalid_json).
+    for (const [type, body] of [['application/json', 'destination\nhttps://example.com/\n'], ['application/json', ''], ['application/json', '{'], ['application/octet-stream', 'destination\nhttps://example.com/\n']]) {
+      const refused = await importCsv(key, body!, type);
+      expect([type, body, refused.status, refused.body.error.code]).toEqual([type, body, 415, 'unsupported_media_type']);
+    }
     // 2,000 distinct rows (two batches written) and repeats up to 100,001 rows: 413, and the batches are undone.
     const distinct = Array.from({ length: 2000 }, (_, i) => `https://example.com/limit/${i}`);
     const repeats = Array.from({ length: 98_001 }, () => 'https://example.com/limit/0');

@@ -23,10 +23,11 @@ export class LinkImportStaging {
 
   /**
    * Starts an import for the workspace: its id, or undefined while another is running. An import
-   * past `expires_at` (its process stopped mid-import) is over: its rows go, and this one starts.
+   * past `expires_at` (its process stopped mid-import) is over: its rows go (any workspace's: the
+   * table holds a row a running import), and this one starts.
    */
   async begin(workspaceId: string, ttlMs: number): Promise<string | undefined> {
-    await this.pool.query('DELETE FROM link_imports WHERE workspace_id = $1 AND expires_at < now()', [workspaceId]);
+    await this.pool.query('DELETE FROM link_imports WHERE expires_at < now()');
     const { rows } = await this.pool.query<{ id: string }>(
       `INSERT INTO link_imports (workspace_id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')
        ON CONFLICT (workspace_id) DO NOTHING RETURNING id`,

@@ -140,4 +140,30 @@ describe('import concurrency (default bounds)', () => {
     // Once answered, the workspace imports again.
     expect((await importStream(ingress.url, a.key, 'destination\nhttps://example.com/again\n')).status).toBe(200);
   });
+
+  it('an import whose ingress stopped mid-way holds its workspace until it expires, then its staged rows go and a new import runs', async () => {
+    const [a, b] = [await workspaceWithKey(ingress.url), await workspaceWithKey(ingress.url)];
+    const { pg } = ingress.platform;
+    // What a stopped ingress leaves: its claim on the workspace and the rows it had staged.
+    const left = async (workspaceId: string, expiresInMs: number) => {
+      const { rows } = await pg.query<{ id: string }>("INSERT INTO link_imports (workspace_id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond') RETURNING id", [workspaceId, expiresInMs]);
+      await pg.query('INSERT INTO link_import_rows (import_id, line, link) VALUES ($1, 2, $2)', [rows[0]!.id, JSON.stringify({ input: { destination: 'https://example.com/left' }, passwordHash: null })]);
+      return rows[0]!.id;
+    };
+    const aLeft = await left(a.workspaceId, 60_000);
+    const bLeft = await left(b.workspaceId, -1000);
+    const refused = await importStream(ingress.url, a.key, 'destination\nhttps://example.com/a\n');
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'import_running']);
+    // B's expired: its import runs, and only its own row is created.
+    const ran = await importStream(ingress.url, b.key, 'destination\nhttps://example.com/b\n');
+    expect([ran.status, ran.body]).toEqual([200, { created: 1, skipped: 0, rejected: 0, errors: [] }]);
+    expect((await client(ingress.url, b.key).get('/api/v1/links')).body.data.map((l: { destination: string }) => l.destination)).toEqual(['https://example.com/b']);
+    expect((await pg.query('SELECT 1 FROM link_import_rows WHERE import_id = $1', [bLeft])).rowCount).toBe(0);
+    // A's, once expired, goes too: at the next import of any workspace.
+    await pg.query("UPDATE link_imports SET expires_at = now() - interval '1 second' WHERE id = $1", [aLeft]);
+    expect((await importStream(ingress.url, b.key, 'destination\nhttps://example.com/b2\n')).status).toBe(200);
+    expect((await pg.query('SELECT 1 FROM link_imports WHERE id = $1', [aLeft])).rowCount).toBe(0);
+    expect((await importStream(ingress.url, a.key, 'destination\nhttps://example.com/a\n')).body.created).toBe(1);
+  });
 });
+

@@ -84,6 +84,15 @@ export const LinksConfigSchema = Type.Object({
   WEBHOOK_SECRET_GRACE_MS: Type.Integer({ minimum: 0, maximum: 30 * 86_400_000, default: 86_400_000 }),
   /** A PEM file of extra CA certificates trusted for webhook endpoints (a private CA; tests); empty trusts the system CAs only. */
   WEBHOOK_CA_FILE: Type.String({ default: '' }),
+  /**
+   * CSV imports (POST /api/v1/links/import): the largest body, the longest pause between two of its
+   * chunks and the longest whole upload (past them: 413 import_too_large, 408 import_stalled), and
+   * the Postgres connections of the imports' own pool, apart from the ingress's.
+   */
+  LINK_IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 64 * 1024 * 1024 }),
+  LINK_IMPORT_STALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  LINK_IMPORT_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 600_000 }),
+  LINK_IMPORT_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 20, default: 2 }),
   /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
   API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
 });

@@ -94,7 +94,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       // Before any route: each route gets its scope, and a key without it is refused.
       requireRouteScopes(scope);
       await linkRoutes(scope, { ...linkWrites, onScanLimitChanged: (id) => resetScanLimitCounter(redis, id).catch(() => {}) });
-      await linkImportRoute(scope, { store: links.links, changelog: links.changelog });
+      await linkImportRoute(scope, { store: links.links, changelog: links.changelog, ...links.imports });
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });

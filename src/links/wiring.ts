@@ -14,7 +14,10 @@ import { RenderPool } from './qr/render-pool.ts';
 import { ClickIds } from './scans/click-id.ts';
 import { LifetimeScans } from './scans/lifetime-scans.ts';
 import { ScanLimitCloser } from './scans/scan-limit-closer.ts';
+import { LinkImportStaging } from './short-links/link-import-staging.ts';
 import { LinkStore } from './short-links/link-store.ts';
+import type { UploadLimits } from './short-links/upload-limits.ts';
+import { createPool } from '../platform/postgres/pool.ts';
 import type { ReservedShortIds } from './short-links/short-id.ts';
 import { DeliveryLog } from './webhooks/delivery-log.ts';
 import { DeliveryQueue } from './webhooks/delivery-queue.ts';
@@ -49,6 +52,8 @@ export interface LinksServices {
   /** The redirect path's settings. */
   redirects: { journalDir: string; perMinutePerIp: number; missCacheSize: number; missCacheMs: number; revalidateMs: number; scanLimitSeedWaitMs: number };
   webhooks: { store: WebhookStore; log: DeliveryLog; queue: DeliveryQueue };
+  /** CSV imports: where their rows wait for the body's end (on a pool of their own), and the upload's bounds. */
+  imports: { staging: LinkImportStaging; limits: UploadLimits };
   webhookWorker: WebhookWorkerOptions;
   /** Link events (link.created/updated/deleted) waiting for their changelog message, queued by the links-link-events worker. */
   linkEvents: LinkEventQueue;
@@ -78,6 +83,7 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
   return {
     config,
     shortLinkBase,
+    imports: { staging: new LinkImportStaging(importPool(platform, config)), limits: { maxBytes: config.LINK_IMPORT_MAX_BYTES, stallMs: config.LINK_IMPORT_STALL_TIMEOUT_MS, deadlineMs: config.LINK_IMPORT_DEADLINE_MS } },
     keys: new ApiKeys(pg),
     workspaces: new Workspaces(pg),
     links,
@@ -132,4 +138,15 @@ export function wireLinks(platform: Platform, config: LinksProcessConfig, option
     }),
     qrImages: { timeoutMs: config.QR_IMAGE_FETCH_TIMEOUT_MS, maxBytes: config.QR_IMAGE_MAX_BYTES, allowHosts: listSetting(config.OUTBOUND_ALLOW_HOSTS) },
   };
+}
+
+/**
+ * The pool CSV imports write on: a few connections of their own (LINK_IMPORT_POOL_SIZE), so
+ * imports of many workspaces at once wait for each other, never the ingress's other requests.
+ * Opened on first use.
+ */
+function importPool(platform: Platform, config: LinksProcessConfig) {
+  const pool = createPool(config, { max: config.LINK_IMPORT_POOL_SIZE, use: 'link-import' });
+  platform.shutdown.add('link import postgres', () => pool.end());
+  return pool;
 }

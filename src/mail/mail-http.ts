@@ -155,6 +155,8 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     registerRoot: async (app, shortLinks) => {
       await app.register(async (root) => {
         mailContext(root);
+        // Before the key is asked for: on a branded link host /emails and /webhooks are the link product's, not the mail API.
+        root.addHook('onRequest', shortLinks.hook);
         keyedRoot(root);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits, templates: mail.templates });
         await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });

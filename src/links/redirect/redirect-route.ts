@@ -400,6 +400,23 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     });
   });
 
+  // What browsers and crawlers ask every host for. No short ID can be these names (no dots): without
+  // these routes they would be unknown short IDs, sent to a branded domain's notFoundUrl and counted
+  // as orphan visits. A plain 404 on every host, no visit, no limit counted, no link looked up.
+  for (const [path, operationId] of [['/favicon.ico', 'getFavicon'], ['/robots.txt', 'getRobotsTxt']] as const) {
+    app.get(path, {
+      schema: {
+        tags: ['redirect'],
+        security: [],
+        operationId,
+        summary: `${path} (none: 404)`,
+        description: 'On every host, a branded domain\'s too: 404 route_not_found, never a redirect to the domain\'s notFoundUrl, never an orphan visit.',
+        response: { 404: { ...ref(ErrorBody), description: 'route_not_found' } },
+      },
+      config: documentOnly({ response: OTHER_ANSWERS }),
+    }, (_request, reply) => reply.callNotFound());
+  }
+
   // POST /:shortId: a protected link's password form posts here.
   await passwordRoute(app, {
     redis: deps.redis,
@@ -419,9 +436,11 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
       return (deps.cache.get(domainId === null ? shortId : linkKey(domainId, shortId)) ?? await deps.readThrough.find(shortId, domainId)) !== undefined;
     },
     answer: (request, reply, shortId) => {
-      // The route's onResponse does not run for another route's request: journal the scan on the response's end.
+      // The route's onResponse does not run for another route's request: journal the scan (or a
+      // branded domain's orphan visit) on the response's end.
       reply.raw.once('finish', () => {
         if (request.redirectScan) deps.record(request.redirectScan);
+        else if (request.orphanVisit) deps.record(request.orphanVisit);
       });
       return serve(request, reply, shortId);
     },

@@ -3,18 +3,22 @@
 // (or `shortCode`), `tags` (`;`-separated), `title`, `expiresAt`; other columns are
 // ignored, so another shortener's export imports as it is. Each row is checked as
 // POST /api/v1/links checks a body (its schema, then LinkStore.prepare) and the
-// good ones are inserted 1000 at a time as the body arrives (LinkStore.insertPrepared),
-// all in one transaction: an import refused as a whole (over the row limit, an
-// unreadable CSV, no destination column) changes nothing. A bad row is rejected
-// alone, with its line (the header is line 1) and the code POST /links would answer.
+// good ones are staged 1000 at a time as the body arrives, each batch in one short
+// statement, and moved into links in one transaction once the body has ended
+// (link-import-staging.ts): an import refused as a whole (over a limit, stalled, an
+// unreadable CSV, no destination column) changes nothing, and nothing holds a
+// connection or a lock while the client is sending. At most one import runs per
+// workspace. A bad row is rejected alone, with its line (the header is line 1) and
+// the code POST /links would answer.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { compileBodyValidator } from '../../platform/http/validation.ts';
 import type { LinkChangelog } from '../changelog/link-changelog.ts';
-import { domainOfLink } from './link-domain.ts';
+import type { LinkImportStaging, StagedRow } from './link-import-staging.ts';
 import { CreateLinkBody, type CreateLinkInput } from './link-schemas.ts';
-import type { LinkStore, PreparedLink } from './link-store.ts';
+import type { LinkStore } from './link-store.ts';
+import { watchUpload, type UploadLimits } from './upload-limits.ts';
 
 export const MAX_IMPORT_ROWS = 100_000;
 export const IMPORT_BATCH = 1000;
@@ -48,8 +52,12 @@ export type LinkImportRefusal =
   | { reason: 'invalid_csv'; line: number | undefined; problem: string }
   | { reason: 'too_many_rows'; max: number }
   | { reason: 'empty_import' }
-  /** The body paused longer than Postgres keeps an idle transaction open (DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS). */
-  | { reason: 'import_stalled' };
+  /** Another import of the workspace is running. */
+  | { reason: 'import_running' }
+  /** The body is over LINK_IMPORT_MAX_BYTES. */
+  | { reason: 'import_too_large'; maxBytes: number }
+  /** The body paused longer than LINK_IMPORT_STALL_TIMEOUT_MS, or took longer than LINK_IMPORT_DEADLINE_MS in all. */
+  | { reason: 'import_stalled'; why: 'paused' | 'too_slow'; ms: number };
 
 class ImportRefused extends Error {
   readonly refusal: LinkImportRefusal;
@@ -73,72 +81,104 @@ function rowInput(header: readonly (string | undefined)[], record: readonly stri
   return input;
 }
 
-export interface LinkImportDeps {
-  store: LinkStore;
-  changelog: LinkChangelog;
+/** Line breaks inside a record's text (quoted cells' CRLF, CR or LF each one), not the one ending it. */
+function lineBreaksWithin(raw: string): number {
+  const inner = raw.replace(/^\n/, '').replace(/(\r\n|\r|\n)$/, '');
+  return inner.match(/\r\n|\r|\n/g)?.length ?? 0;
 }
 
+export interface LinkImportDeps {
+  store: LinkStore;
+  staging: LinkImportStaging;
+  changelog: LinkChangelog;
+  limits: UploadLimits;
+}
+
+/** How long an import's claim on its workspace lasts past the upload's deadline, for the move into links. */
+const MOVE_MARGIN_MS = 5 * 60_000;
+
 export async function importLinks(deps: LinkImportDeps, workspaceId: string, body: Readable): Promise<{ ok: true; result: LinkImportResult } | { ok: false; refusal: LinkImportRefusal }> {
+  const importId = await deps.staging.begin(workspaceId, deps.limits.deadlineMs + MOVE_MARGIN_MS);
+  if (importId === undefined) return { ok: false, refusal: { reason: 'import_running' } };
+  let moved = false;
   try {
-    const { result, created, rows } = await importRows(deps.store, workspaceId, body);
-    if (rows === 0) return { ok: false, refusal: { reason: 'empty_import' } };
+    const read = await readRows(deps, importId, body);
+    if (read.rows === 0) return { ok: false, refusal: { reason: 'empty_import' } };
+    const { result } = read;
+    const created: string[] = [];
+    await deps.staging.move(deps.store, workspaceId, importId, (line, r) => {
+      if (r.ok) {
+        result.created++;
+        created.push(r.row.id);
+      } else read.reject(line, r.refusal.reason);
+    });
+    moved = true;
+    // Rows are rejected when read or when moved: list them in line order.
+    result.errors.sort((x, y) => x.line - y.line);
     // Committed: publish now what fits in a few seconds; the outbox relay publishes the rest.
     await deps.changelog.publishSoon(created, 5000);
     return { ok: true, result };
   } catch (err) {
     if (err instanceof ImportRefused) return { ok: false, refusal: err.refusal };
-    // The transaction waits on the body between batches; Postgres ends it if the body pauses too long.
-    if ((err as { code?: unknown }).code === '25P03' || /Connection terminated/.test((err as Error).message)) return { ok: false, refusal: { reason: 'import_stalled' } };
     const csv = err as { code?: unknown; lines?: number; message?: string };
     if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) return { ok: false, refusal: { reason: 'invalid_csv', line: csv.lines, problem: csv.message ?? csv.code } };
     throw err;
+  } finally {
+    if (!moved) await deps.staging.drop(importId);
   }
 }
 
-async function importRows(store: LinkStore, workspaceId: string, body: Readable) {
+/** Reads the body's rows, checks each, and stages the good ones; answers what it counted. */
+async function readRows(deps: LinkImportDeps, importId: string, body: Readable) {
   const result: LinkImportResult = { created: 0, skipped: 0, rejected: 0, errors: [] };
-  const created: string[] = [];
   const reject = (line: number, code: string) => {
     result.rejected++;
     if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push({ line, code });
   };
   // Rows seen, by a digest of their fields: a row repeated exactly is skipped, not rejected.
   const seen = new Set<string>();
+  // Every line under the header counts toward the row limit, blank ones too; `rows` are the others.
+  let records = 0;
   let rows = 0;
 
-  return store.tx(async (client) => {
-    // Imported links go where POST /links puts a link that names no domain: the workspace's default.
-    const domain = await domainOfLink(client, workspaceId, undefined, store.baseHost);
-    // The body is read from here on, by the loop below (which is listening for the parser's errors).
-    const parser = body.pipe(parse({ bom: true, relax_column_count: true, info: true, max_record_size: MAX_RECORD_BYTES }));
-    body.on('error', (err) => parser.destroy(err));
-    let batch: { line: number; link: PreparedLink }[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const results = await store.insertPrepared(client, workspaceId, domain ?? null, batch.map((b) => b.link));
-      results.forEach((r, i) => {
-        if (r.ok) {
-          result.created++;
-          created.push(r.row.id);
-        } else reject(batch[i]!.line, r.refusal.reason);
-      });
-      batch = [];
-    };
+  const parser = body.pipe(parse({ bom: true, relax_column_count: true, raw: true, max_record_size: MAX_RECORD_BYTES }));
+  const stopReading = (err: Error) => {
+    body.unpipe(parser);
+    parser.destroy(err);
+  };
+  body.on('error', stopReading);
+  // Watched once piped (a 'data' listener starts the flow): a breach ends the parse, not the connection.
+  const upload = watchUpload(body, deps.limits, (why) => {
+    const { maxBytes, stallMs, deadlineMs } = deps.limits;
+    stopReading(new ImportRefused(why === 'too_large' ? { reason: 'import_too_large', maxBytes } : { reason: 'import_stalled', why: why === 'stalled' ? 'paused' : 'too_slow', ms: why === 'stalled' ? stallMs : deadlineMs }));
+  });
+  let batch: StagedRow[] = [];
+  const flush = async () => {
+    await deps.staging.stage(importId, batch);
+    batch = [];
+    upload.progress();
+  };
 
+  try {
     let header: (string | undefined)[] | undefined;
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const line = info.lines;
+    // csv-parse's own line count (info.lines) counts a CRLF inside a quoted cell twice: lines are counted here.
+    let nextLine = 1;
+    for await (const { record, raw } of parser as AsyncIterable<{ record: string[]; raw: string }>) {
+      upload.progress();
+      const line = nextLine + lineBreaksWithin(raw);
+      nextLine = line + 1;
       if (!header) {
         header = record.map((h) => COLUMNS[h.trim().toLowerCase()]);
         if (!header.includes('destination')) throw new ImportRefused({ reason: 'missing_destination_column' });
         continue;
       }
+      if (++records > MAX_IMPORT_ROWS) throw new ImportRefused({ reason: 'too_many_rows', max: MAX_IMPORT_ROWS });
       // A blank line (or one of empty cells) is skipped.
       if (record.every((v) => v.trim() === '')) {
         result.skipped++;
         continue;
       }
-      if (++rows > MAX_IMPORT_ROWS) throw new ImportRefused({ reason: 'too_many_rows', max: MAX_IMPORT_ROWS });
+      rows++;
       const input = rowInput(header, record);
       const digest = createHash('sha1').update(JSON.stringify(input)).digest('base64');
       if (seen.has(digest)) {
@@ -151,7 +191,7 @@ async function importRows(store: LinkStore, workspaceId: string, body: Readable)
         reject(line, problems.code);
         continue;
       }
-      const prepared = await store.prepare(input as CreateLinkInput);
+      const prepared = await deps.store.prepare(input as CreateLinkInput);
       if (!prepared.ok) {
         reject(line, prepared.refusal.reason);
         continue;
@@ -159,9 +199,9 @@ async function importRows(store: LinkStore, workspaceId: string, body: Readable)
       batch.push({ line, link: prepared.link });
       if (batch.length >= IMPORT_BATCH) await flush();
     }
-    await flush();
-    // Rows of a batch are rejected when it is written: list them in line order.
-    result.errors.sort((x, y) => x.line - y.line);
-    return { result, created, rows };
-  });
+  } finally {
+    upload.stop();
+  }
+  await flush();
+  return { result, reject, rows };
 }

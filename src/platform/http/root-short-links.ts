@@ -30,13 +30,21 @@ export class RootShortLinks {
     this.links = links;
   }
 
-  /** An onRequest hook for a context of root routes: hands the request to the link when it is the link's. */
+  /**
+   * An onRequest hook for a context of root routes: hands the request to the link when it is the
+   * link's. On a branded link domain the API is never answered: a one-segment GET or HEAD is the
+   * link's (or the domain's notFoundUrl), anything else the 404 of a path with no route.
+   */
   readonly hook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const links = this.links;
-    if (!links || (request.method !== 'GET' && request.method !== 'HEAD')) return;
-    const shortId = singleSegment(request.url);
-    if (shortId === undefined) return;
+    if (!links) return;
+    const shortId = request.method === 'GET' || request.method === 'HEAD' ? singleSegment(request.url) : undefined;
     const linkOnly = links.servesLinksOnly(request.host);
+    if (linkOnly && shortId === undefined) {
+      reply.callNotFound();
+      return reply as never;
+    }
+    if (shortId === undefined) return;
     if (!linkOnly && (request.headers.authorization !== undefined || !(await links.exists(request.host, shortId)))) return;
     await links.answer(request, reply, shortId);
     return reply as never;

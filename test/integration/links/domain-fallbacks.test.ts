@@ -135,4 +135,46 @@ describe('a branded domain\'s root and unknown short IDs', () => {
     expect((await visit(a.name, '/gone')).status).toBe(404);
     expect((await visit(a.name, '/')).status).toBe(302);
   });
+
+  it('on reserved root paths: the mail API\'s /emails and /webhooks are the domain\'s on a branded host, recorded as orphan visits; /favicon.ico and /robots.txt are plain 404s, not visits (issue 50)', async () => {
+    const a = await workspaceWithDomain();
+    const b = await workspaceWithDomain();
+    expect((await a.api.patch(`/api/v1/link-domains/${a.id}`, { rootUrl: 'https://acme.example.com/', notFoundUrl: 'https://acme.example.com/missing' })).status).toBe(200);
+
+    // Asked first: had they been recorded, they would be listed with the visits below.
+    for (const path of ['/favicon.ico', '/robots.txt']) {
+      for (const host of [a.name, b.name, new URL(ingress.url).host]) {
+        const res = await visit(host, path);
+        expect([host, path, res.status, res.location, JSON.parse(res.body).error.code]).toEqual([host, path, 404, undefined, 'route_not_found']);
+      }
+    }
+    // The mail API's root paths (and Resend's other resources) on A's branded host: its notFoundUrl, each an orphan visit.
+    for (const path of ['/emails', '/webhooks', '/events', '/topics']) {
+      const res = await visit(a.name, path);
+      expect([path, res.status, res.location]).toEqual([path, 302, 'https://acme.example.com/missing']);
+    }
+    // With a key, or another method or a deeper path: the branded host still never answers the mail API.
+    expect((await visit(a.name, '/emails', { authorization: 'Bearer re_not_a_key' })).status).toBe(302);
+    for (const [method, path] of [['POST', '/emails'], ['GET', '/emails/4f7c6b8e-0a53-4c71-9b1e-2f0b3c1d5e6a'], ['POST', '/webhooks'], ['DELETE', '/topics/x']]) {
+      const res = await visit(a.name, path!, { authorization: 'Bearer re_not_a_key' }, method);
+      expect([method, path, res.status, JSON.parse(res.body).error.code]).toEqual([method, path, 404, 'route_not_found']);
+    }
+    // B's branded host has no fallback: the link product's 404, not the mail API's 401.
+    for (const path of ['/emails', '/webhooks']) {
+      const res = await visit(b.name, path);
+      expect([path, res.status, JSON.parse(res.body).error.code]).toEqual([path, 404, 'not_found']);
+    }
+    // The service's own host keeps the mail API.
+    expect((await visit(new URL(ingress.url).host, '/emails')).status).toBe(401);
+
+    // A's visits, and none of the favicon's or robots.txt's; B has none.
+    const listed = await eventually(async () => {
+      const res = await a.api.get('/api/v1/analytics/orphan-visits');
+      return res.body.data?.length >= 5 ? res.body : undefined;
+    }, 30_000);
+    expect(listed.data.map((v: { path: string; type: string }) => `${v.type} ${v.path}`).sort()).toEqual([
+      'invalid_short_url /emails', 'invalid_short_url /emails', 'invalid_short_url /events', 'invalid_short_url /topics', 'invalid_short_url /webhooks',
+    ]);
+    expect((await b.api.get('/api/v1/analytics/orphan-visits')).body.data).toEqual([]);
+  });
 });

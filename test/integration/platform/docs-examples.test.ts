@@ -251,3 +251,56 @@ describe('docs/ examples', () => {
     });
   }
 });
+
+// Statements of docs/links-api.md's Import section that no 2xx example can show (issue 55), read
+// from the document and tried against the ingress, so the text and the service cannot part.
+describe('docs/links-api.md: the import statements', () => {
+  const text = () => readFileSync(join(ROOT, 'docs/links-api.md'), 'utf8').replace(/\s+/g, ' ');
+  const importCsv = (body: BodyInit, contentType = 'text/csv') =>
+    fetch(`${ingress.url}/api/v1/links/import`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${variables.KEY}`, 'content-type': contentType, 'x-forwarded-for': freshIp() } } as RequestInit)
+      .then(async (res) => ({ status: res.status, body: await res.json() }));
+
+  it('any other content type, application/json too, answers the status and code the docs name', async () => {
+    const [, status, code] = /any other content type \(`application\/json` too, whatever the body\) `(\d{3}) ([a-z_]+)`/.exec(text()) ?? [];
+    expect(status, 'the statement is in the Import section').toBeDefined();
+    for (const body of ['destination\nhttps://example.com/docs\n', '{"destination":"https://example.com/docs"}', '']) {
+      const res = await importCsv(body, 'application/json');
+      expect([res.status, res.body.error?.code]).toEqual([Number(status), code]);
+    }
+  });
+
+  it('a line break inside a quoted cell counts as one line, a CRLF, LF or CR alike', async () => {
+    expect(text()).toContain('a CRLF, LF or CR each as one line; the row\'s last line is given');
+    // Line 2 a bad row, lines 3-5 one row of three lines (its last line 5), line 6 a bad row.
+    const answers = [];
+    for (const eol of ['\r\n', '\n', '\r']) {
+      const csv = ['destination,title', 'not a url,', `ftp://example.com/docs,"three${eol}lines${eol}here"`, 'not a url either,'].join(eol);
+      answers.push((await importCsv(csv)).body.errors);
+    }
+    const expected = [{ line: 2, code: 'validation_failed' }, { line: 5, code: 'invalid_url' }, { line: 6, code: 'validation_failed' }];
+    expect(answers).toEqual([expected, expected, expected]);
+  });
+
+  it('a body that pauses longer than the documented stall timeout answers the documented 408 import_stalled (not 500), creating nothing', async () => {
+    const [, code, seconds] = /\| 408 \| `([a-z_]+)` \| `POST \/api\/v1\/links\/import`: the body paused longer than `LINK_IMPORT_STALL_TIMEOUT_MS` \((\d+) s\)/.exec(text()) ?? [];
+    expect(code, 'the 408 row of the error table').toBe('import_stalled');
+    const shortId = `stall-${Math.random().toString(36).slice(2, 8)}`;
+    const encoder = new TextEncoder();
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        step++;
+        if (step === 1) return controller.enqueue(encoder.encode(`destination,shortId\nhttps://example.com/docs,${shortId}\n`));
+        // Two seconds longer than the documented timeout, then the rest.
+        await new Promise((r) => setTimeout(r, (Number(seconds) + 2) * 1000));
+        controller.enqueue(encoder.encode('https://example.com/docs/2,\n'));
+        controller.close();
+      },
+    });
+    const res = await importCsv(body);
+    expect([res.status, res.body.error?.code]).toEqual([408, code]);
+    const found = await call(ingress.url, 'GET', `/api/v1/links?shortId=${shortId}`, { key: variables.KEY });
+    expect(found.body.data).toEqual([]);
+  }, 60_000);
+});
+

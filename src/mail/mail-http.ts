@@ -119,7 +119,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       mailContext(scope);
       await domainRoutes(scope, { domains: mail.domains, pg, resolver });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
-      await contactRoutes(scope, { contacts: mail.contacts, pg });
+      await contactRoutes(scope, { contacts: mail.contacts, contactProperties: mail.contactProperties, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
       await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts });
       await segmentRoutes(scope, { pg });
@@ -144,6 +144,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       recipientLimits: mail.recipientLimits,
       crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE,
       contacts: mail.contacts,
+      contactProperties: mail.contactProperties,
       subscriptionTopics: mail.subscriptionTopics,
       broadcasts: mail.broadcasts,
       templates: mail.templates,

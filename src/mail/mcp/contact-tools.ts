@@ -7,6 +7,7 @@ import { CREATES, describedFor, READ_ONLY, withDefault } from '../../platform/mc
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { createContact, listContacts, updateContact } from '../audience/contact-operations.ts';
 import { ContactList, ContactParams, ContactSchema, CreateContactBody, ListContactsQuery, UpdateContactBody } from '../audience/contact-schemas.ts';
+import type { ContactProperties } from '../audience/contact-properties.ts';
 import type { Contact, Contacts } from '../audience/contacts.ts';
 import { mailTool } from './mail-tool.ts';
 import { CHANGES, pageLines } from './tool-pieces.ts';
@@ -32,7 +33,7 @@ export const UpdateContactArgs = Type.Object(
   { additionalProperties: false },
 );
 
-export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
+export function contactTools(deps: { contacts: Contacts; contactProperties: ContactProperties; pg: Pool }) {
   const add = mailTool(MANAGING, {
     name: 'add_contact',
     title: 'Add a contact',
@@ -44,7 +45,7 @@ export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
     output: ContactSchema,
     annotations: CREATES,
     async run(args, ctx) {
-      const contact = await createContact(deps.contacts, ctx.grant.organizationId, args);
+      const contact = await createContact(deps, ctx.grant.organizationId, args);
       return { summary: `Added contact ${contact.email} (id ${contact.id}), ${contact.status}.`, result: contact };
     },
   });
@@ -88,7 +89,7 @@ export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
       if (Object.keys(body).length === 0) {
         throw new ApiError(400, 'validation_failed', 'Invalid arguments for update_contact: give at least one change (first_name, last_name, properties, status or email).', [{ path: '', message: 'must NOT have fewer than 1 properties' }]);
       }
-      const changed = await updateContact(deps.contacts, ctx.grant.organizationId, contact, body);
+      const changed = await updateContact(deps, ctx.grant.organizationId, contact, body);
       return { summary: `Changed contact ${changed.email} (id ${changed.id}): ${changed.status}${name(changed) ? `, ${name(changed)}` : ''}.`, result: changed };
     },
   });

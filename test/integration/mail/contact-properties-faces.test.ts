@@ -113,3 +113,19 @@ describe('a declared property\'s type is checked on every face, with one code', 
     expect(made.status).toBe(201);
   });
 });
+
+describe('MCP update_contact', () => {
+  it('takes unsubscribed as Resend\'s MCP server does, and status still', async () => {
+    const { key } = await fresh();
+    const mcp = await connectMcp(root.url, key);
+    opened.push(mcp);
+    const made = await callOk(mcp, 'add_contact', { email: 'ada@example.net' });
+    expect((await callOk(mcp, 'update_contact', { contact: made.id, unsubscribed: true })).status).toBe('unsubscribed');
+    expect((await call(root.url, 'GET', `/contacts/${made.id}`, { key })).body.unsubscribed).toBe(true);
+    expect((await callOk(mcp, 'update_contact', { contact: 'ada@example.net', unsubscribed: false })).status).toBe('subscribed');
+    expect((await callOk(mcp, 'update_contact', { contact: made.id, status: 'unsubscribed' })).status).toBe('unsubscribed');
+    const contradicting = await callRefused(mcp, 'update_contact', { contact: made.id, unsubscribed: false, status: 'unsubscribed' });
+    expect(contradicting.error.code).toBe('validation_failed');
+    expect((await call(root.url, 'GET', `/api/v1/contacts/${made.id}`, { key })).body.status).toBe('unsubscribed');
+  });
+});

@@ -154,8 +154,10 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     }),
     keyLimit: limit,
     registerRoot: async (app, shortLinks) => {
+      // Resend's error names and statuses here too, as at Resend's other resources (our code in error.code).
       await app.register(async (root) => {
-        mailContext(root);
+        mailContext(root, resendErrorHandler);
+        addComponents(root, [ResendError]);
         keyedRoot(root);
         await emailRoutes(root, { domains: mail.domains, messages: mail.messages, outbox: mail.messageOutbox, settleBatch: limit.settleBatch, crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE, recipientLimits: mail.recipientLimits, templates: mail.templates });
         await triggerEventRoutes(root, { triggerEvents: mail.triggerEvents });

@@ -169,7 +169,8 @@ describe('resend.apiKeys', () => {
     expect((await sender.domains.list()).error).toMatchObject({ name: 'restricted_api_key' });
     // Restricted to its domain: another domain's From is refused.
     const elsewhere = await sender.emails.send({ from: 'a@elsewhere.example.com', to: 'x@example.com', subject: 's', text: 't' });
-    expect(elsewhere.error).toMatchObject({ name: 'domain_not_allowed', statusCode: 403 });
+    expect(elsewhere.error).toMatchObject({ name: 'invalid_access', statusCode: 403 });
+    expect((elsewhere.error as any).error.code).toBe('domain_not_allowed');
   });
 
   it('a domain-restricted full key only makes keys restricted to its domains', async () => {

@@ -227,7 +227,8 @@ describe('the root paths', () => {
       expect(link.body.error.code).toBe('short_id_reserved');
     }
     // Paths of the SDK this service does not offer answer Resend's not_found, not the link product's HTML 404.
-    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list()]) {
+    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list(),
+      await resend.oauthGrants.list(), await resend.oauthGrants.revoke('00000000-0000-4000-8000-000000000000')]) {
       expect(answer.error).toMatchObject({ name: 'not_found', statusCode: 404 });
       expect((answer.error as any).error.code).toBe('not_offered');
     }

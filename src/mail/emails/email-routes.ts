@@ -117,6 +117,22 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };
   });
 
+  // Resend's SDK calls these (emails.metrics, emails.receiving.list); not offered here. Without a route they
+  // would be taken as an email id and answer "email not found": they answer what any path without a
+  // route answers, route_not_found (Resend's name not_found), for every kind of key.
+  for (const part of ['metrics', 'receiving']) {
+    app.get(`/emails/${part}`, {
+      config: { mailAccess: 'reports' },
+      schema: {
+        tags, operationId: `${part}NotOffered`, summary: `Not offered: GET /emails/${part} (Resend's emails.${part === 'metrics' ? 'metrics' : 'receiving.list'})`,
+        description: 'Answers 404 route_not_found, as a path without a route (Resend\'s name not_found).',
+        response: resendErrorResponses(...RESEND_ERRORS, 404),
+      },
+    }, async (request) => {
+      throw new ApiError(404, 'route_not_found', `No route for GET ${request.url.split('?')[0]}.`);
+    });
+  }
+
   app.get('/emails/:id', {
     config: { mailAccess: 'read_emails' },
     schema: {

@@ -171,7 +171,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         resend.addHook('onRequest', shortLinks.hook);
         keyedRoot(resend);
         resend.addHook('onSend', addIetfRateLimitHeaders);
-        await resendResources(resend, { mail, pg, resolver });
+        await resendResources(resend, { mail, pg, resolver, serviceHost: new URL(platform.config.PUBLIC_BASE_URL).host });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

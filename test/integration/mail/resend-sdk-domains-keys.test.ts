@@ -67,8 +67,6 @@ describe('resend.domains', () => {
     const split = await resend.domains.create({ name: freshDomain(), openTracking: true, clickTracking: false });
     expect(split.error).toMatchObject({ name: 'validation_error', statusCode: 422 });
     expect((split.error as any).error.code).toBe('tracking_split_not_supported');
-    const noHost = await resend.domains.create({ name: freshDomain(), clickTracking: true });
-    expect((noHost.error as any).error.code).toBe('tracking_subdomain_required');
     const enforced = await resend.domains.create({ name: freshDomain(), tls: 'enforced' });
     expect((enforced.error as any).error.code).toBe('tls_enforced_not_offered');
     const missing = await resend.domains.create({} as any);
@@ -76,6 +74,22 @@ describe('resend.domains', () => {
     const bad = await resend.domains.create({ name: 'not a domain' });
     expect(bad.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
     expect((await resend.domains.list()).data!.data).toEqual([]);
+  });
+
+  it('turns tracking on without a tracking subdomain, as Resend does: the links use this service\'s own host', async () => {
+    const { key } = await organizationWithKey(root.url);
+    const mine = new Resend(key);
+    const serviceHost = new URL(root.ingress.platform.config.PUBLIC_BASE_URL).host;
+    const made = await mine.domains.create({ name: freshDomain(), clickTracking: true, openTracking: true });
+    expect(made.error).toBeNull();
+    expect((await mine.domains.get(made.data!.id)).data).toMatchObject({ open_tracking: true, click_tracking: true });
+    const later = (await mine.domains.create({ name: freshDomain() })).data!.id;
+    expect((await mine.domains.update({ id: later, openTracking: true, clickTracking: true })).error).toBeNull();
+    expect((await mine.domains.get(later)).data).toMatchObject({ open_tracking: true, click_tracking: true });
+    expect((await call(root.url, 'GET', `/api/v1/domains/${later}`, { key })).body.tracking_host).toBe(serviceHost);
+    // Off again, then a subdomain of its own.
+    expect((await mine.domains.update({ id: later, openTracking: false, clickTracking: false })).error).toBeNull();
+    expect((await mine.domains.get(later)).data).toMatchObject({ open_tracking: false, tracking_subdomain: null });
   });
 
   it('pages with limit, after and before', async () => {

@@ -8,6 +8,8 @@
 //   yaml, none) are not requests and are not run.
 // - A request example that is shown but not run says so with a second word in its info string:
 //   ```sh no-run   (none today; GitHub renders the block by its first word alone).
+// - A request example that must be refused says which status each of its requests answers with
+//   `status=NNN` in its info string (```sh status=404); without it, every request must answer 2xx.
 // - A `sh` block runs in bash (`set -euo pipefail`) with `curl` pointed at the test's ingress:
 //   `localhost:3000` and `127.0.0.1:3000` reach it, every curl must answer 2xx, and a command that
 //   fails fails the block (so does `swaks`, whose port 2587 reaches the ingress's SMTP relay).
@@ -18,7 +20,11 @@
 // - A ```json response block right after a block of one request is that request's answer: the
 //   real answer must have the same shape (the same keys of every object, recursively, the same
 //   JSON types; arrays compared item by item). A second one in a row is the answer to the same
-//   request sent again. Text between them is allowed; another block is not.
+//   request sent again. Text between them is allowed; another block is not. An error body shown
+//   (one with `error.code`) must also have the same `statusCode`, `name` and `error.code` values:
+//   what the docs say a refusal is called is checked, not only its shape.
+// - mail-api.md's statement of a tool error's body (`**Tool errors**` … `{"statusCode", …}`) names
+//   the keys every MCP tool error has: checked on refusals of 403, 404 and 409.
 // - Each document's MCP tool table (`| \`tool\` | arguments | result |`) names each tool's
 //   arguments (backticked words outside parentheses): they must be the tool's, as tools/list says
 //   for the product's key (links-api.md: a link key; mail-api.md: a mail key).
@@ -29,7 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
-import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { useOwnDatabases } from '../../support/own-databases.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -59,6 +65,19 @@ function fencedBlocks(doc: string, markdown: string): Block[] {
     i = j;
   }
   return blocks;
+}
+
+/** The status every request of the example must answer: `status=NNN` in its info string, else any 2xx. */
+const expectedStatus = (b: Block): number | undefined => {
+  const flag = b.flags.find((f) => f.startsWith('status='));
+  return flag === undefined ? undefined : Number(flag.slice('status='.length));
+};
+
+/** The values an error body is known by (statusCode, name, error.code); undefined for any other answer. */
+function errorNames(value: unknown): unknown {
+  const body = value as { statusCode?: unknown; name?: unknown; error?: { code?: unknown } } | null;
+  if (!body || typeof body !== 'object' || typeof body.error?.code !== 'string') return undefined;
+  return { statusCode: body.statusCode, name: body.name, code: body.error.code };
 }
 
 const isRequest = (b: Block) => ['sh', 'bash', 'shell', 'http'].includes(b.lang) && !b.flags.includes('no-run');
@@ -91,6 +110,7 @@ function shape(value: unknown): unknown {
 let ingress: TestIngress;
 let port: string;
 let variables: Record<string, string>;
+let mailOrganization: string;
 
 // Its own databases: the examples use fixed names (the short ID spring-menu, the externalId order-1042).
 useOwnDatabases();
@@ -104,6 +124,7 @@ beforeAll(async () => {
   const link = await call(ingress.url, 'POST', '/api/v1/links', { key: links.key, body: { destination: 'https://example.com/landing' } });
   const scan = await fetch(`${ingress.url}/${link.body.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
   const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
+  mailOrganization = org.organizationId;
   const domain = await verifiedDomain(ingress.url, org.key);
   variables = {
     ADMIN_TOKEN,
@@ -183,17 +204,50 @@ describe('docs/ examples', () => {
         expect(first.failure, where).toBeUndefined();
         const requests = request.lang === 'http' ? 1 : [...request.text.matchAll(/(^|\s|\$\()curl\s/g)].length;
         expect(first.statuses.length, `${where}: one status per curl`).toBe(requests);
-        expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        const status = expectedStatus(request);
+        if (status === undefined) expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
+        else expect(first.statuses, `${where}: every request answers ${status}`).toEqual(first.statuses.map(() => status));
         for (const [i, response] of responses.entries()) {
           const answer = i === 0 ? first : await run(request);
           expect(answer.statuses, `${where}: a response block needs a block of one request`).toHaveLength(1);
           let documented: unknown;
           expect(() => (documented = JSON.parse(response.text)), `${doc}:${response.line}: a response block is JSON`).not.toThrow();
           expect(shape(JSON.parse(answer.body)), `${doc}:${response.line}: the answer's shape (actual: ${answer.body.slice(0, 3000)})`).toEqual(shape(documented));
+          if (errorNames(documented) !== undefined) expect(errorNames(JSON.parse(answer.body)), `${doc}:${response.line}: the refusal's status, name and code`).toEqual(errorNames(documented));
         }
       }
     }, 120_000);
   }
+
+  it('docs/mail-api.md: a tool error\'s body has the keys it states, for refusals of 403, 404 and 409 too', async () => {
+    const text = readFileSync(join(ROOT, 'docs/mail-api.md'), 'utf8');
+    const stated = /\*\*Tool errors\*\*[^{]*`(\{[^`]*\})`/.exec(text);
+    expect(stated, 'mail-api.md states the body of a tool error').not.toBeNull();
+    // `{"statusCode", "name", "message", "error": {"code", …}}`: the top keys, and those of `error`.
+    const inner = /"error": \{([^}]*)\}/.exec(stated![1]!)!;
+    const keysOf = (list: string) => [...list.matchAll(/"([A-Za-z]+)"/g)].map((m) => m[1]!).sort();
+    const top = keysOf(stated![1]!.replace(inner[0], '"error"'));
+    const errorKeys = keysOf(inner[1]!);
+    const sendKey = (await mailKey(ingress.url, mailOrganization, { kind: 'send' })).key;
+    expect((await call(ingress.url, 'POST', '/api/v1/contacts', { key: variables.MAIL_KEY, body: { email: 'docs-409@example.net' } })).status).toBe(201);
+    const tool = async (key: string, name: string, args: object) => {
+      const res = await call(ingress.url, 'POST', '/api/mcp', {
+        key, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      });
+      expect(res.body.result.isError, name).toBe(true);
+      return JSON.parse(res.body.result.content[0].text);
+    };
+    const refusals = [
+      await tool(sendKey, 'add_contact', { email: 'docs-403@example.net' }),
+      await tool(variables.MAIL_KEY!, 'get_email', { id: '00000000-0000-4000-8000-000000000000' }),
+      await tool(variables.MAIL_KEY!, 'add_contact', { email: 'docs-409@example.net' }),
+    ];
+    expect(refusals.map((r) => r.statusCode)).toEqual([403, 404, 409]);
+    for (const r of refusals) {
+      expect(Object.keys(r).sort(), JSON.stringify(r)).toEqual(top);
+      expect(Object.keys(r.error).sort(), JSON.stringify(r)).toEqual(errorKeys);
+    }
+  });
 
   // Each product's tools, listed with its key: the link tools in links-api.md, the mail tools in mail-api.md.
   for (const [doc, key] of [['docs/links-api.md', 'KEY'], ['docs/mail-api.md', 'MAIL_KEY']] as const) {

@@ -26,7 +26,7 @@ describe('domain verification through DNS', () => {
     const created = await call(url, 'POST', '/api/v1/domains', { key, body: { name: freshDomain() } });
     const dkim = created.body.records[0];
     const before = await call(url, 'POST', '/emails', { key, body: { from: `a@${created.body.name}`, to: 'x@example.com', subject: 's', text: 't' } });
-    expect(before.body.name).toBe('from_domain_not_verified');
+    expect(before.body.error.code).toBe('from_domain_not_verified');
 
     const value: string = dkim.value;
     dns.txt.set(dkim.name, [[value.slice(0, 200), value.slice(200).replace('; p=', ';  p = ')]]);

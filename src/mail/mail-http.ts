@@ -119,7 +119,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       mailContext(scope);
       await domainRoutes(scope, { domains: mail.domains, pg, resolver });
       await suppressionRoutes(scope, { suppressions: mail.suppressions, pg });
-      await contactRoutes(scope, { contacts: mail.contacts, pg });
+      await contactRoutes(scope, { contacts: mail.contacts, contactProperties: mail.contactProperties, pg });
       await contactImportRoute(scope, { pg, maxBytes: mail.config.MAIL_IMPORT_MAX_BYTES, events: mail.events });
       await subscriptionTopicRoutes(scope, { subscriptionTopics: mail.subscriptionTopics, contacts: mail.contacts });
       await segmentRoutes(scope, { pg });
@@ -144,6 +144,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
       recipientLimits: mail.recipientLimits,
       crashAfterStore: mail.config.MAIL_TEST_CRASH_AFTER_STORE,
       contacts: mail.contacts,
+      contactProperties: mail.contactProperties,
       subscriptionTopics: mail.subscriptionTopics,
       broadcasts: mail.broadcasts,
       templates: mail.templates,
@@ -153,8 +154,10 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
     }),
     keyLimit: limit,
     registerRoot: async (app, shortLinks) => {
+      // Resend's error names and statuses here too, as at Resend's other resources (our code in error.code).
       await app.register(async (root) => {
-        mailContext(root);
+        mailContext(root, resendErrorHandler);
+        addComponents(root, [ResendError]);
         // Before the key is asked for: on a branded link host /emails and /webhooks are the link product's, not the mail API.
         root.addHook('onRequest', shortLinks.hook);
         keyedRoot(root);
@@ -170,7 +173,7 @@ export function mailHttp(platform: Platform, mail: MailServices, guard: AttemptG
         resend.addHook('onRequest', shortLinks.hook);
         keyedRoot(resend);
         resend.addHook('onSend', addIetfRateLimitHeaders);
-        await resendResources(resend, { mail, pg, resolver });
+        await resendResources(resend, { mail, pg, resolver, serviceHost: new URL(platform.config.PUBLIC_BASE_URL).host });
       });
       // The ends of the links in sent messages: public, no key, not the API's JSON.
       await app.register(async (open) => {

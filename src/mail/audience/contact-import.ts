@@ -12,6 +12,7 @@ import { findUnstorable } from '../../platform/http/storable-text.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { contactEventsCte } from '../events/contact-events.ts';
 import { CONTACT_STATUSES, contactEmail, MAX_NAME, propertiesProblem, type ContactStatus, type PropertyValue } from './contact-fields.ts';
+import { ContactProperties, declaredTypeProblem, type ContactPropertyRow } from './contact-properties.ts';
 
 export const IMPORT_BATCH = 1000;
 /** Rejected rows listed in the answer at most; the count covers them all. */
@@ -62,8 +63,10 @@ class ImportRefused extends Error {
 
 const KNOWN = new Set(['email', 'first_name', 'last_name', 'status', 'properties']);
 
-/** One contact's fields, checked; a string is the reason it is rejected. */
-function toRow(input: Record<string, unknown>): ImportRow | { code: string; message: string } {
+type Declared = Map<string, ContactPropertyRow>;
+
+/** One contact's fields, checked (a declared property's value must have its type); a string is the reason it is rejected. */
+function toRow(input: Record<string, unknown>, declared: Declared): ImportRow | { code: string; message: string } {
   const unstorable = findUnstorable(input);
   if (unstorable) return { code: 'invalid_value', message: `${unstorable.path.slice(1)} ${unstorable.reason}` };
   const unknown = Object.keys(input).find((k) => !KNOWN.has(k));
@@ -80,11 +83,13 @@ function toRow(input: Record<string, unknown>): ImportRow | { code: string; mess
   if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return { code: 'invalid_properties', message: 'properties must be an object' };
   const problem = propertiesProblem(properties as Record<string, unknown>);
   if (problem) return { code: 'invalid_properties', message: problem };
+  const mistyped = declaredTypeProblem(properties as Record<string, PropertyValue>, declared);
+  if (mistyped) return { code: 'invalid_property_type', message: `property ${mistyped.key} is declared as a ${mistyped.type}` };
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
   return { email, first_name: text(input.first_name), last_name: text(input.last_name), status: (status as ContactStatus | undefined) ?? null, properties: properties as Record<string, PropertyValue> };
 }
 
-async function* ndjsonRows(input: Readable): AsyncGenerator<Parsed> {
+async function* ndjsonRows(input: Readable, declared: Declared): AsyncGenerator<Parsed> {
   let line = 0;
   for await (const text of createInterface({ input, crlfDelay: Infinity })) {
     line++;
@@ -100,12 +105,19 @@ async function* ndjsonRows(input: Readable): AsyncGenerator<Parsed> {
       yield { line, code: 'invalid_row', message: 'the line is not a JSON object' };
       continue;
     }
-    const row = toRow(value as Record<string, unknown>);
+    const row = toRow(value as Record<string, unknown>, declared);
     yield 'email' in row ? { line, row } : { line, ...row };
   }
 }
 
-async function* csvRows(input: Readable): AsyncGenerator<Parsed> {
+/** A CSV cell as the value of a property: a number where the property is declared a number (and the cell reads as one), else the text. */
+function csvValue(name: string, cell: string, declared: Declared): PropertyValue {
+  if (declared.get(name)?.type !== 'number' || cell.trim() === '') return cell;
+  const n = Number(cell.trim());
+  return Number.isFinite(n) ? n : cell;
+}
+
+async function* csvRows(input: Readable, declared: Declared): AsyncGenerator<Parsed> {
   const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }));
   // pipe() does not pass errors on: a body over the limit must end the parse too.
   input.on('error', (err) => parser.destroy(err));
@@ -122,13 +134,13 @@ async function* csvRows(input: Readable): AsyncGenerator<Parsed> {
       continue;
     }
     const fields: Record<string, unknown> = {};
-    const properties: Record<string, string> = {};
+    const properties: Record<string, PropertyValue> = {};
     header.forEach((name, i) => {
       const value = record[i]!;
       if (name === 'email' || name === 'first_name' || name === 'last_name' || name === 'status') fields[name] = value.trim() === '' ? undefined : value.trim();
-      else if (value !== '') properties[name] = value;
+      else if (value !== '') properties[name] = csvValue(name, value, declared);
     });
-    const row = toRow({ ...fields, properties });
+    const row = toRow({ ...fields, properties }, declared);
     yield 'email' in row ? { line, row } : { line, ...row };
   }
 }
@@ -195,6 +207,8 @@ export async function importContacts(pg: Pool, organizationId: string, body: Rea
 
 async function importRows(pg: Pool, organizationId: string, body: Readable, format: ImportFormat, onConflict: OnConflict, maxBytes: number, publishEvents: (ids: string[]) => Promise<void>): Promise<ImportResult> {
   const result: ImportResult = { object: 'contact_import', rows: 0, created: 0, updated: 0, skipped: 0, rejected: 0, errors: [], errors_truncated: false };
+  // The organization's declared properties, read once: a row's value of one must have its type.
+  const declared = await new ContactProperties(pg).all(organizationId);
   const input = body.pipe(limited(maxBytes));
   body.on('error', (err) => input.destroy(err));
   // Rows of one batch, by address: a later row of the same address in the batch takes its place.
@@ -219,7 +233,7 @@ async function importRows(pg: Pool, organizationId: string, body: Readable, form
     }
   };
 
-  for await (const parsed of format === 'csv' ? csvRows(input) : ndjsonRows(input)) {
+  for await (const parsed of format === 'csv' ? csvRows(input, declared) : ndjsonRows(input, declared)) {
     result.rows++;
     if ('row' in parsed) {
       const earlier = batch.get(parsed.row.email);

@@ -1,14 +1,22 @@
 // What a key may do with contacts, one function per operation, for
-// /api/v1/contacts and the MCP tools alike: the same address and property
-// checks, the same store, the same refusals.
+// /api/v1/contacts, Resend's /contacts and the MCP tools alike: the same address
+// and property checks (declared types included), the same store, the same refusals.
 import type { Static } from '@sinclair/typebox';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { page } from '../http/pagination.ts';
 import { contactEmail, propertiesProblem, type PropertyValue } from './contact-fields.ts';
+import { checkDeclaredTypes, type ContactProperties } from './contact-properties.ts';
 import type { CreateContactBody, ListContactsQuery, UpdateContactBody } from './contact-schemas.ts';
+import { mergedProperties } from './resend-contact-fields.ts';
 import { toContact, type ContactJoins, type ContactRow, type Contacts } from './contacts.ts';
+
+/** The stores a contact's writes need: its own, and the organization's declared properties (their types). */
+export interface ContactStores {
+  contacts: Contacts;
+  contactProperties: ContactProperties;
+}
 
 const contactExists = () => new ApiError(409, 'contact_exists', 'The organization already has a contact with this email address.');
 
@@ -31,8 +39,9 @@ function checkedEmail(value: string): string {
 }
 
 /** A new contact (with its segments and topic choices, in one statement); 409 contact_exists when the organization has the address. */
-export async function createContact(contacts: Contacts, organizationId: string, body: Static<typeof CreateContactBody>, joins?: ContactJoins) {
+export async function createContact({ contacts, contactProperties }: ContactStores, organizationId: string, body: Static<typeof CreateContactBody>, joins?: ContactJoins) {
   checkProperties(body.properties);
+  if (body.properties) checkDeclaredTypes(body.properties, await contactProperties.all(organizationId));
   const row = await contacts.create(organizationId, { ...body, email: checkedEmail(body.email) }, joins);
   if (!row) throw contactExists();
   // A segment or topic deleted between its check and the write: refused as one that never was, nothing made.
@@ -46,14 +55,28 @@ export function listContacts(pg: Pool, contacts: Contacts, organizationId: strin
   return page(pg, { ...contacts.listQuery(organizationId, query), limit: query.limit, cursor: query.cursor }, toContact);
 }
 
-/** Changes the fields given (`properties` as a whole); 404 for no such contact, 409 contact_exists for another contact's address. */
-export async function updateContact(contacts: Contacts, organizationId: string, idOrEmail: string, body: Static<typeof UpdateContactBody>) {
+/**
+ * Changes the fields given (`properties` as a whole); 404 for no such contact, 409 contact_exists for
+ * another contact's address. With `mergeProperties` (Resend's update), those are merged into the
+ * contact's current properties under its row lock (null removes one), and the result must still
+ * hold the limits.
+ */
+export async function updateContact({ contacts, contactProperties }: ContactStores, organizationId: string, idOrEmail: string, body: Static<typeof UpdateContactBody>, mergeProperties?: Record<string, PropertyValue>) {
   const row = await contactOf(contacts, organizationId, idOrEmail);
   checkProperties(body.properties);
+  const given = mergeProperties ?? body.properties;
+  if (given) checkDeclaredTypes(given, await contactProperties.all(row.organization_id));
   const email = body.email === undefined ? undefined : checkedEmail(body.email);
-  const changed = await contacts.update(row.organization_id, row.id, { ...body, email });
+  const merge = mergeProperties && ((current: Record<string, PropertyValue>) => {
+    const merged = mergedProperties(current, mergeProperties);
+    checkProperties(merged);
+    return merged;
+  });
+  const changed = await contacts.update(row.organization_id, row.id, { ...body, email }, merge);
   if (changed === 'contact_exists') throw contactExists();
-  return toContact(changed!);
+  // Deleted since it was found.
+  if (!changed) throw notFound('contact');
+  return toContact(changed);
 }
 
 export async function deleteContact(contacts: Contacts, organizationId: string, idOrEmail: string) {

@@ -2,8 +2,10 @@
 // key, its type (string or number) and the value used where a contact has none
 // (rendering `{{{KEY}}}`, and Resend's contact answers). Contacts may still hold
 // undeclared properties, as /api/v1 takes them; a declared key's value must have
-// its type (resend-contact-fields.ts).
+// its type, on every face that writes contacts (declaredTypeProblem).
+import { ApiError } from '../../platform/http/errors.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { PropertyValue } from './contact-fields.ts';
 
 export const PROPERTY_TYPES = ['string', 'number'] as const;
 export type PropertyType = (typeof PROPERTY_TYPES)[number];
@@ -25,6 +27,23 @@ export const toContactProperty = (r: ContactPropertyRow) => ({
   fallback_value: r.fallback_value,
   created_at: r.created_at.toISOString(),
 });
+
+/** The first given property whose value is not of its declared type (null is never refused), or undefined. */
+export function declaredTypeProblem(properties: Record<string, PropertyValue>, declared: Map<string, ContactPropertyRow>): { key: string; type: PropertyType } | undefined {
+  for (const [key, value] of Object.entries(properties)) {
+    const p = declared.get(key);
+    if (p && value !== null && typeof value !== p.type) return { key, type: p.type };
+  }
+  return undefined;
+}
+
+/** 422 invalid_property_type when a declared property gets a value of another type. */
+export function checkDeclaredTypes(properties: Record<string, PropertyValue>, declared: Map<string, ContactPropertyRow>): void {
+  const problem = declaredTypeProblem(properties, declared);
+  if (problem) {
+    throw new ApiError(422, 'invalid_property_type', `Property ${problem.key} is declared as a ${problem.type}.`, [{ path: `/properties/${problem.key}`, message: `must be a ${problem.type}` }]);
+  }
+}
 
 export class ContactProperties {
   private readonly pg: Pool;

@@ -6,9 +6,10 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
 import { contactOf, createContact, deleteContact, listContacts, updateContact } from './contact-operations.ts';
 import { ContactList, ContactParams, ContactSchema, CreateContactBody, ListContactsQuery, UpdateContactBody } from './contact-schemas.ts';
+import type { ContactProperties } from './contact-properties.ts';
 import { toContact, type Contacts } from './contacts.ts';
 
-export async function contactRoutes(app: App, deps: { contacts: Contacts; pg: Pool }): Promise<void> {
+export async function contactRoutes(app: App, deps: { contacts: Contacts; contactProperties: ContactProperties; pg: Pool }): Promise<void> {
   const { contacts, pg } = deps;
   const tags = ['contacts'];
   const config = { mailAccess: 'manage' as const };
@@ -21,7 +22,7 @@ export async function contactRoutes(app: App, deps: { contacts: Contacts; pg: Po
       body: CreateContactBody,
       response: { 201: withRateLimitHeaders(ContactSchema, 'The new contact.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
     },
-  }, async (request, reply) => reply.status(201).send(await createContact(contacts, request.mailAuth.organizationId, request.body)));
+  }, async (request, reply) => reply.status(201).send(await createContact(deps, request.mailAuth.organizationId, request.body)));
 
   app.get('/contacts', {
     config,
@@ -45,7 +46,7 @@ export async function contactRoutes(app: App, deps: { contacts: Contacts; pg: Po
       body: UpdateContactBody,
       response: { 200: withRateLimitHeaders(ContactSchema, 'The contact.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409) },
     },
-  }, async (request) => updateContact(contacts, request.mailAuth.organizationId, request.params.contact, request.body));
+  }, async (request) => updateContact(deps, request.mailAuth.organizationId, request.params.contact, request.body));
 
   app.delete('/contacts/:contact', {
     config,

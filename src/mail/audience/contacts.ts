@@ -1,6 +1,7 @@
 // Contacts of an organization: one per (lower-cased) address. Each change records
 // its contact.* event in the same statement (events/contact-events.ts).
-import type { Pool } from '../../platform/postgres/pool.ts';
+import type { PoolClient } from 'pg';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { violatedForeignKey } from '../../platform/postgres/refused-value.ts';
 import { contactEventsCte } from '../events/contact-events.ts';
 import type { ContactStatus, PropertyValue } from './contact-fields.ts';
@@ -120,29 +121,41 @@ export class Contacts {
   /**
    * Changes the given fields; `properties` replaces the contact's properties. Undefined when there is
    * no such contact; 'contact_exists', changing nothing, when the new address is another contact's.
+   * With `mergeProperties`, the properties written are what it makes of the contact's current ones,
+   * read under the row's lock in the same transaction, so concurrent merges each keep the other's
+   * keys (a read outside the lock lost them); it may throw to refuse the result.
    */
-  async update(organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined | 'contact_exists'> {
+  async update(organizationId: string, id: string, change: ContactChange, mergeProperties?: (current: Record<string, PropertyValue>) => Record<string, PropertyValue>): Promise<ContactRow | undefined | 'contact_exists'> {
     try {
-      const { rows } = await this.pg.query<ContactRow>(
-        `WITH changed AS (
-           UPDATE mail_contacts SET
-             email = coalesce($3, email),
-             first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
-             last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
-             properties = coalesce($8::jsonb, properties),
-             status = coalesce($9, status),
-             updated_at = now()
-           WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.updated' AS event_type
-         ), ${contactEventsCte('changed')}
-         SELECT * FROM changed`,
-        [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
-          change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
-      );
-      return rows[0];
+      if (!mergeProperties) return await this.write(this.pg, organizationId, id, change);
+      return await withTransaction(this.pg, async (client) => {
+        const { rows: [locked] } = await client.query<{ properties: Record<string, PropertyValue> }>('SELECT properties FROM mail_contacts WHERE organization_id = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
+        if (!locked) return undefined;
+        return this.write(client, organizationId, id, { ...change, properties: mergeProperties(locked.properties) });
+      });
     } catch (err) {
       if ((err as { code?: string }).code === '23505') return 'contact_exists';
       throw err;
     }
+  }
+
+  private async write(db: Pool | PoolClient, organizationId: string, id: string, change: ContactChange): Promise<ContactRow | undefined> {
+    const { rows } = await db.query<ContactRow>(
+      `WITH changed AS (
+         UPDATE mail_contacts SET
+           email = coalesce($3, email),
+           first_name = CASE WHEN $4 THEN $5 ELSE first_name END,
+           last_name = CASE WHEN $6 THEN $7 ELSE last_name END,
+           properties = coalesce($8::jsonb, properties),
+           status = coalesce($9, status),
+           updated_at = now()
+         WHERE organization_id = $1 AND id = $2 RETURNING *, 'contact.updated' AS event_type
+       ), ${contactEventsCte('changed')}
+       SELECT * FROM changed`,
+      [organizationId, id, change.email ?? null, change.first_name !== undefined, change.first_name ?? null, change.last_name !== undefined, change.last_name ?? null,
+        change.properties ? JSON.stringify(change.properties) : null, change.status ?? null],
+    );
+    return rows[0];
   }
 
   async delete(organizationId: string, id: string): Promise<ContactRow | undefined> {

@@ -15,7 +15,7 @@ import { MAX_NAME } from './contact-fields.ts';
 import { contactOf, createContact, deleteContact, updateContact } from './contact-operations.ts';
 import type { ContactProperties } from './contact-properties.ts';
 import type { ContactRow, Contacts } from './contacts.ts';
-import { checkDeclaredTypes, mergedProperties, statusOf, withoutNulls } from './resend-contact-fields.ts';
+import { statusOf, withoutNulls } from './resend-contact-fields.ts';
 import { ResendContact, ResendContactItem, ResendContactList, toResendContact, toResendContactItem } from './resend-contact-shape.ts';
 import { Segments } from './segments.ts';
 import { DEFAULT_SUBSCRIPTIONS, type SubscriptionTopics } from './subscription-topics.ts';
@@ -63,7 +63,6 @@ export async function resendContactRoutes(app: App, deps: ResendContactDeps): Pr
     const organizationId = request.mailAuth.organizationId;
     const body = request.body;
     const properties = body.properties ?? {};
-    checkDeclaredTypes(properties, await contactProperties.all(organizationId));
     // Every segment and topic is checked first; the contact, its memberships and choices are then written in one statement.
     const joins = await Promise.all((body.segments ?? []).map(async (s, i) => {
       const row = await segments.get(organizationId, s.id);
@@ -76,7 +75,7 @@ export async function resendContactRoutes(app: App, deps: ResendContactDeps): Pr
       return { topicId: row.id, subscribed: t.subscription === 'opt_in' };
     }));
     const status = statusOf(body.unsubscribed);
-    const contact = await createContact(contacts, organizationId, {
+    const contact = await createContact({ contacts, contactProperties }, organizationId, {
       email: body.email,
       ...(body.first_name !== undefined ? { first_name: body.first_name } : {}),
       ...(body.last_name !== undefined ? { last_name: body.last_name } : {}),
@@ -111,15 +110,14 @@ export async function resendContactRoutes(app: App, deps: ResendContactDeps): Pr
   }, async (request) => {
     const row = await contactOf(contacts, request.mailAuth.organizationId, request.params.contact);
     const { first_name, last_name, unsubscribed, properties } = request.body;
-    if (properties) checkDeclaredTypes(properties, await contactProperties.all(row.organization_id));
     const status = statusOf(unsubscribed);
     const change = {
       ...(first_name !== undefined ? { first_name } : {}),
       ...(last_name !== undefined ? { last_name } : {}),
       ...(status ? { status } : {}),
-      ...(properties ? { properties: mergedProperties(row.properties, properties) } : {}),
     };
-    if (Object.keys(change).length > 0) await updateContact(contacts, row.organization_id, row.id, change);
+    // The properties are merged in the store, under the contact's row lock: two updates at once keep both.
+    if (Object.keys(change).length > 0 || properties) await updateContact({ contacts, contactProperties }, row.organization_id, row.id, change, properties);
     return { object: 'contact' as const, id: row.id };
   });
 

@@ -21,6 +21,7 @@ import { renderPart, type RenderContact } from '../templates/render.ts';
 import { recordRunChanges, type AutomationData, type RunChange } from './automation-data.ts';
 import type { AutomationRow, RunRow } from './automations.ts';
 import { RunTimer, type AutomationStepCommand } from './run-timer.ts';
+import { SENDS_FROM_DOMAIN } from '../domains/domains.ts';
 
 interface ContactRow extends RenderContact {
   status: 'subscribed' | 'unsubscribed';
@@ -118,7 +119,7 @@ export class RunSteps {
       idempotencyKey: key,
       requestHash: createHash('sha256').update(key).digest(),
     };
-    const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [run.organization_id, automation.from_domain]);
+    const { rows: domains } = await db.query(`SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND ${SENDS_FROM_DOMAIN}`, [run.organization_id, automation.from_domain]);
     if (domains.length === 0) return cancel(`The sending domain ${automation.from_domain} is no longer verified; verify it again.`);
     const result = await this.messages.storeIn(db, run.organization_id, null, message);
     // The step's key taken by another message: retrying cannot help.

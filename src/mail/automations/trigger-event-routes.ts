@@ -8,7 +8,7 @@ import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import { contactEmail, MAX_PROPERTIES_BYTES } from '../audience/contact-fields.ts';
-import { MAIL_BODY_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { RESEND_BODY_ERRORS, resendErrorResponses } from '../resend/resend-errors.ts';
 import { Accepted, EventBody } from './trigger-event-schemas.ts';
 import { NEW_CONTACTS_PER_DAY, RUNS_PER_DAY, type TriggerEventRefusal, type TriggerEvents } from './trigger-events.ts';
 
@@ -34,7 +34,7 @@ export async function triggerEventRoutes(app: App, deps: { triggerEvents: Trigge
       description: `Starts a run of each enabled automation triggered by the event, creating the contact of an unknown address. Per organization and UTC day, events may create ${NEW_CONTACTS_PER_DAY} contacts ` +
         `(429 contact_quota_exceeded) and start ${RUNS_PER_DAY} runs (429 run_quota_exceeded); an event over either is refused whole. Events that match no automation, and existing contacts, take no quota.`,
       body: ref(EventBody),
-      response: { 200: withRateLimitHeaders(Accepted, 'The event was accepted.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(Accepted, 'The event was accepted.'), ...resendErrorResponses(...RESEND_BODY_ERRORS, 404) },
     },
   });
 

@@ -22,6 +22,7 @@ import type { BroadcastRow } from './broadcasts.ts';
 import { markSent } from './broadcast-sent.ts';
 import * as state from './broadcast-state.ts';
 import { endCanceled } from './end-broadcast.ts';
+import { SENDS_FROM_DOMAIN } from '../domains/domains.ts';
 
 /** A broadcast message's kind: `broadcast.<topic>` (spec), or `broadcast` for one of Resend's without a topic. */
 export const broadcastKind = (topic: string | null): string => (topic === null ? 'broadcast' : `broadcast.${topic}`);
@@ -221,7 +222,7 @@ export class FanOut {
 
   /** The audience's query, or why there can be none (the broadcast then ends with that reason). */
   private async audienceOf(db: PoolClient, b: BroadcastRow): Promise<AudienceQuery | string> {
-    const { rows: domains } = await db.query("SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND status = 'verified'", [b.organization_id, b.from_domain]);
+    const { rows: domains } = await db.query(`SELECT 1 FROM mail_domains WHERE organization_id = $1 AND name = $2 AND ${SENDS_FROM_DOMAIN}`, [b.organization_id, b.from_domain]);
     if (domains.length === 0) return `The sending domain ${b.from_domain} is no longer verified; verify it again and send a new broadcast.`;
     let topic: { id: string; default_subscription: string } | null = null;
     if (b.topic !== null) {

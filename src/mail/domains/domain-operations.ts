@@ -28,7 +28,8 @@ export async function visibleDomain(domains: Domains, grant: MailKeyGrant, id: s
 /** Looks the DKIM record up and records the outcome (a failed lookup changes nothing). */
 export async function verifyDomain(domains: Domains, resolver: Resolver, row: DomainRow): Promise<{ row: DomainRow; check: DnsCheckResult }> {
   const check = await checkDkim(resolver, row);
-  const after = check.dkim === 'lookup_failed' ? row : (await domains.setStatus(row.id, check.dkim === 'verified' ? 'verified' : 'failed'))!;
+  // A record not found fails a once verified domain only after the grace (temporary_failure meanwhile).
+  const after = check.dkim === 'lookup_failed' ? row : (check.dkim === 'verified' ? await domains.setStatus(row.id, 'verified') : await domains.recordFailedCheck(row.id))!;
   return { row: after, check };
 }
 

@@ -1,6 +1,8 @@
 // Sending domains of an organization. Each has its own DKIM key pair; a domain is
 // `verified` once its DNS records are found (or an operator marks it), and only then
-// may a message's From use it. The private key is stored sealed (the platform's
+// may a message's From use it. A verified domain whose record is no longer found is
+// `temporary_failure` and still sends for FAILING_GRACE_HOURS from the first failed
+// check, as at Resend; a check after that makes it `failed`. The private key is stored sealed (the platform's
 // SealedSecrets); only the sender opens it (sending/smtp-handover.ts).
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -11,7 +13,11 @@ import { DKIM_PRIVATE_KEY } from '../sealed-columns.ts';
 import { newDkimKeys } from './dkim-keys.ts';
 import { dnsRecords, type DnsRecord } from './dns-records.ts';
 
-export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
+export const DOMAIN_STATUSES = ['pending', 'verified', 'temporary_failure', 'failed'] as const;
+/** How long a once verified domain whose record is gone keeps sending (Resend's 72 hours of re-checks). */
+export const FAILING_GRACE_HOURS = 72;
+/** SQL: a row of mail_domains a From address may use (verified, or failing for less than the grace). */
+export const SENDS_FROM_DOMAIN = `(status = 'verified' OR (status = 'temporary_failure' AND failing_since > now() - interval '${FAILING_GRACE_HOURS} hours'))`;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
 export interface Domain {
@@ -41,6 +47,8 @@ export interface DomainRow {
   /** Resend's region, as given at creation (kept and answered; mail goes out from this installation). */
   region: string;
   verified_at: Date | null;
+  /** The first failed check of a once verified domain (temporary_failure), else null. */
+  failing_since: Date | null;
   last_checked_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -77,7 +85,7 @@ export class Domains {
   /** The names of the organization's verified domains; a change reaches other processes within the cache time, this one at once. */
   verifiedNames(organizationId: string): Promise<ReadonlySet<string>> {
     return this.verified.get(organizationId, async () => {
-      const { rows } = await this.pg.query<{ name: string }>("SELECT name FROM mail_domains WHERE organization_id = $1 AND status = 'verified'", [organizationId]);
+      const { rows } = await this.pg.query<{ name: string }>(`SELECT name FROM mail_domains WHERE organization_id = $1 AND ${SENDS_FROM_DOMAIN}`, [organizationId]);
       return new Set(rows.map((r) => r.name));
     });
   }
@@ -116,13 +124,36 @@ export class Domains {
     return rows[0];
   }
 
-  /** Records the outcome of a DNS check. */
+  /** Records the outcome of a DNS check (or an operator's verification). */
   async setStatus(id: string, status: DomainStatus): Promise<DomainRow | undefined> {
     const { rows } = await this.pg.query<DomainRow>(
-      `UPDATE mail_domains SET status = $2, last_checked_at = now(), updated_at = now(),
+      `UPDATE mail_domains SET status = $2, last_checked_at = now(), updated_at = now(), failing_since = NULL,
               verified_at = CASE WHEN $2 = 'verified' THEN coalesce(verified_at, now()) ELSE NULL END
         WHERE id = $1 RETURNING *`,
       [id, status],
+    );
+    if (rows[0]) this.verified.delete(rows[0].organization_id);
+    return rows[0];
+  }
+
+  /**
+   * Records a check that did not find the domain's key: a domain that was verified (or is failing
+   * for less than the grace) becomes or stays temporary_failure, from its first failed check on;
+   * any other, or one failing longer, becomes failed. One statement, decided on the row as it is.
+   */
+  async recordFailedCheck(id: string): Promise<DomainRow | undefined> {
+    const { rows } = await this.pg.query<DomainRow>(
+      `WITH grace AS (
+         SELECT id, status IN ('verified', 'temporary_failure') AND coalesce(failing_since, now()) > now() - interval '${FAILING_GRACE_HOURS} hours' AS kept
+           FROM mail_domains WHERE id = $1
+       )
+       UPDATE mail_domains d SET
+              status = CASE WHEN grace.kept THEN 'temporary_failure' ELSE 'failed' END,
+              failing_since = CASE WHEN grace.kept THEN coalesce(d.failing_since, now()) END,
+              verified_at = CASE WHEN grace.kept THEN d.verified_at END,
+              last_checked_at = now(), updated_at = now()
+         FROM grace WHERE d.id = grace.id RETURNING d.*`,
+      [id],
     );
     if (rows[0]) this.verified.delete(rows[0].organization_id);
     return rows[0];

@@ -58,8 +58,8 @@ function refuseEnforcedTls(tls: string | undefined): void {
   if (tls === 'enforced') throw new ApiError(422, 'tls_enforced_not_offered', 'The relay delivers with opportunistic TLS; enforced TLS per domain is not offered.', [{ path: '/tls', message: 'not offered' }]);
 }
 
-export async function resendDomainRoutes(app: App, deps: { domains: Domains; pg: Pool; resolver: Resolver }): Promise<void> {
-  const { domains, pg, resolver } = deps;
+export async function resendDomainRoutes(app: App, deps: { domains: Domains; pg: Pool; resolver: Resolver; serviceHost: string }): Promise<void> {
+  const { domains, pg, resolver, serviceHost } = deps;
   const tags = ['resend-domains'];
   const config = { mailAccess: 'manage' as const };
   addComponents(app, [ResendDomainItem, ResendDomain, ResendDomainList, ResendDomainRef, ResendDomainRemoved]);
@@ -82,7 +82,7 @@ export async function resendDomainRoutes(app: App, deps: { domains: Domains; pg:
   }, async (request, reply) => {
     refuseEnforcedTls(request.body.tls);
     const name = request.body.name.toLowerCase();
-    const trackingHost = trackingHostAfter(name, null, request.body);
+    const trackingHost = trackingHostAfter(name, null, request.body, serviceHost);
     const row = await createDomain(domains, request.mailAuth, name, trackingHost, request.body.region);
     return reply.status(201).send(toResendDomain(row, true));
   });
@@ -107,7 +107,7 @@ export async function resendDomainRoutes(app: App, deps: { domains: Domains; pg:
   }, async (request) => {
     const row = await visibleDomain(domains, request.mailAuth, request.params.id);
     refuseEnforcedTls(request.body.tls);
-    const host = trackingHostAfter(row.name, row.tracking_host, request.body);
+    const host = trackingHostAfter(row.name, row.tracking_host, request.body, serviceHost);
     if (host !== row.tracking_host) await domains.setTrackingHost(row.organization_id, row.id, host);
     return { object: 'domain' as const, id: row.id };
   });

@@ -45,8 +45,11 @@ export interface TrackingChange {
   tracking_subdomain?: string;
 }
 
-/** The tracking host after `change` (current: the domain's host now, null for a new domain), or a 422. */
-export function trackingHostAfter(domainName: string, current: string | null, change: TrackingChange): string | null {
+/**
+ * The tracking host after `change` (current: the domain's host now, null for a new domain), or a 422.
+ * Turned on without a subdomain, tracking uses `serviceHost` (PUBLIC_BASE_URL's host).
+ */
+export function trackingHostAfter(domainName: string, current: string | null, change: TrackingChange, serviceHost: string): string | null {
   const { open_tracking: open, click_tracking: click, tracking_subdomain: subdomain } = change;
   if (open !== undefined && click !== undefined && open !== click) {
     throw new ApiError(422, 'tracking_split_not_supported', 'Opens and clicks are tracked together here: give open_tracking and click_tracking the same value.', [{ path: '/click_tracking', message: 'must equal open_tracking' }]);
@@ -54,8 +57,7 @@ export function trackingHostAfter(domainName: string, current: string | null, ch
   const wanted = open ?? click;
   if (wanted === false) return null;
   if (subdomain !== undefined) return `${subdomain.toLowerCase()}.${domainName}`;
-  if (wanted === true && current === null) {
-    throw new ApiError(422, 'tracking_subdomain_required', 'Tracking needs a tracking host: give tracking_subdomain (point it at this service with a CNAME).', [{ path: '/tracking_subdomain', message: 'required to turn tracking on' }]);
-  }
+  // Resend turns tracking on without a custom tracking domain: the links then point at this service's own host.
+  if (wanted === true && current === null) return serviceHost;
   return current;
 }

@@ -10,7 +10,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { RATE_LIMIT_HEADERS, withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import { StringEnum } from '../../platform/http/schema-types.ts';
 import type { App } from '../../platform/http/server.ts';
-import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { RESEND_BODY_ERRORS, RESEND_ERRORS, resendErrorResponses } from '../resend/resend-errors.ts';
 import { IdParams } from '../http/mail-schemas.ts';
 import { BatchCreated, Changed, Created, EmailList, EmailObject, ListedEmail } from './email-answers.ts';
 import { cancelEmail, checkSenders, crashIfAsked, getEmail, listEmails, rescheduleEmail, sendEmail, type EmailOperationDeps } from './email-operations.ts';
@@ -57,7 +57,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
         'An `Idempotency-Key` header (or `idempotency_key` in the body; the header wins) makes a repeat return the original id with `Idempotent-Replayed: true` and send nothing; the same key with another request is 409 invalid_idempotent_request.',
       headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 256 printable ASCII characters, unique per organization.' })) }),
       body: ref(SendEmailBody),
-      response: { 200: { ...ref(Created), description: 'The message id.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...mailErrorResponses(...MAIL_BODY_ERRORS, 409, 422) },
+      response: { 200: { ...ref(Created), description: 'The message id.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...resendErrorResponses(...RESEND_BODY_ERRORS, 409, 422) },
     },
   }, async (request, reply) => {
     const { id, replayed } = await sendEmail(operations, request.mailAuth, request.body, headerKey(request));
@@ -76,7 +76,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
         '`Idempotent-Replayed: true` when every item repeated a key.',
       headers: Type.Object({ 'x-batch-validation': Type.Optional(StringEnum(['strict', 'permissive'] as const)) }),
       body: Type.Array(ref(BatchEmailItem), { minItems: 1, maxItems: MAX_BATCH }),
-      response: { 200: { ...ref(BatchCreated), description: 'The ids, in order.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...mailErrorResponses(...MAIL_BODY_ERRORS, 409, 422) },
+      response: { 200: { ...ref(BatchCreated), description: 'The ids, in order.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER } }, ...resendErrorResponses(...RESEND_BODY_ERRORS, 409, 422) },
     },
   }, async (request, reply) => {
     const strict = request.headers['x-batch-validation'] !== 'permissive';
@@ -117,12 +117,28 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
     return { data: ok.map((s) => ({ id: s.id })), ...(strict ? {} : { errors: errors.sort((a, b) => a.index - b.index) }) };
   });
 
+  // Resend's SDK calls these (emails.metrics, emails.receiving.list); not offered here. Without a route they
+  // would be taken as an email id and answer "email not found": they answer what any path without a
+  // route answers, route_not_found (Resend's name not_found), for every kind of key.
+  for (const part of ['metrics', 'receiving']) {
+    app.get(`/emails/${part}`, {
+      config: { mailAccess: 'reports' },
+      schema: {
+        tags, operationId: `${part}NotOffered`, summary: `Not offered: GET /emails/${part} (Resend's emails.${part === 'metrics' ? 'metrics' : 'receiving.list'})`,
+        description: 'Answers 404 route_not_found, as a path without a route (Resend\'s name not_found).',
+        response: resendErrorResponses(...RESEND_ERRORS, 404),
+      },
+    }, async (request) => {
+      throw new ApiError(404, 'route_not_found', `No route for GET ${request.url.split('?')[0]}.`);
+    });
+  }
+
   app.get('/emails/:id', {
     config: { mailAccess: 'read_emails' },
     schema: {
       tags, operationId: 'getEmail', summary: 'Get an email', description: 'Resend\'s email object, with the message\'s state as `last_event`.',
       params: IdParams,
-      response: { 200: withRateLimitHeaders(EmailObject, 'The message.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(EmailObject, 'The message.'), ...resendErrorResponses(...RESEND_ERRORS, 404) },
     },
   }, async (request) => getEmail(deps.messages, request.mailAuth, request.params.id));
 
@@ -132,7 +148,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
       tags, operationId: 'listEmails', summary: 'List emails',
       description: 'The organization\'s emails (of the key\'s domains, for a domain-restricted key), newest first, in Resend\'s list shape and paging: `after` (older) or `before` (newer) names an email id of a previous page; a cursor that is no email of this list is 400 invalid_cursor.',
       querystring: ListEmailsQuery,
-      response: { 200: withRateLimitHeaders(EmailList, 'One page, newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) },
+      response: { 200: withRateLimitHeaders(EmailList, 'One page, newest first.'), ...resendErrorResponses(...RESEND_ERRORS, 400) },
     },
   }, async (request) => listEmails(deps.messages, request.mailAuth, request.query));
 
@@ -143,7 +159,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
       description: 'Cancels an email not yet handed over (scheduled, or queued: waiting for its time, its turn, a daily allowance or a retry); it is never sent and its last_event is `canceled`. ' +
         'An email the sender holds at that moment, or already handed over (delivered, bounced, failed, suppressed, canceled), is 409 not_cancelable; the two are decided in one Postgres transaction, so exactly one wins.',
       params: IdParams,
-      response: { 200: withRateLimitHeaders(Changed, 'Canceled.'), ...mailErrorResponses(...MAIL_ERRORS, 404, 409) },
+      response: { 200: withRateLimitHeaders(Changed, 'Canceled.'), ...resendErrorResponses(...RESEND_ERRORS, 404, 409) },
     },
   }, async (request) => cancelEmail(operations.changes, request.mailAuth, request.params.id));
 
@@ -154,7 +170,7 @@ export async function emailRoutes(app: App, deps: EmailRouteDeps): Promise<void>
       description: 'Moves a scheduled email that the sender has not tried yet to a new `scheduled_at`. An email sent without scheduled_at, held by the sender, tried or handed over is 409 not_schedulable.',
       params: IdParams,
       body: ref(UpdateEmailBody),
-      response: { 200: withRateLimitHeaders(Changed, 'Rescheduled.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404, 409) },
+      response: { 200: withRateLimitHeaders(Changed, 'Rescheduled.'), ...resendErrorResponses(...RESEND_BODY_ERRORS, 404, 409) },
     },
   }, async (request) => rescheduleEmail(operations.changes, request.mailAuth, request.params.id, sendTimeOrRefused(request.body.scheduled_at, '/scheduled_at')));
 }

@@ -7,6 +7,8 @@ import { CREATES, describedFor, READ_ONLY, withDefault } from '../../platform/mc
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { createContact, listContacts, updateContact } from '../audience/contact-operations.ts';
 import { ContactList, ContactParams, ContactSchema, CreateContactBody, ListContactsQuery, UpdateContactBody } from '../audience/contact-schemas.ts';
+import type { ContactProperties } from '../audience/contact-properties.ts';
+import { statusOf } from '../audience/resend-contact-fields.ts';
 import type { Contact, Contacts } from '../audience/contacts.ts';
 import { mailTool } from './mail-tool.ts';
 import { CHANGES, pageLines } from './tool-pieces.ts';
@@ -28,11 +30,12 @@ export const UpdateContactArgs = Type.Object(
     last_name: change.last_name,
     properties: describedFor(change.properties, 'Replaces the contact\'s properties as a whole (flat: names of 1 to 64 of A-Z a-z 0-9 _ -; values strings, numbers, booleans or null).'),
     status: describedFor(change.status, 'unsubscribed: the contact gets no broadcast of any topic; subscribed: it does again, as its topic choices say.'),
+    unsubscribed: Type.Optional(Type.Boolean({ description: 'Resend\'s name for the status, as Resend\'s MCP server takes it: true is status unsubscribed, false subscribed.' })),
   },
   { additionalProperties: false },
 );
 
-export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
+export function contactTools(deps: { contacts: Contacts; contactProperties: ContactProperties; pg: Pool }) {
   const add = mailTool(MANAGING, {
     name: 'add_contact',
     title: 'Add a contact',
@@ -44,7 +47,7 @@ export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
     output: ContactSchema,
     annotations: CREATES,
     async run(args, ctx) {
-      const contact = await createContact(deps.contacts, ctx.grant.organizationId, args);
+      const contact = await createContact(deps, ctx.grant.organizationId, args);
       return { summary: `Added contact ${contact.email} (id ${contact.id}), ${contact.status}.`, result: contact };
     },
   });
@@ -78,17 +81,22 @@ export function contactTools(deps: { contacts: Contacts; pg: Pool }) {
     title: 'Change a contact',
     description:
       'Changes a contact named by `contact` (its id or email address; PATCH /api/v1/contacts/:contact): its `first_name`, `last_name`, `properties` (replaced as a whole), ' +
-      '`status` (unsubscribed: no broadcast of any topic) or `email`. Give at least one change. Errors: not_found, contact_exists, invalid_email, invalid_properties.',
+      '`status` (unsubscribed: no broadcast of any topic; or `unsubscribed` true or false, as Resend names it) or `email`. Give at least one change. Errors: not_found, contact_exists, invalid_email, invalid_properties.',
     input: UpdateContactArgs,
     output: ContactSchema,
     annotations: CHANGES,
     async run(args, ctx) {
-      const { contact, ...body } = args;
+      const { contact, unsubscribed, ...rest } = args;
+      const status = statusOf(unsubscribed);
+      if (status && rest.status && status !== rest.status) {
+        throw new ApiError(400, 'validation_failed', `Invalid arguments for update_contact: unsubscribed ${unsubscribed} contradicts status ${rest.status}.`, [{ path: '/unsubscribed', message: 'contradicts status' }]);
+      }
+      const body = { ...rest, ...(status ? { status } : {}) };
       // The REST body's rule (minProperties 1), said for the tool's arguments.
       if (Object.keys(body).length === 0) {
-        throw new ApiError(400, 'validation_failed', 'Invalid arguments for update_contact: give at least one change (first_name, last_name, properties, status or email).', [{ path: '', message: 'must NOT have fewer than 1 properties' }]);
+        throw new ApiError(400, 'validation_failed', 'Invalid arguments for update_contact: give at least one change (first_name, last_name, properties, status, unsubscribed or email).', [{ path: '', message: 'must NOT have fewer than 1 properties' }]);
       }
-      const changed = await updateContact(deps.contacts, ctx.grant.organizationId, contact, body);
+      const changed = await updateContact(deps, ctx.grant.organizationId, contact, body);
       return { summary: `Changed contact ${changed.email} (id ${changed.id}): ${changed.status}${name(changed) ? `, ${name(changed)}` : ''}.`, result: changed };
     },
   });

@@ -8,6 +8,7 @@ import type { McpProduct } from '../../platform/mcp/mcp-product.ts';
 import type { McpServerInfo } from '../../platform/mcp/mcp-server.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { hasMailKey, MAIL_SECURITY_SCHEME } from '../auth/mail-auth.ts';
+import type { ContactProperties } from '../audience/contact-properties.ts';
 import type { Contacts } from '../audience/contacts.ts';
 import type { SubscriptionTopics } from '../audience/subscription-topics.ts';
 import type { BroadcastOperationDeps } from '../broadcasts/broadcast-operations.ts';
@@ -36,6 +37,7 @@ export interface MailMcpDeps extends EmailOperationDeps, BroadcastOperationDeps 
   /** The mail API's authentication and per-key limit hook, shared so REST and MCP count against one allowance. */
   authenticate: RequestHook;
   contacts: Contacts;
+  contactProperties: ContactProperties;
   subscriptionTopics: SubscriptionTopics;
   suppressions: Suppressions;
   pg: Pool;

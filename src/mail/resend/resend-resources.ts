@@ -25,11 +25,13 @@ export interface ResendResourceDeps {
   mail: MailServices;
   pg: Pool;
   resolver: Resolver;
+  /** This service's own host (PUBLIC_BASE_URL's): the tracking host of a domain given none. */
+  serviceHost: string;
 }
 
 export async function resendResources(app: App, deps: ResendResourceDeps): Promise<void> {
-  const { mail, pg, resolver } = deps;
-  await resendDomainRoutes(app, { domains: mail.domains, pg, resolver });
+  const { mail, pg, resolver, serviceHost } = deps;
+  await resendDomainRoutes(app, { domains: mail.domains, pg, resolver, serviceHost });
   await resendApiKeyRoutes(app, { keys: mail.keys, domains: mail.domains, pg });
   const { contacts, contactProperties, segmentMembers, subscriptionTopics } = mail;
   await resendContactRoutes(app, { contacts, contactProperties, subscriptionTopics, pg });

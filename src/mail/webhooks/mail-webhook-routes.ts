@@ -9,7 +9,7 @@ import { withRateLimitHeaders } from '../../platform/http/openapi.ts';
 import type { App } from '../../platform/http/server.ts';
 import { isUuid } from '../../platform/http/validation.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { MAIL_BODY_ERRORS, MAIL_ERRORS, mailErrorResponses } from '../http/mail-errors.ts';
+import { RESEND_BODY_ERRORS, RESEND_ERRORS, resendErrorResponses } from '../resend/resend-errors.ts';
 import type { MailWebhookDeliveries } from './mail-webhook-deliveries.ts';
 import type { MailWebhookLog } from './mail-webhook-log.ts';
 import { toWebhook, type MailWebhookStore } from './mail-webhook-store.ts';
@@ -33,7 +33,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       tags, operationId: 'createMailWebhook', summary: 'Create a webhook',
       description: 'The endpoint receives the named events of the organization from now on, signed with Standard Webhooks. The response holds the signing secret (GET /webhooks/:id shows it too).',
       body: CreateWebhookBody,
-      response: { 201: withRateLimitHeaders(CreatedWebhook, 'Created.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 409) },
+      response: { 201: withRateLimitHeaders(CreatedWebhook, 'Created.'), ...resendErrorResponses(...RESEND_BODY_ERRORS, 409) },
     },
   }, async (request, reply) => {
     const row = webhookOrRefused(await store.create(request.mailAuth.organizationId, request.body));
@@ -42,7 +42,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
 
   app.get('/webhooks', {
     config,
-    schema: { tags, operationId: 'listMailWebhooks', summary: 'List webhooks', querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(Webhook), 'Newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400) } },
+    schema: { tags, operationId: 'listMailWebhooks', summary: 'List webhooks', querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(Webhook), 'Newest first.'), ...resendErrorResponses(...RESEND_ERRORS, 400) } },
   }, async (request) => {
     const limit = request.query.limit ?? 20;
     const after = request.query.after && isUuid(request.query.after) ? request.query.after : null;
@@ -57,7 +57,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
 
   app.get('/webhooks/:id', {
     config,
-    schema: { tags, operationId: 'getMailWebhook', summary: 'Get a webhook (with its signing secret)', params: Params, response: { 200: withRateLimitHeaders(WithSecret, 'The webhook.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+    schema: { tags, operationId: 'getMailWebhook', summary: 'Get a webhook (with its signing secret)', params: Params, response: { 200: withRateLimitHeaders(WithSecret, 'The webhook.'), ...resendErrorResponses(...RESEND_ERRORS, 404) } },
   }, async (request) => {
     const row = await endpointOf(request.mailAuth.organizationId, request.params.id);
     return { ...toWebhook(row), signing_secret: row.secret };
@@ -70,7 +70,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       description: 'A disabled webhook gets no new deliveries; those already queued still go.',
       params: Params,
       body: UpdateWebhookBody,
-      response: { 200: withRateLimitHeaders(Ref, 'Updated.'), ...mailErrorResponses(...MAIL_BODY_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(Ref, 'Updated.'), ...resendErrorResponses(...RESEND_BODY_ERRORS, 404) },
     },
   }, async (request) => {
     await endpointOf(request.mailAuth.organizationId, request.params.id);
@@ -83,7 +83,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
     config,
     schema: {
       tags, operationId: 'removeMailWebhook', summary: 'Remove a webhook', description: 'Removes it with its delivery log; queued deliveries are not sent.', params: Params,
-      response: { 200: withRateLimitHeaders(RemovedWebhook, 'Removed.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(RemovedWebhook, 'Removed.'), ...resendErrorResponses(...RESEND_ERRORS, 404) },
     },
   }, async (request) => {
     const row = await endpointOf(request.mailAuth.organizationId, request.params.id);
@@ -97,7 +97,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       tags, operationId: 'rotateMailWebhookSecret', summary: 'Rotate the signing secret',
       description: 'A new secret, answered now. Until previous_secret_expires_at (WEBHOOK_SECRET_GRACE_MS, default 24 h) requests carry a second v1 signature made with the old one.',
       params: Params,
-      response: { 200: withRateLimitHeaders(RotatedWebhook, 'Rotated.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 200: withRateLimitHeaders(RotatedWebhook, 'Rotated.'), ...resendErrorResponses(...RESEND_ERRORS, 404) },
     },
   }, async (request) => {
     await endpointOf(request.mailAuth.organizationId, request.params.id);
@@ -108,7 +108,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
 
   app.get('/webhooks/:id/events', {
     config,
-    schema: { tags, operationId: 'listMailWebhookEvents', summary: 'The events sent to a webhook (its delivery log)', params: Params, querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(EventSummary), 'Newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+    schema: { tags, operationId: 'listMailWebhookEvents', summary: 'The events sent to a webhook (its delivery log)', params: Params, querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(EventSummary), 'Newest first.'), ...resendErrorResponses(...RESEND_ERRORS, 400, 404) } },
   }, async (request) => {
     const row = await endpointOf(request.mailAuth.organizationId, request.params.id);
     const after = request.query.after && isUuid(request.query.after) ? request.query.after : undefined;
@@ -123,7 +123,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
 
   app.get('/webhooks/:id/events/:eventId', {
     config,
-    schema: { tags, operationId: 'getMailWebhookEvent', summary: 'One event sent to a webhook, with its payload', params: EventParams, response: { 200: withRateLimitHeaders(EventDetail, 'The event.'), ...mailErrorResponses(...MAIL_ERRORS, 404) } },
+    schema: { tags, operationId: 'getMailWebhookEvent', summary: 'One event sent to a webhook, with its payload', params: EventParams, response: { 200: withRateLimitHeaders(EventDetail, 'The event.'), ...resendErrorResponses(...RESEND_ERRORS, 404) } },
   }, async (request) => {
     const row = await eventOf(request.mailAuth.organizationId, request.params.id, request.params.eventId);
     const event = await log.event(row.id, request.params.eventId);
@@ -133,7 +133,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
 
   app.get('/webhooks/:id/events/:eventId/attempts', {
     config,
-    schema: { tags, operationId: 'listMailWebhookEventAttempts', summary: 'The attempts at delivering an event', params: EventParams, querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(Attempt), 'Newest first.'), ...mailErrorResponses(...MAIL_ERRORS, 400, 404) } },
+    schema: { tags, operationId: 'listMailWebhookEventAttempts', summary: 'The attempts at delivering an event', params: EventParams, querystring: ListQuery, response: { 200: withRateLimitHeaders(Page(Attempt), 'Newest first.'), ...resendErrorResponses(...RESEND_ERRORS, 400, 404) } },
   }, async (request) => {
     const row = await eventOf(request.mailAuth.organizationId, request.params.id, request.params.eventId);
     const attempts = await log.attempts(row.id, request.params.eventId, request.query);
@@ -147,7 +147,7 @@ export async function mailWebhookRoutes(app: App, deps: { store: MailWebhookStor
       tags, operationId: 'replayMailWebhookEvent', summary: 'Send an event again',
       description: 'Queues the event again for this webhook: the same body and webhook-id, a fresh budget of attempts.',
       params: EventParams,
-      response: { 202: withRateLimitHeaders(Ref, 'Queued.'), ...mailErrorResponses(...MAIL_ERRORS, 404) },
+      response: { 202: withRateLimitHeaders(Ref, 'Queued.'), ...resendErrorResponses(...RESEND_ERRORS, 404) },
     },
   }, async (request, reply) => {
     const row = await eventOf(request.mailAuth.organizationId, request.params.id, request.params.eventId);

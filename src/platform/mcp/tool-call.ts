@@ -14,10 +14,15 @@ import type { ToolContext } from './tool.ts';
 
 const platformBody: ErrorRenderer = (requestId, code, message, details) => errorBody(requestId, code, message, details);
 
+/**
+ * A failure as a tool error. Its body always carries `error.details` (the documented shape of a tool
+ * error): the fields at fault, or an empty list when the refusal names none (a 403, 404 or 409 of a
+ * store), so a client reads one shape.
+ */
 export function errorResult(err: unknown, ctx: ToolContext, render: ErrorRenderer = platformBody): CallToolResult {
   const { status, code, message, details } = describeError(err as Error);
   if (status >= 500) ctx.log.error({ err, requestId: ctx.requestId }, 'MCP tool failed');
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(render(ctx.requestId, code, message, details, status)) }] };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(render(ctx.requestId, code, message, details ?? [], status)) }] };
 }
 
 export interface CallOptions<Ctx extends ToolContext> {

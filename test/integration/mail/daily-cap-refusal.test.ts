@@ -32,7 +32,7 @@ describe('a message larger than a daily allowance', () => {
     const capped = await organization({ daily_send_cap: 2 });
     const res = await call(ingress.url, 'POST', '/emails', { key: capped.key, body: { from: capped.from, to: addresses(2), cc: ['c@example.net'], subject: 'Hi', text: 'Hi' } });
     expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ name: 'exceeds_daily_cap', error: { code: 'exceeds_daily_cap', details: [{ path: '/to' }] } });
+    expect(res.body).toMatchObject({ name: 'validation_error', error: { code: 'exceeds_daily_cap', details: [{ path: '/to' }] } });
     expect(res.body.message).toMatch(/3 recipients.*organization's daily send cap of 2/);
     // At the cap it is accepted.
     expect((await call(ingress.url, 'POST', '/emails', { key: capped.key, body: { from: capped.from, to: addresses(2), subject: 'Hi', text: 'Hi' } })).status).toBe(200);
@@ -41,7 +41,7 @@ describe('a message larger than a daily allowance', () => {
     const fresh = await organization();
     const big = await call(ingress.url, 'POST', '/emails', { key: fresh.key, body: { from: fresh.from, to: addresses(5), subject: 'Hi', text: 'Hi' } });
     expect(big.status).toBe(422);
-    expect(big.body.name).toBe('exceeds_daily_cap');
+    expect(big.body.error.code).toBe('exceeds_daily_cap');
     expect(big.body.message).toMatch(/5 recipients.*warm-up stage of 4/);
     expect(await storedCount(ingress.platform.pg, fresh.organizationId)).toBe(0);
   });

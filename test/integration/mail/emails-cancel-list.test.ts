@@ -69,8 +69,8 @@ describe('cancel (resend.emails.cancel)', () => {
     expect((await resend.emails.get(control)).data!.last_event).toBe('delivered');
 
     // Canceled already, or handed over: 409 with a stable code.
-    expect((await resend.emails.cancel(queued)).error).toMatchObject({ name: 'not_cancelable', statusCode: 409 });
-    expect((await resend.emails.cancel(control)).error).toMatchObject({ name: 'not_cancelable', statusCode: 409 });
+    expect((await resend.emails.cancel(queued)).error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_cancelable' } });
+    expect((await resend.emails.cancel(control)).error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_cancelable' } });
   }, 60_000);
 
   it('a message a sender holds is not cancelable; a cancel that wins leaves nothing for a sender to take', async () => {
@@ -79,13 +79,13 @@ describe('cancel (resend.emails.cancel)', () => {
     // A sender's hold, as send-queue.ts takes it.
     await ingress.platform.pg.query("UPDATE mail_deliveries SET state = 'sending', lease_until = now() + interval '1 minute', lease_token = gen_random_uuid() WHERE message_id = $1", [id]);
     const refused = await resend.emails.cancel(id);
-    expect(refused.error).toMatchObject({ name: 'not_cancelable', statusCode: 409 });
+    expect(refused.error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_cancelable' } });
     expect(refused.error!.message).toContain('being handed over');
     await ingress.platform.pg.query("UPDATE mail_deliveries SET state = 'queued', lease_until = NULL, lease_token = NULL, next_attempt_at = now() WHERE message_id = $1", [id]);
     // Due now: the sender and the cancel race; whichever wins, a canceled message is never sent.
     const cancel = await resend.emails.cancel(id);
     if (cancel.error) {
-      expect(cancel.error.name).toBe('not_cancelable');
+      expect((cancel.error as any).error.code).toBe('not_cancelable');
       await eventually(async () => sent(id) === 1);
     } else {
       await new Promise((r) => setTimeout(r, 1500));
@@ -105,7 +105,7 @@ describe('cancel (resend.emails.cancel)', () => {
     for (const id of ids) {
       const res = await call(ingress.url, 'POST', `/emails/${id}/cancel`, { key: org.key });
       expect([200, 409]).toContain(res.status);
-      if (res.status === 409) expect(res.body.name).toBe('not_cancelable');
+      if (res.status === 409) expect(res.body.error.code).toBe('not_cancelable');
       outcomes.set(id, res.status);
     }
     const lost = ids.filter((id) => outcomes.get(id) === 409);
@@ -118,7 +118,7 @@ describe('cancel (resend.emails.cancel)', () => {
     for (const id of won) expect([null, 'canceled']).toContain(await delivery(id));
   }, 90_000);
 
-  it('refuses what is not a cancelable email of the key: 404 for unknown ids, others\' and other domains\'; 403 for a test key', async () => {
+  it('refuses what is not a cancelable email of the key: 404 for unknown ids, others\' and other domains\'; 401 restricted_api_key for a test key', async () => {
     const id = (await resend.emails.send({ from, to: 'a@example.com', subject: 'later', text: 'x', scheduledAt: inSeconds(3600) })).data!.id;
     expect((await call(ingress.url, 'POST', '/emails/not-a-uuid/cancel', { key: org.key })).status).toBe(404);
     expect((await call(ingress.url, 'POST', '/emails/00000000-0000-4000-8000-000000000000/cancel', { key: org.key })).body.name).toBe('not_found');
@@ -127,7 +127,7 @@ describe('cancel (resend.emails.cancel)', () => {
     const restricted = await mailKey(ingress.url, org.organizationId, { domains: ['elsewhere.example.com'] });
     expect((await call(ingress.url, 'POST', `/emails/${id}/cancel`, { key: restricted.key })).status).toBe(404);
     const test = await mailKey(ingress.url, org.organizationId, { kind: 'test' });
-    expect((await call(ingress.url, 'POST', `/emails/${id}/cancel`, { key: test.key })).body.name).toBe('insufficient_permissions');
+    expect((await call(ingress.url, 'POST', `/emails/${id}/cancel`, { key: test.key })).body.error.code).toBe('insufficient_permissions');
     expect((await resend.emails.get(id)).data!.last_event).toBe('scheduled');
   });
 });
@@ -143,10 +143,10 @@ describe('reschedule (resend.emails.update)', () => {
     expect((await resend.emails.get(id)).data!.scheduled_at).toBe(at);
     await eventually(async () => sent(id) === 1, 30_000);
     expect(relay.byMessageId(id)[0]!.receivedAt).toBeGreaterThanOrEqual(Date.parse(at) - 50);
-    expect((await resend.emails.update({ id, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'not_schedulable', statusCode: 409 });
+    expect((await resend.emails.update({ id, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_schedulable' } });
 
     const now = (await resend.emails.send({ from, to: 'now@example.com', subject: 'now', text: 'x' })).data!.id;
-    expect((await resend.emails.update({ id: now, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'not_schedulable', statusCode: 409 });
+    expect((await resend.emails.update({ id: now, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_schedulable' } });
   }, 60_000);
 
   it('reschedules before the sender queued it; a canceled email cannot be rescheduled; bad times are 400', async () => {
@@ -161,10 +161,11 @@ describe('reschedule (resend.emails.update)', () => {
     for (const scheduledAt of ['whenever', '2031-01-01', '2031-01-01T10:00:00']) {
       expect((await resend.emails.update({ id, scheduledAt })).error, scheduledAt).toMatchObject({ statusCode: 400 });
     }
-    expect((await call(ingress.url, 'PATCH', `/emails/${id}`, { key: org.key, body: {} })).status).toBe(400);
-    expect((await call(ingress.url, 'PATCH', `/emails/${id}`, { key: org.key, body: { scheduled_at: at, subject: 'no' } })).body.name).toBe('unknown_field');
+    const empty = await call(ingress.url, 'PATCH', `/emails/${id}`, { key: org.key, body: {} });
+    expect([empty.status, empty.body.name, empty.body.error.code]).toEqual([422, 'missing_required_field', 'missing_required_field']);
+    expect((await call(ingress.url, 'PATCH', `/emails/${id}`, { key: org.key, body: { scheduled_at: at, subject: 'no' } })).body.error.code).toBe('unknown_field');
     expect((await resend.emails.cancel(id)).error).toBeNull();
-    expect((await resend.emails.update({ id, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'not_schedulable', statusCode: 409 });
+    expect((await resend.emails.update({ id, scheduledAt: inSeconds(60) })).error).toMatchObject({ name: 'validation_error', statusCode: 409, error: { code: 'not_schedulable' } });
   });
 });
 
@@ -210,11 +211,11 @@ describe('list (resend.emails.list)', () => {
     const all = await new Resend(own.key).emails.list();
     expect(all.data!.data.map((e) => e.id)).toEqual([onB, onA]);
     // A cursor the key cannot see is no cursor of its list.
-    expect((await call(ingress.url, 'GET', `/emails?after=${onB}`, { key: restricted.key })).body.name).toBe('invalid_cursor');
+    expect((await call(ingress.url, 'GET', `/emails?after=${onB}`, { key: restricted.key })).body.error.code).toBe('invalid_cursor');
 
     for (const query of ['after=nope', `after=${randomUUID()}`, `after=${onA}&before=${onB}`]) {
       const res = await call(ingress.url, 'GET', `/emails?${query}`, { key: own.key });
-      expect([res.status, res.body.name], query).toEqual([400, 'invalid_cursor']);
+      expect([res.status, res.body.name, res.body.error.code], query).toEqual([400, 'validation_error', 'invalid_cursor']);
     }
     for (const query of ['limit=0', 'limit=101', 'limit=x', 'cursor=abc']) {
       expect((await call(ingress.url, 'GET', `/emails?${query}`, { key: own.key })).status, query).toBe(400);

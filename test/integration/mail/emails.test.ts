@@ -113,17 +113,17 @@ describe('POST /emails', () => {
     ];
     for (const [body, status, code] of cases) {
       const res = await send(body, fresh.key);
-      expect([res.status, res.body.name], JSON.stringify(body).slice(0, 200)).toEqual([status, code]);
+      expect([res.status, res.body.error.code], JSON.stringify(body).slice(0, 200)).toEqual([status, code]);
       expect(res.body.statusCode).toBe(status);
     }
     const huge = await send({ ...ok, attachments: [{ filename: 'big.bin', content: Buffer.alloc(40 * 1024 * 1024 + 1).toString('base64') }] }, fresh.key);
-    expect([huge.status, huge.body.name]).toEqual([400, 'attachments_too_large']);
-    expect((await call(url, 'POST', '/emails', { key: fresh.key, raw: '{"from":' })).body.name).toBe('invalid_json');
+    expect([huge.status, huge.body.error.code]).toEqual([400, 'attachments_too_large']);
+    expect((await call(url, 'POST', '/emails', { key: fresh.key, raw: '{"from":' })).body.error.code).toBe('invalid_json');
     // An empty body under Content-Type: application/json is invalid_json too (docs/links-api.md, Errors).
     const empty = await call(url, 'POST', '/emails', { key: fresh.key, raw: '' });
-    expect([empty.status, empty.body.name, empty.body.error.code]).toEqual([400, 'invalid_json', 'invalid_json']);
+    expect([empty.status, empty.body.name, empty.body.error.code]).toEqual([400, 'validation_error', 'invalid_json']);
     const batch = await call(url, 'POST', '/emails/batch', { key: fresh.key, body: [ok, { ...ok, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }] });
-    expect([batch.status, batch.body.name, batch.body.error.details]).toEqual([400, 'too_many_recipients', [{ path: '/1/to', message: expect.any(String) }]]);
+    expect([batch.status, batch.body.error.code, batch.body.error.details]).toEqual([400, 'too_many_recipients', [{ path: '/1/to', message: expect.any(String) }]]);
     expect(await storedCount(ingress.platform.pg, fresh.organizationId)).toBe(0);
   });
 
@@ -132,10 +132,10 @@ describe('POST /emails', () => {
     const sendKey = await mailKey(url, org.organizationId, { kind: 'send' });
     expect((await send(minimal(), sendKey.key)).status).toBe(200);
     const testKey = await mailKey(url, org.organizationId, { kind: 'test' });
-    expect((await send(minimal(), testKey.key)).body.name).toBe('insufficient_permissions');
+    expect((await send(minimal(), testKey.key)).body.error.code).toBe('insufficient_permissions');
     const restricted = await mailKey(url, org.organizationId, { kind: 'send', domains: [other] });
     const refused = await send(minimal(), restricted.key);
-    expect([refused.status, refused.body.name]).toEqual([403, 'domain_not_allowed']);
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'domain_not_allowed']);
     const allowed = await send({ ...minimal(), from: `x@${other}` }, restricted.key);
     expect(allowed.status).toBe(200);
     // Another domain's messages are 404 to the restricted key, as another organization's are to everyone.
@@ -175,7 +175,7 @@ describe('POST /emails/batch', () => {
       [[good, { ...good, attachments: [] }], 'unknown_field', '/1/attachments'],
     ] as const) {
       const res = await batch(fresh.key, body);
-      expect(res.body.name).toBe(code);
+      expect(res.body.error.code).toBe(code);
       expect(res.body.error.details[0].path).toBe(path);
     }
     expect((await batch(fresh.key, Array.from({ length: 101 }, () => good))).status).toBe(400);

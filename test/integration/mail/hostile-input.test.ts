@@ -196,7 +196,7 @@ describe('hostile input from one organization', () => {
     expect(rounds.map(({ good }) => good.status)).toEqual(Array(30).fill(200));
     for (const { bad, nul } of rounds) {
       expect(bad.status).toBe(400);
-      expect(bad.body.name).toBe('validation_failed');
+      expect(bad.body.error.code).toBe('validation_failed');
       expect(bad.body.error.details).toEqual([{ path: '/headers/X-Bad', message: 'contains a lone UTF-16 surrogate' }]);
       expect(nul.status).toBe(400);
       expect(nul.body.error.details[0].path).toBe('/text');

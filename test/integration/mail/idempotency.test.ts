@@ -65,8 +65,8 @@ describe('POST /emails', () => {
     const s = await sender();
     await send(s.key, s.message('A'), { 'idempotency-key': 'k1' });
     const other = await send(s.key, s.message('B'), { 'idempotency-key': 'k1' });
-    expect([other.status, other.body.name]).toEqual([409, 'invalid_idempotent_request']);
-    expect((await send(s.key, s.message(), { 'idempotency-key': 'x'.repeat(257) })).body.name).toBe('invalid_idempotency_key');
+    expect([other.status, other.body.error.code]).toEqual([409, 'invalid_idempotent_request']);
+    expect((await send(s.key, s.message(), { 'idempotency-key': 'x'.repeat(257) })).body.error.code).toBe('invalid_idempotency_key');
     expect((await send(s.key, { ...s.message(), idempotency_key: '' })).status).toBe(400);
     expect(await storedCount(ingress.platform.pg, s.organizationId)).toBe(1);
   });
@@ -149,7 +149,7 @@ describe('POST /emails/batch', () => {
     const s = await sender();
     await send(s.key, s.message('A'), { 'idempotency-key': 'taken' });
     const strict = await batch(s.key, [s.message('new'), { ...s.message('B'), idempotency_key: 'taken' }]);
-    expect([strict.status, strict.body.name, strict.body.error.details[0].path]).toEqual([409, 'invalid_idempotent_request', '/1/idempotency_key']);
+    expect([strict.status, strict.body.error.code, strict.body.error.details[0].path]).toEqual([409, 'invalid_idempotent_request', '/1/idempotency_key']);
     expect(await storedCount(ingress.platform.pg, s.organizationId)).toBe(1);
     const permissive = await batch(s.key, [s.message('new'), { ...s.message('B'), idempotency_key: 'taken' }], { 'x-batch-validation': 'permissive' });
     expect(permissive.body.data).toHaveLength(1);

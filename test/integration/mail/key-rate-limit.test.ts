@@ -128,7 +128,7 @@ describe('POST /emails/batch: one token per message, 100 reserved before the bod
     });
     expect(answers.map((r) => r.status)).toEqual([200, 429, 429]);
     expect(answers[0]!.body.data).toHaveLength(100);
-    expect(answers[1]!.body.name).toBe('rate_limited');
+    expect([answers[1]!.body.name, answers[1]!.body.error.code]).toEqual(['rate_limit_exceeded', 'rate_limited']);
     expect(answers[1]!.headers.get('retry-after')).toBe('1');
   });
 

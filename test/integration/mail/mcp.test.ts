@@ -122,6 +122,24 @@ describe('what a key lists', () => {
     expect(await callRefused(test, 'send_email', { from: a.from, to: 'x@example.net', subject: 'No', text: 'No' })).toMatchObject({ statusCode: 403, name: 'insufficient_permissions' });
     await test.close();
   });
+
+  it('tool errors of 403, 404 and 409 carry error.details as the documented shape says ([] when no field is at fault)', async () => {
+    const c = await organization();
+    const send = await connectMcp(ingress.url, (await mailKey(ingress.url, c.organizationId, { kind: 'send' })).key);
+    await callOk(c.mcp, 'add_contact', { email: 'details@example.net' });
+    const refusals = [
+      await callRefused(send, 'add_contact', { email: 'x@example.net' }),
+      await callRefused(c.mcp, 'get_email', { id: '00000000-0000-4000-8000-000000000000' }),
+      await callRefused(c.mcp, 'add_contact', { email: 'details@example.net' }),
+    ];
+    expect(refusals.map((r) => [r.statusCode, r.error.code])).toEqual([[403, 'insufficient_permissions'], [404, 'not_found'], [409, 'contact_exists']]);
+    for (const r of refusals) {
+      expect(Object.keys(r).sort()).toEqual(['error', 'message', 'name', 'statusCode']);
+      expect(Object.keys(r.error).sort()).toEqual(['code', 'details', 'message', 'requestId']);
+      expect(r.error.details).toEqual([]);
+    }
+    await Promise.all([send.close(), c.mcp.close()]);
+  });
 });
 
 describe('sending', () => {
@@ -164,7 +182,8 @@ describe('sending', () => {
     const again = await callRefused(a.mcp, 'cancel_email', { id: sent.id });
     const viaRest = await rest(a, 'POST', `/emails/${sent.id}/cancel`);
     expect(viaRest.status).toBe(409);
-    expect(again).toEqual({ ...viaRest.body, error: { ...viaRest.body.error, requestId: expect.any(String) } });
+    // The mail API's body (our code as name, details always present), with REST's code and message.
+    expect(again).toEqual({ statusCode: 409, name: viaRest.body.error.code, message: viaRest.body.message, error: { ...viaRest.body.error, requestId: expect.any(String), details: [] } });
   });
 
   it('refuses what POST /emails refuses, with its codes and details, and stores nothing', async () => {
@@ -182,7 +201,8 @@ describe('sending', () => {
       expect(refused, code).toMatchObject({ statusCode: status, name: code, error: { code } });
       if (code === 'unknown_field') continue;
       const viaRest = await rest(a, 'POST', '/emails', args);
-      expect([viaRest.status, viaRest.body.name], code).toEqual([status, code]);
+      // REST's code is in error.code (at the root its name is Resend's).
+      expect([viaRest.status, viaRest.body.error.code], code).toEqual([status, code]);
       // A missing argument is named by its own pointer (REST names the body that lacks it).
       if (code !== 'validation_failed') expect(refused.error.details, code).toEqual(viaRest.body.error.details);
     }
@@ -274,7 +294,8 @@ describe('audience and broadcasts', () => {
       const body = JSON.parse(JSON.stringify(args));
       expect(await callRefused(a.mcp, 'create_broadcast', body), code).toMatchObject({ statusCode: status, name: code });
       const viaRest = await rest(a, 'POST', '/api/v1/broadcasts', body);
-      expect([viaRest.status, viaRest.body.name], code).toEqual([status, code]);
+      // REST's code is in error.code (at the root its name is Resend's).
+      expect([viaRest.status, viaRest.body.error.code], code).toEqual([status, code]);
     }
   });
 });

@@ -67,8 +67,6 @@ describe('resend.domains', () => {
     const split = await resend.domains.create({ name: freshDomain(), openTracking: true, clickTracking: false });
     expect(split.error).toMatchObject({ name: 'validation_error', statusCode: 422 });
     expect((split.error as any).error.code).toBe('tracking_split_not_supported');
-    const noHost = await resend.domains.create({ name: freshDomain(), clickTracking: true });
-    expect((noHost.error as any).error.code).toBe('tracking_subdomain_required');
     const enforced = await resend.domains.create({ name: freshDomain(), tls: 'enforced' });
     expect((enforced.error as any).error.code).toBe('tls_enforced_not_offered');
     const missing = await resend.domains.create({} as any);
@@ -76,6 +74,22 @@ describe('resend.domains', () => {
     const bad = await resend.domains.create({ name: 'not a domain' });
     expect(bad.error).toMatchObject({ name: 'validation_error', statusCode: 400 });
     expect((await resend.domains.list()).data!.data).toEqual([]);
+  });
+
+  it('turns tracking on without a tracking subdomain, as Resend does: the links use this service\'s own host', async () => {
+    const { key } = await organizationWithKey(root.url);
+    const mine = new Resend(key);
+    const serviceHost = new URL(root.ingress.platform.config.PUBLIC_BASE_URL).host;
+    const made = await mine.domains.create({ name: freshDomain(), clickTracking: true, openTracking: true });
+    expect(made.error).toBeNull();
+    expect((await mine.domains.get(made.data!.id)).data).toMatchObject({ open_tracking: true, click_tracking: true });
+    const later = (await mine.domains.create({ name: freshDomain() })).data!.id;
+    expect((await mine.domains.update({ id: later, openTracking: true, clickTracking: true })).error).toBeNull();
+    expect((await mine.domains.get(later)).data).toMatchObject({ open_tracking: true, click_tracking: true });
+    expect((await call(root.url, 'GET', `/api/v1/domains/${later}`, { key })).body.tracking_host).toBe(serviceHost);
+    // Off again, then a subdomain of its own.
+    expect((await mine.domains.update({ id: later, openTracking: false, clickTracking: false })).error).toBeNull();
+    expect((await mine.domains.get(later)).data).toMatchObject({ open_tracking: false, tracking_subdomain: null });
   });
 
   it('pages with limit, after and before', async () => {
@@ -169,7 +183,8 @@ describe('resend.apiKeys', () => {
     expect((await sender.domains.list()).error).toMatchObject({ name: 'restricted_api_key' });
     // Restricted to its domain: another domain's From is refused.
     const elsewhere = await sender.emails.send({ from: 'a@elsewhere.example.com', to: 'x@example.com', subject: 's', text: 't' });
-    expect(elsewhere.error).toMatchObject({ name: 'domain_not_allowed', statusCode: 403 });
+    expect(elsewhere.error).toMatchObject({ name: 'invalid_access', statusCode: 403 });
+    expect((elsewhere.error as any).error.code).toBe('domain_not_allowed');
   });
 
   it('a domain-restricted full key only makes keys restricted to its domains', async () => {
@@ -226,7 +241,8 @@ describe('the root paths', () => {
       expect(link.body.error.code).toBe('short_id_reserved');
     }
     // Paths of the SDK this service does not offer answer Resend's not_found, not the link product's HTML 404.
-    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list()]) {
+    for (const answer of [await resend.automations.list(), await resend.automations.create({ name: 'x', steps: [], connections: [] } as any), await resend.logs.list(), await resend.usage.get(), await resend.events.list(),
+      await resend.oauthGrants.list(), await resend.oauthGrants.revoke('00000000-0000-4000-8000-000000000000')]) {
       expect(answer.error).toMatchObject({ name: 'not_found', statusCode: 404 });
       expect((answer.error as any).error.code).toBe('not_offered');
     }

@@ -52,16 +52,26 @@ describe('the resend SDK', () => {
     expect((await call(root.ingress.url, 'GET', `/emails/${data!.id}`, { key: org.key })).body.attachments[0]).toMatchObject({ filename: 'invoice.txt', size: 13 });
   });
 
-  it('reads our stable error code as error.name, and stores nothing on refusals', async () => {
-    const fresh = await organizationWithKey(root.ingress.url);
+  it('reads Resend\'s error names and statuses, our stable code in error.code, and stores nothing on refusals', async () => {
+    const fresh = await organizationWithKey(root.ingress.url, { rate_limit: 1000 });
     const client = new Resend(fresh.key);
-    const unverified = await client.emails.send({ from: 'x@not-verified.example.com', to: 'a@example.com', subject: 'Hi', text: 'x' });
-    expect(unverified.data).toBeNull();
-    expect(unverified.error).toMatchObject({ name: 'from_domain_not_verified', statusCode: 422 });
-    const bad = await client.emails.send({ from, to: 'not an address', subject: 'Hi', text: 'x' });
-    expect(bad.error).toMatchObject({ name: 'invalid_recipient', statusCode: 400 });
-    const revoked = await new Resend('mk_live_00000000000000000000000000000000').emails.send({ from, to: 'a@example.com', subject: 'Hi', text: 'x' });
-    expect(revoked.error).toMatchObject({ name: 'invalid_api_key', statusCode: 401 });
+    const named = (answer: { error: unknown }, name: string, statusCode: number, code: string) => {
+      expect(answer.error, code).toMatchObject({ name, statusCode });
+      expect((answer.error as any).error.code, name).toBe(code);
+    };
+    named(await client.emails.send({ from: 'x@not-verified.example.com', to: 'a@example.com', subject: 'Hi', text: 'x' }), 'validation_error', 422, 'from_domain_not_verified');
+    named(await client.emails.send({ from, to: 'not an address', subject: 'Hi', text: 'x' }), 'validation_error', 400, 'invalid_recipient');
+    named(await client.emails.send({ from, subject: 'Hi', text: 'x' } as any), 'missing_required_field', 422, 'missing_required_field');
+    named(await client.batch.send([{ from, to: 'a@example.com', subject: 'Hi', text: 'x' }, { from, to: 'not an address', subject: 'Hi', text: 'x' }]), 'validation_error', 400, 'invalid_recipient');
+    // One batch per second is admitted (the spec's reservation).
+    await nextSecond();
+    named(await client.batch.send([{ from, subject: 'Hi', text: 'x' } as any]), 'missing_required_field', 422, 'missing_required_field');
+    named(await client.events.send({ event: 'signed_up' } as any), 'validation_error', 400, 'invalid_contact');
+    named(await client.events.send({ email: 'a@example.com' } as any), 'missing_required_field', 422, 'missing_required_field');
+    named(await client.webhooks.create({ endpoint: 'not a url', events: ['email.sent'] }), 'validation_error', 400, 'validation_failed');
+    named(await client.webhooks.create({ events: ['email.sent'] } as any), 'missing_required_field', 422, 'missing_required_field');
+    named(await client.emails.get('00000000-0000-4000-8000-000000000000'), 'not_found', 404, 'not_found');
+    named(await new Resend('mk_live_00000000000000000000000000000000').emails.send({ from, to: 'a@example.com', subject: 'Hi', text: 'x' }), 'invalid_api_key', 403, 'invalid_api_key');
     expect(await storedCount(root.ingress.platform.pg, fresh.organizationId)).toBe(0);
   });
 });

@@ -8,8 +8,8 @@
 //   yaml, none) are not requests and are not run.
 // - A request example that is shown but not run says so with a second word in its info string:
 //   ```sh no-run   (none today; GitHub renders the block by its first word alone).
-// - A request example of a refusal names its status as a second word: ```http 404 — it must answer
-//   exactly that status (every curl of a sh block), and its response block is the error's shape.
+// - A request example that must be refused says which status each of its requests answers with
+//   `status=NNN` in its info string (```sh status=404); without it, every request must answer 2xx.
 // - A `sh` block runs in bash (`set -euo pipefail`) with `curl` pointed at the test's ingress:
 //   `localhost:3000` and `127.0.0.1:3000` reach it, every curl must answer 2xx, and a command that
 //   fails fails the block (so does `swaks`, whose port 2587 reaches the ingress's SMTP relay).
@@ -21,7 +21,11 @@
 // - A ```json response block right after a block of one request is that request's answer: the
 //   real answer must have the same shape (the same keys of every object, recursively, the same
 //   JSON types; arrays compared item by item). A second one in a row is the answer to the same
-//   request sent again. Text between them is allowed; another block is not.
+//   request sent again. Text between them is allowed; another block is not. An error body shown
+//   (one with `error.code`) must also have the same `statusCode`, `name` and `error.code` values:
+//   what the docs say a refusal is called is checked, not only its shape.
+// - mail-api.md's statement of a tool error's body (`**Tool errors**` … `{"statusCode", …}`) names
+//   the keys every MCP tool error has: checked on refusals of 403, 404 and 409.
 // - Each document's MCP tool table (`| \`tool\` | arguments | result |`) names each tool's
 //   arguments (backticked words outside parentheses): they must be the tool's, as tools/list says
 //   for the product's key (links-api.md: a link key; mail-api.md: a mail key).
@@ -36,7 +40,7 @@ import { hostSinks, scan as scanLink, scansStored } from '../../support/links/sc
 import { eventually } from '../../support/env.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
+import { mailKey, organizationWithKey, verifiedDomain } from '../../support/mail/organizations.ts';
 import { useOwnDatabases } from '../../support/own-databases.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -68,10 +72,21 @@ function fencedBlocks(doc: string, markdown: string): Block[] {
   return blocks;
 }
 
+/** The status every request of the example must answer: `status=NNN` in its info string, else any 2xx. */
+const expectedStatus = (b: Block): number | undefined => {
+  const flag = b.flags.find((f) => f.startsWith('status='));
+  return flag === undefined ? undefined : Number(flag.slice('status='.length));
+};
+
+/** The values an error body is known by (statusCode, name, error.code); undefined for any other answer. */
+function errorNames(value: unknown): unknown {
+  const body = value as { statusCode?: unknown; name?: unknown; error?: { code?: unknown } } | null;
+  if (!body || typeof body !== 'object' || typeof body.error?.code !== 'string') return undefined;
+  return { statusCode: body.statusCode, name: body.name, code: body.error.code };
+}
+
 const isRequest = (b: Block) => ['sh', 'bash', 'shell', 'http'].includes(b.lang) && !b.flags.includes('no-run');
 const isResponse = (b: Block) => b.lang === 'json' && b.flags.includes('response');
-/** The status a refusal example names (```http 404), or undefined for a 2xx example. */
-const expectedStatus = (b: Block) => b.flags.map(Number).find((n) => Number.isInteger(n) && n >= 100 && n <= 599);
 
 /** The request examples of a document, each with the response blocks that follow it. */
 function examples(doc: string): { request: Block; responses: Block[] }[] {
@@ -100,6 +115,7 @@ function shape(value: unknown): unknown {
 let ingress: TestIngress;
 let port: string;
 let variables: Record<string, string>;
+let mailOrganization: string;
 
 // Its own databases: the examples use fixed names (the short ID spring-menu, the externalId order-1042).
 useOwnDatabases();
@@ -114,6 +130,7 @@ beforeAll(async () => {
   const otherLink = await call(ingress.url, 'POST', '/api/v1/links', { key: scratch.key, body: { destination: 'https://example.com/elsewhere' } });
   const scan = await fetch(`${ingress.url}/${link.body.shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp() } });
   const org = await organizationWithKey(ingress.url, { rate_limit: 1000 });
+  mailOrganization = org.organizationId;
   const domain = await verifiedDomain(ingress.url, org.key);
   variables = {
     ADMIN_TOKEN,
@@ -196,13 +213,14 @@ describe('docs/ examples', () => {
         expect(first.statuses.length, `${where}: one status per curl`).toBe(requests);
         const status = expectedStatus(request);
         if (status === undefined) expect(first.statuses.filter((s) => s < 200 || s > 299), `${where}: statuses ${first.statuses.join(', ')}`).toEqual([]);
-        else expect(first.statuses, `${where}: a refusal example answers its status`).toEqual(first.statuses.map(() => status));
+        else expect(first.statuses, `${where}: every request answers ${status}`).toEqual(first.statuses.map(() => status));
         for (const [i, response] of responses.entries()) {
           const answer = i === 0 ? first : await run(request);
           expect(answer.statuses, `${where}: a response block needs a block of one request`).toHaveLength(1);
           let documented: unknown;
           expect(() => (documented = JSON.parse(response.text)), `${doc}:${response.line}: a response block is JSON`).not.toThrow();
           expect(shape(JSON.parse(answer.body)), `${doc}:${response.line}: the answer's shape (actual: ${answer.body.slice(0, 3000)})`).toEqual(shape(documented));
+          if (errorNames(documented) !== undefined) expect(errorNames(JSON.parse(answer.body)), `${doc}:${response.line}: the refusal's status, name and code`).toEqual(errorNames(documented));
         }
       }
     }, 120_000);
@@ -233,6 +251,36 @@ describe('docs/ examples', () => {
       await stopSinks();
     }
   }, 120_000);
+
+  it('docs/mail-api.md: a tool error\'s body has the keys it states, for refusals of 403, 404 and 409 too', async () => {
+    const text = readFileSync(join(ROOT, 'docs/mail-api.md'), 'utf8');
+    const stated = /\*\*Tool errors\*\*[^{]*`(\{[^`]*\})`/.exec(text);
+    expect(stated, 'mail-api.md states the body of a tool error').not.toBeNull();
+    // `{"statusCode", "name", "message", "error": {"code", …}}`: the top keys, and those of `error`.
+    const inner = /"error": \{([^}]*)\}/.exec(stated![1]!)!;
+    const keysOf = (list: string) => [...list.matchAll(/"([A-Za-z]+)"/g)].map((m) => m[1]!).sort();
+    const top = keysOf(stated![1]!.replace(inner[0], '"error"'));
+    const errorKeys = keysOf(inner[1]!);
+    const sendKey = (await mailKey(ingress.url, mailOrganization, { kind: 'send' })).key;
+    expect((await call(ingress.url, 'POST', '/api/v1/contacts', { key: variables.MAIL_KEY, body: { email: 'docs-409@example.net' } })).status).toBe(201);
+    const tool = async (key: string, name: string, args: object) => {
+      const res = await call(ingress.url, 'POST', '/api/mcp', {
+        key, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      });
+      expect(res.body.result.isError, name).toBe(true);
+      return JSON.parse(res.body.result.content[0].text);
+    };
+    const refusals = [
+      await tool(sendKey, 'add_contact', { email: 'docs-403@example.net' }),
+      await tool(variables.MAIL_KEY!, 'get_email', { id: '00000000-0000-4000-8000-000000000000' }),
+      await tool(variables.MAIL_KEY!, 'add_contact', { email: 'docs-409@example.net' }),
+    ];
+    expect(refusals.map((r) => r.statusCode)).toEqual([403, 404, 409]);
+    for (const r of refusals) {
+      expect(Object.keys(r).sort(), JSON.stringify(r)).toEqual(top);
+      expect(Object.keys(r.error).sort(), JSON.stringify(r)).toEqual(errorKeys);
+    }
+  });
 
   // Each product's tools, listed with its key: the link tools in links-api.md, the mail tools in mail-api.md.
   for (const [doc, key] of [['docs/links-api.md', 'KEY'], ['docs/mail-api.md', 'MAIL_KEY']] as const) {

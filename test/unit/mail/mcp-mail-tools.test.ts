@@ -66,7 +66,8 @@ describe('mail MCP tools', () => {
     const update = input('update_contact');
     const body = json(UpdateContactBody).properties;
     for (const field of ['first_name', 'last_name']) expect(update.properties[field], field).toEqual(body[field]);
-    expect(Object.keys(update.properties).sort()).toEqual(['contact', ...Object.keys(body)].sort());
+    // The REST body's fields, and Resend's `unsubscribed` beside `status`.
+    expect(Object.keys(update.properties).sort()).toEqual(['contact', 'unsubscribed', ...Object.keys(body)].sort());
     // A bad argument is the REST body validator's answer, in the mail body.
     const res = await callTool(catalog.get('add_contact')!, { email: 'a@example.net', status: 'gone' }, ctx('full'), catalog);
     expect(JSON.parse((res.content[0] as { text: string }).text)).toMatchObject({ statusCode: 400, name: 'validation_failed', error: { details: [{ path: '/status' }] } });

@@ -79,6 +79,8 @@ export class ScanJournal<T> {
   private leaseTimer: NodeJS.Timeout | undefined;
   private owner: Server | undefined;
   private shipperRestarts = 0;
+  /** Whether the current shipper thread has loaded and listens (its `ready`). */
+  private shipperReady = false;
   private readonly flushMs: number;
   private readonly sealMs: number;
 
@@ -147,6 +149,13 @@ export class ScanJournal<T> {
     this.stopping = true;
     const shipper = this.shipper;
     if (!shipper) return;
+    // A thread still loading has shipped nothing and holds nothing: what is journaled stays on disk
+    // for the next start. Waiting for it to load, then to drain, could take the whole shutdown's time
+    // on a busy machine (an ingress stopped just after its start).
+    if (!this.shipperReady) {
+      await shipper.terminate();
+      return;
+    }
     await Promise.race([
       new Promise<void>((resolve) => {
         shipper.on('message', (m: { type: string; stats?: unknown }) => {
@@ -175,9 +184,12 @@ export class ScanJournal<T> {
     const env = Object.fromEntries(Object.entries(this.options.config).map(([k, v]) => [k, String(v)]));
     const shipper = new Worker(new URL('./shipper-thread.ts', import.meta.url), { workerData: { dir: this.ownDir, env } });
     this.shipper = shipper;
+    this.shipperReady = false;
     const untrack = trackThreads('scan-shipper', () => [shipper]);
     shipper.on('message', (m: { type: string }) => {
-      if (m.type === 'ready') this.shipperRestarts = 0;
+      if (m.type !== 'ready') return;
+      this.shipperRestarts = 0;
+      this.shipperReady = true;
     });
     shipper.on('error', (err) => this.options.log.error({ err }, 'scan shipper thread failed'));
     shipper.on('exit', (code) => {

@@ -23,7 +23,7 @@ describe('a kafkajs consumer stopped during a crash', () => {
     try {
       // As the service creates its topics: returns once the broker serves it (a send right after
       // createTopics met a broker that did not host it yet).
-      await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'));
+      await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'), kafkaSecurity(config));
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({ topic, messages: [{ value: 'x' }] });

@@ -25,7 +25,7 @@ describe("a kafkajs consumer whose handler throws a KafkaJS error of its own", (
       await admin.connect();
       const consumer = kafka.consumer({ groupId: `${config.TOPIC_PREFIX}.handler-errors-${kind}`, retry: { initialRetryTime: 100 } });
       try {
-        await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'));
+        await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'), kafkaSecurity(config));
         const producer = kafka.producer();
         await producer.connect();
         await producer.send({ topic, messages: [{ value: 'x' }] });

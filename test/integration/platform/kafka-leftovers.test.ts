@@ -28,7 +28,7 @@ describe('kafka leftovers', () => {
     try {
       // As the service creates its topics: they are served when this returns (a send right after
       // createTopics can meet a broker that does not host the topic yet).
-      await ensureTopics(admin, config.TOPIC_PREFIX, [probeTopic('made.events', 1), probeTopic('made-other.events', 1)], createLogger(config, 'test'));
+      await ensureTopics(admin, config.TOPIC_PREFIX, [probeTopic('made.events', 1), probeTopic('made-other.events', 1)], createLogger(config, 'test'), kafkaSecurity(config));
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({ topic: `${prefix}.events`, messages: [{ value: 'x' }] });

@@ -13,7 +13,7 @@ import { createLogger } from './logger.ts';
 import { kafkaIdentity, kafkaSecurity } from './kafka/security.ts';
 import { redisTls } from './redis.ts';
 import { registryConnection, registryGet } from './registry/registry-connection.ts';
-import { tlsHandshakeRefusal } from './tls-handshake.ts';
+import { speaksTls, tlsHandshakeRefusal } from './tls-handshake.ts';
 import { within } from './within.ts';
 
 export class StartUpError extends Error {
@@ -95,13 +95,16 @@ async function checkRedis(c: Config): Promise<Refusal> {
 }
 
 async function checkKafka(c: Config): Promise<Refusal> {
+  const brokers = c.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean);
   const admin = new Kafka({
     clientId: c.KAFKA_CLIENT_ID,
-    brokers: c.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    brokers,
     ...kafkaSecurity(c),
     // As the service's own clients (createKafka): a seed broker that hangs costs the start 3 s, not 15.
     connectionTimeout: 3000,
     authenticationTimeout: CHECK_MS,
+    // A TLS listener keeps a plaintext client's first request unanswered: failed in time to ask below whether it speaks TLS.
+    requestTimeout: HANDSHAKE_MS,
     retry: { retries: 0 },
     logLevel: logLevel.NOTHING,
   }).admin();
@@ -114,6 +117,10 @@ async function checkKafka(c: Config): Promise<Refusal> {
     if (names.includes('KafkaJSSASLAuthenticationError') || /SASL .*authentication failed|SASL_AUTHENTICATION_FAILED/i.test(message)) return `authentication failed (${kafkaIdentity(c)})`;
     const type = (err as { type?: string }).type;
     if (c.KAFKA_SASL_MECHANISM && (type === 'ILLEGAL_SASL_STATE' || type === 'UNSUPPORTED_SASL_MECHANISM' || /SASL state|SASL mechanism/i.test(message))) return `the broker does not take SASL ${c.KAFKA_SASL_MECHANISM.toUpperCase()} on this listener (${message})`;
+    if (c.KAFKA_SSL !== 'on') {
+      const [host, port] = splitHostPort(brokers[0] ?? '');
+      if (host && (await speaksTls(host, port, HANDSHAKE_MS))) return `the broker's listener speaks TLS and KAFKA_SSL is off: set KAFKA_SSL=on`;
+    }
     return tlsRefusal(err);
   } finally {
     await admin.disconnect().catch(() => {});
@@ -133,6 +140,12 @@ async function checkRegistry(c: Config): Promise<Refusal> {
   } finally {
     connection.agent.destroy();
   }
+}
+
+/** `host:port` or `[v6]:port`. */
+function splitHostPort(address: string): [string, number] {
+  const at = address.lastIndexOf(':');
+  return [address.slice(0, at).replace(/^\[|\]$/g, ''), Number(address.slice(at + 1))];
 }
 
 const CHECKS: Record<string, (c: Config) => Promise<Refusal>> = {

@@ -21,4 +21,23 @@ export function tlsHandshakeRefusal(host: string, port: number, options: Connect
   });
 }
 
+/**
+ * Whether the server answers a TLS handshake (its certificate not checked): for a client told to
+ * speak plaintext whose first request failed, to tell a TLS listener (Kafka's SSL and SASL_SSL ones
+ * close the connection or keep silent) from a server away.
+ */
+export function speaksTls(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, ...(isIp(host) ? {} : { servername: host }), rejectUnauthorized: false });
+    const done = (tls: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(tls);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 const isIp = (host: string): boolean => /^[\d.]+$/.test(host) || host.includes(':');

@@ -19,6 +19,8 @@ export interface SecureStack {
   env: Record<string, string>;
   /** The CA that signed every service's certificate. */
   caFile: string;
+  /** The stack's SMTP sink's HTTP API (GET /messages?to=…), where SMTP_URL's mail lands. */
+  smtpSinkUrl: string;
   /** Stops every service and removes its folder. */
   release: () => Promise<void>;
 }
@@ -39,6 +41,7 @@ export async function startSecureStack(): Promise<SecureStack> {
   return {
     env: readServiceEnv(`${dir}/secure/service.env`),
     caFile: `${dir}/secure/tls/ca.crt`,
+    smtpSinkUrl: `http://127.0.0.1:${base + 9}`,
     release: async () => {
       await stackSh(dir, base, 'stop');
       rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,10 @@
-// The secured local stack (STACK_SECURE=1, infra/local/secure.sh): its service.env lets each client
-// in, over TLS and with the service's password, and each service refuses a plaintext or
-// unauthenticated client. Plain clients (pg, ioredis, kafkajs, node:https), no code of ours.
+// The secured local stack (STACK_SECURE=1, infra/local/secure.sh), started once for this file (two
+// JVMs: a minute or more): its service.env lets each client in, over TLS and with the service's
+// password, and each service refuses a plaintext or unauthenticated client (plain clients: pg,
+// ioredis, kafkajs, node:https, no code of ours); and the service itself works on it with those
+// settings alone, every connection on TLS (ingresses, worker processes, MCP), and refuses to start
+// when a setting is wrong.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -9,6 +13,21 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { startSecureStack, type SecureStack } from '../../support/secure-stack.ts';
+import { eventually, testConfig, testEnv } from '../../support/env.ts';
+import { call, client, INGRESS_ENV, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { startTs, startWorkerKinds, stopChild, type Child } from '../../support/processes.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { scan } from '../../support/links/scans.ts';
+import { makeTestCa, type TestCa } from '../../support/links/test-ca.ts';
+import { startReceiver, type Receiver } from '../../support/links/webhook-receiver.ts';
+import { organizationWithSdk } from '../../support/mail/webhooks.ts';
+import { broadcastHelpers } from '../../support/mail/broadcasts.ts';
+import { callOk, connectMcp } from '../../support/mcp.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
+import { migrateAll } from '../../../src/platform/migrations.ts';
+import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { loadServiceConfig } from '../../../src/service.ts';
+import { within } from '../../../src/platform/within.ts';
 
 let stack: SecureStack;
 let ca: Buffer;
@@ -160,4 +179,161 @@ async function listTopics(options: { ssl?: { ca: Buffer[] }; sasl?: SASLOptions 
   } finally {
     await admin.disconnect();
   }
+}
+
+describe('the service on the secured stack', () => {
+  let one: TestIngress;
+  let two: TestIngress;
+  let workers: Child;
+  let hooksCa: TestCa;
+  let hook: Receiver;
+
+  /**
+   * The service's settings: the run's (its database names, this file's topic prefix, its secrets key)
+   * with every connection setting of the stack's service.env, the database name kept the run's.
+   */
+  function secured(overrides: Record<string, string> = {}): Record<string, string> {
+    const url = new URL(setting('DATABASE_URL'));
+    url.pathname = new URL(testConfig().DATABASE_URL).pathname;
+    return { ...stack.env, DATABASE_URL: url.toString(), ...overrides };
+  }
+
+  beforeAll(async () => {
+    const config = loadServiceConfig({ ...testEnv(), ...secured() });
+    await migrateAll(config, createLogger(config, 'test-secure-migrate'));
+    hooksCa = makeTestCa();
+    hook = await startReceiver(hooksCa);
+    [one, two, workers] = await Promise.all([
+      startIngress(secured({ API_RATE_LIMIT_PER_MINUTE: '100000', API_RATE_LIMIT_PER_SEC: '1000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' })),
+      startIngress(secured()),
+      // Every worker kind these tests need, in one process (the machine's two cores also run the stack).
+      startWorkerKinds(['links-scan-sink', 'mail-sender', 'mail-broadcasts', 'mail-webhooks'], secured({
+        WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_CA_FILE: hooksCa.caFile, WEBHOOK_POLL_MS: '50', MAIL_FANOUT_BATCH: '2',
+      })),
+    ]);
+  }, 180_000);
+  afterAll(async () => {
+    await stopChild(workers);
+    await two?.close();
+    await one?.close();
+    await hook?.close();
+  }, 60_000);
+
+  it('records a redirect in ClickHouse (ingress → Kafka and the registry → the scan sink worker)', async () => {
+    const { key } = await workspaceWithKey(one.url);
+    const link = await call(one.url, 'POST', '/api/v1/links', { key, body: { destination: 'https://example.com/tls' } });
+    expect(link.status, JSON.stringify(link.body)).toBe(201);
+    const res = await scan(one.url, link.body.shortId);
+    expect([res.status, res.location?.startsWith('https://example.com/tls')]).toEqual([302, true]);
+    await eventually(async () => {
+      const [row] = await one.platform.clickhouse.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE short_id = ${link.body.shortId}`);
+      return Number(row!.n) === 1;
+    });
+  });
+
+  it("sends a link's change to a second ingress's cache (links.changelog)", async () => {
+    const { key } = await workspaceWithKey(one.url);
+    const api = client(one.url, key);
+    const link = (await api.post('/api/v1/links', { destination: 'https://example.com/before' })).body;
+    // The second ingress caches the link as it was.
+    expect((await scan(two.url, link.shortId)).location).toMatch(/^https:\/\/example\.com\/before/);
+    expect((await api.patch(`/api/v1/links/${link.id}`, { destination: 'https://example.com/after' })).status).toBe(200);
+    await eventually(async () => (await scan(two.url, link.shortId)).location?.startsWith('https://example.com/after') ?? false);
+  });
+
+  it('hands an email to the SMTP sink and delivers its webhook', async () => {
+    const org = await organizationWithSdk(one.url);
+    const endpoint = await call(one.url, 'POST', '/webhooks', { key: org.key, body: { endpoint: hook.url, events: ['email.sent'] } });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+    const to = `reader-${randomBytes(4).toString('hex')}@example.net`;
+    const sent = await call(one.url, 'POST', '/emails', { key: org.key, body: { from: org.from, to, subject: 'Over TLS', text: 'Hello' } });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const messages = await eventually(async () => {
+      const found = await sinkMessages(to);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(messages).toMatchObject([{ subject: 'Over TLS' }]);
+    const delivered = await eventually(async () => hook.received.map((r) => JSON.parse(r.body)).find((b) => b.data?.email_id === sent.body.id));
+    expect(delivered).toMatchObject({ type: 'email.sent', data: { email_id: sent.body.id, to: [to] } });
+  });
+
+  it('fans a broadcast out to its contacts, and sends them', async () => {
+    const { organization, contacts, create, api, until } = broadcastHelpers(() => one.url);
+    const org = await organization();
+    const prefix = `tls-${randomBytes(4).toString('hex')}`;
+    await contacts(org, 3, prefix);
+    const draft = await create(org);
+    expect((await api(org, 'POST', `/api/v1/broadcasts/${draft.id}/send`)).status).toBe(200);
+    const sent = await until(org, draft.id, 'sent');
+    expect(sent.stats).toEqual({ eligible: 3, suppressed: 0, queued: 3, skipped: 0 });
+    for (let i = 0; i < 3; i++) {
+      const messages = await eventually(async () => {
+        const found = await sinkMessages(`${prefix}-${i}@example.net`);
+        return found.length > 0 ? found : undefined;
+      });
+      expect(messages).toMatchObject([{ subject: `Hello P${i}` }]);
+    }
+  });
+
+  it('answers MCP calls: a link tool and a mail tool', async () => {
+    const { key } = await workspaceWithKey(one.url);
+    const links = await connectMcp(one.url, key);
+    try {
+      const res = await links.client.callTool({ name: 'create_link', arguments: { destination: 'https://example.com/mcp' } });
+      expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+      const { link } = res.structuredContent as { link: { shortId: string } };
+      expect((await scan(two.url, link.shortId)).location).toMatch(/^https:\/\/example\.com\/mcp/);
+    } finally {
+      await links.close();
+    }
+    const org = await organizationWithSdk(one.url);
+    const mail = await connectMcp(one.url, org.key);
+    try {
+      const email = await callOk(mail, 'send_email', { from: org.from, to: 'mcp@example.net', subject: 'From MCP', text: 'Hi' });
+      expect((await callOk(mail, 'get_email', { id: email.id })).id).toBe(email.id);
+    } finally {
+      await mail.close();
+    }
+  });
+
+  describe('refuses to start, within 30 s, naming the service and never the secret', () => {
+    /** Starts an ingress process with these settings; its exit code and output once it stopped, failing if it runs on past 30 s. */
+    async function refusedStart(overrides: Record<string, string>) {
+      const started = Date.now();
+      const child = startTs('src/main.ts', [], { ...INGRESS_ENV, ...secured(overrides), HTTP_PORT: '0', LOG_LEVEL: 'info' });
+      try {
+        const { code } = await within(child.exited, 30_000);
+        return { code, ms: Date.now() - started, output: child.output() };
+      } catch {
+        await stopChild(child, 'SIGKILL');
+        throw new Error(`the ingress did not stop within 30 s of its start; its output:\n${child.output()}`);
+      }
+    }
+
+    it('Kafka with a wrong SASL password', async () => {
+      // A process of its own builds its own kafkajs sasl object (kafkajs keeps the authenticator, and so the password, in it).
+      const wrong = randomBytes(16).toString('hex');
+      const { code, ms, output } = await refusedStart({ KAFKA_SASL_PASSWORD: wrong });
+      expect(code, output).toBe(2);
+      expect(ms).toBeLessThan(30_000);
+      expect(output).toMatch(/cannot start: kafka: authentication failed \(SASL SCRAM-SHA-512 as user 'service' over TLS\)/);
+      expect(output).not.toContain(wrong);
+      expect(output).not.toContain(setting('KAFKA_SASL_PASSWORD'));
+    }, 45_000);
+
+    it('Kafka without TLS (KAFKA_SSL=off against the SASL_SSL listener)', async () => {
+      const { code, ms, output } = await refusedStart({ KAFKA_SSL: 'off', KAFKA_SSL_CA_FILE: '' });
+      expect(code, output).toBe(2);
+      expect(ms).toBeLessThan(30_000);
+      expect(output).toMatch(/cannot start: kafka: the broker's listener speaks TLS and KAFKA_SSL is off: set KAFKA_SSL=on/);
+      expect(output).not.toMatch(/^cannot start: .*(postgres|clickhouse|redis|schema registry):/m);
+      expect(output).not.toContain(setting('KAFKA_SASL_PASSWORD'));
+    }, 45_000);
+  });
+});
+
+/** The messages the stack's SMTP sink holds for this address. */
+async function sinkMessages(to: string): Promise<{ subject: string }[]> {
+  const res = await fetch(`${stack.smtpSinkUrl}/messages?to=${encodeURIComponent(to)}`);
+  return (await res.json()) as { subject: string }[];
 }

@@ -3,6 +3,10 @@
 // and starts (ownKafka). infra/local/stack.sh starts it (STACK_DIR, STACK_KAFKA_PORT) in a folder of
 // its own under .stack/test-kafka/, and this module stops, resumes, kills and restarts its nodes and
 // removes it all.
+// They always start plaintext and without SASL, also under `STACK_SECURE=1 bash infra/local/run.sh
+// test` (whose environment holds the secured stack's Kafka settings and STACK_SECURE): a cluster of
+// their own secured would have a CA and passwords of its own, not the environment's. Their clients
+// take `env` (plaintextKafkaEnv), which overrides the environment's Kafka TLS and SASL settings.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -17,9 +21,21 @@ const run = promisify(execFile);
 export const NODES = [1, 2, 3] as const;
 export type Node = (typeof NODES)[number];
 
+/**
+ * The Kafka settings of a client of a test Kafka: its brokers, plaintext, no SASL (each setting the
+ * secured stack's service.env gives set empty, which counts as not given).
+ */
+export function plaintextKafkaEnv(brokers: string): Record<string, string> {
+  const off: Record<string, string> = { KAFKA_SSL: 'off' };
+  for (const name of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE']) off[name] = '';
+  return { KAFKA_BROKERS: brokers, ...off };
+}
+
 export interface TestCluster {
   /** Every node's address, as KAFKA_BROKERS takes them. */
   brokers: string;
+  /** The settings of a process that uses it instead of the stack's Kafka (plaintextKafkaEnv). */
+  env: Record<string, string>;
   /** The node's client address. */
   addressOf: (node: Node) => string;
   /** The node's client port. */
@@ -80,8 +96,10 @@ async function startCluster(name: string, owner: number, shared: boolean): Promi
   }
   const portOf = (node: Node) => port + 2 * (node - 1);
   const addressOf = (node: Node) => `127.0.0.1:${portOf(node)}`;
+  const brokers = NODES.map(addressOf).join(',');
   return {
-    brokers: NODES.map(addressOf).join(','),
+    brokers,
+    env: plaintextKafkaEnv(brokers),
     addressOf,
     portOf,
     pidOf,
@@ -107,6 +125,8 @@ async function startCluster(name: string, owner: number, shared: boolean): Promi
 export interface OwnKafka {
   /** Its address, as KAFKA_BROKERS takes it. */
   brokers: string;
+  /** The settings of a process that uses it instead of the stack's Kafka (plaintextKafkaEnv). */
+  env: Record<string, string>;
   /** SIGTERM, and waits until the process is gone. */
   stop: () => Promise<void>;
   /** Starts it again and waits until it leads every partition of its topics. */
@@ -141,6 +161,7 @@ export async function ownKafka(): Promise<OwnKafka> {
   }
   return {
     brokers,
+    env: plaintextKafkaEnv(brokers),
     start,
     stop: async () => {
       const pid = Number(readFileSync(`${dir}/run/kafka.pid`, 'utf8').trim());
@@ -180,9 +201,10 @@ async function leadsEveryPartition(brokers: string, timeoutMs: number): Promise<
   }
 }
 
-/** stack.sh for the Kafka in `dir`; a stop there is a kill (the data goes anyway). */
+/** stack.sh for the Kafka in `dir`, plaintext (see the top); a stop there is a kill (the data goes anyway). */
 async function stackSh(dir: string, port: number, nodes: 1 | 3, args: string[]): Promise<void> {
-  const env = { ...process.env, STACK_DIR: dir, STACK_KAFKA_NODES: String(nodes), STACK_KAFKA_PORT: String(port), STACK_STOP_TIMEOUT: '0' };
+  const env: NodeJS.ProcessEnv = { ...process.env, STACK_DIR: dir, STACK_KAFKA_NODES: String(nodes), STACK_KAFKA_PORT: String(port), STACK_STOP_TIMEOUT: '0' };
+  delete env.STACK_SECURE;
   try {
     await run('bash', [`${ROOT}infra/local/stack.sh`, ...args], { cwd: ROOT, env, timeout: 180_000 });
   } catch (err) {

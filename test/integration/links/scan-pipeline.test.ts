@@ -26,7 +26,7 @@ let kafka: OwnKafka;
 
 beforeAll(async () => {
   kafka = await ownKafka();
-  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', KAFKA_BROKERS: kafka.brokers });
+  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', ...kafka.env });
   const ws = await workspaceWithKey(ingress.url);
   workspaceId = ws.workspaceId;
   api = client(ingress.url, ws.key);
@@ -47,7 +47,7 @@ async function storedReaches(expected: number, timeoutMs: number, intervalMs: nu
 }
 
 async function startSink(): Promise<Child> {
-  const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info', KAFKA_BROKERS: kafka.brokers });
+  const child = startTs('workers/links-scan-sink.ts', [], { LOG_LEVEL: 'info', ...kafka.env });
   await waitForOutput(child, 'worker process ready');
   return child;
 }
@@ -127,7 +127,7 @@ describe('scan pipeline', () => {
   it('ships the journal of an ingress killed with SIGKILL from the next ingress', async () => {
     const journalDir = `${ingress.platform.config.SCAN_JOURNAL_DIR}-kill-test`;
     const port = childPort();
-    const doomed = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', KAFKA_BROKERS: kafka.brokers });
+    const doomed = startTs('src/main.ts', [], { ...INGRESS_ENV, HTTP_PORT: port, LOG_LEVEL: 'info', SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', ...kafka.env });
     await waitForOutput(doomed, 'ingress listening');
     // With Kafka away, its scans can only be in its journal when it dies.
     await kafka.stop();
@@ -145,7 +145,7 @@ describe('scan pipeline', () => {
     expect(await stored()).toBe(expected);
     expected += 50;
     // The next ingress on that journal directory adopts the orphaned segments once their lease expired.
-    const heir = await startIngress({ SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', KAFKA_BROKERS: kafka.brokers });
+    const heir = await startIngress({ SCAN_JOURNAL_DIR: journalDir, SCAN_JOURNAL_LEASE_MS: '2000', ...kafka.env });
     try {
       // Kafka was just restarted: the sink rejoins its group with kafkajs's growing backoff.
       await storedReaches(expected, 150_000, 250);

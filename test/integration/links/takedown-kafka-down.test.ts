@@ -20,7 +20,7 @@ let kafka: OwnKafka;
 
 beforeAll(async () => {
   kafka = await ownKafka();
-  const env = { API_RATE_LIMIT_PER_MINUTE: '100000', KAFKA_BROKERS: kafka.brokers };
+  const env = { API_RATE_LIMIT_PER_MINUTE: '100000', ...kafka.env };
   [one, two] = await Promise.all([startIngress(env), startIngress(env)]);
   api = client(one.url, (await workspaceWithKey(one.url)).key);
 }, 120_000);

@@ -46,9 +46,9 @@ useOwnDatabases();
 beforeAll(async () => {
   ca = makeTestCa();
   cluster = await sharedTestCluster();
-  ingress = await startIngress({ KAFKA_BROKERS: cluster.brokers, API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
+  ingress = await startIngress({ ...cluster.env, API_RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   workers = startTs('workers/run.ts', ['links-scan-sink', 'links-webhooks', 'mail-broadcasts', 'mail-webhooks'], {
-    KAFKA_BROKERS: cluster.brokers,
+    ...cluster.env,
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',

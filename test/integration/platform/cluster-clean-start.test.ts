@@ -68,7 +68,7 @@ it('asks the brokers left while one is dead, and creates topics on them', async 
 }, 120_000);
 
 it('starts an ingress and a worker process side by side', async () => {
-  const env = { KAFKA_BROKERS: cluster.brokers, METRICS_PORT: '0', LOG_LEVEL: 'info' };
+  const env = { ...cluster.env, METRICS_PORT: '0', LOG_LEVEL: 'info' };
   const port = childPort();
   const ingress = startTs('src/main.ts', [], { ...env, HTTP_PORT: port });
   const workers = startTs('workers/all.ts', [], env);

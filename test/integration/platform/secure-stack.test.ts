@@ -329,6 +329,27 @@ describe('the service on the secured stack', () => {
       expect(output).not.toMatch(/^cannot start: .*(postgres|clickhouse|redis|schema registry):/m);
       expect(output).not.toContain(setting('KAFKA_SASL_PASSWORD'));
     }, 45_000);
+
+    it('Postgres, ClickHouse, Redis and the registry with wrong passwords, one line each', async () => {
+      const wrong = (name: string) => `${name}-${randomBytes(12).toString('hex')}`;
+      const secrets = { postgres: wrong('pg'), redis: wrong('redis'), clickhouse: wrong('ch'), registry: wrong('registry') };
+      const { code, ms, output } = await refusedStart({
+        DATABASE_URL: secured().DATABASE_URL!.replace(/:[0-9a-f]{32}@/, `:${secrets.postgres}@`),
+        REDIS_URL: setting('REDIS_URL').replace(/:[0-9a-f]{32}@/, `:${secrets.redis}@`),
+        CLICKHOUSE_PASSWORD: secrets.clickhouse,
+        SCHEMA_REGISTRY_PASSWORD: secrets.registry,
+      });
+      expect(code, output).toBe(2);
+      expect(ms).toBeLessThan(30_000);
+      const line = output.split('\n').find((l) => l.startsWith('cannot start: ')) ?? '';
+      expect(line.replace('cannot start: ', '').split('; ').sort(), output).toEqual([
+        "clickhouse: authentication failed (as user 'service')",
+        "postgres: authentication failed (password of user 'service')",
+        "redis: authentication failed (as user 'service')",
+        "schema registry: authentication failed (HTTP 401, basic auth as user 'service')",
+      ]);
+      for (const secret of [...Object.values(secrets), setting('CLICKHOUSE_PASSWORD'), setting('SCHEMA_REGISTRY_PASSWORD'), setting('KAFKA_SASL_PASSWORD')]) expect(output).not.toContain(secret);
+    }, 45_000);
   });
 });
 

@@ -18,13 +18,18 @@ import { describeValidation, summarize } from '../../platform/http/validation.ts
 export const RESEND_ERROR_NAMES = [
   'validation_error', 'missing_required_field', 'missing_api_key', 'invalid_api_key', 'restricted_api_key', 'invalid_access',
   'not_found', 'rate_limit_exceeded', 'daily_quota_exceeded', 'internal_server_error',
+  'invalid_idempotency_key', 'invalid_idempotent_request',
 ] as const;
 export type ResendErrorName = (typeof RESEND_ERROR_NAMES)[number];
 
 const QUOTAS = new Set(['contact_quota_exceeded', 'run_quota_exceeded']);
 
+/** Our codes that are Resend's names too: the same refusal, named as Resend names it (the idempotency key's, at /emails). */
+const NAMED_AS_RESEND = new Set<string>(['invalid_idempotency_key', 'invalid_idempotent_request']);
+
 /** Resend's name for one of our refusals. */
 export function resendErrorName(code: string, status: number): ResendErrorName {
+  if (NAMED_AS_RESEND.has(code)) return code as ResendErrorName;
   if (code === 'missing_api_key') return 'missing_api_key';
   if (code === 'invalid_api_key') return 'invalid_api_key';
   // A sending key at a resource it may not manage: Resend's word for a key of too little permission.
@@ -55,7 +60,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'No mail API key (missing_api_key), or a send or test key at a resource it may not manage (restricted_api_key; error.code insufficient_permissions).',
   403: 'A wrong or revoked key (invalid_api_key), or a domain the key may not use (invalid_access).',
   404: 'Not found among the resources this key can see (not_found).',
-  409: 'Conflict with existing data (validation_error; error.code names it).',
+  409: 'Conflict with existing data (validation_error; error.code names it), or an idempotency key used with another request (invalid_idempotent_request).',
   422: 'A required field is missing (missing_required_field), or a value is not acceptable (validation_error).',
   429: 'Rate limited (rate_limit_exceeded; see Retry-After).',
 };

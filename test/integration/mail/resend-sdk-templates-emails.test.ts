@@ -93,11 +93,11 @@ describe('resend.emails with Resend\'s additions', () => {
     const { resend, organizationId, domain } = await sender();
     const draft = (await resend.templates.create({ name: 'Draft', subject: 'S', html: 'x', from: `a@${domain}` })).data!;
     const unpublished = await resend.emails.send({ to: 'a@example.com', template: { id: draft.id } } as any);
-    // /emails names errors by our code, as it did before the other resources came to the root.
-    expect(unpublished.error).toMatchObject({ name: 'template_version_not_published', statusCode: 422 });
+    // /emails names errors as Resend does (name), our code in error.code.
+    expect(unpublished.error).toMatchObject({ name: 'validation_error', statusCode: 422, error: { code: 'template_version_not_published' } });
     const { resend: neighbour } = await sender();
     const theirs = (await neighbour.templates.create({ name: 'Theirs', subject: 'S', html: 'x' }).publish()).data!;
-    expect((await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', template: { id: theirs.id } } as any)).error).toMatchObject({ name: 'template_not_found', statusCode: 404 });
+    expect((await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', template: { id: theirs.id } } as any)).error).toMatchObject({ name: 'not_found', statusCode: 404, error: { code: 'template_not_found' } });
     expect((await neighbour.templates.get(draft.id)).error).toMatchObject({ name: 'not_found' });
     const both = await resend.emails.send({ from: `a@${domain}`, to: 'a@example.com', html: 'x', template: { id: draft.id } } as any);
     expect((both.error as any).error.code).toBe('template_with_content');
@@ -123,7 +123,7 @@ describe('resend.emails with Resend\'s additions', () => {
     const iso = await resend.emails.send({ from, to: 'a@example.com', subject: 'ISO', text: 'x', scheduledAt: '2035-01-02T03:04:05+01:00' });
     expect((await resend.emails.get(iso.data!.id)).data!.scheduled_at).toBe('2035-01-02T02:04:05.000Z');
     const bad = await resend.emails.send({ from, to: 'a@example.com', subject: 'Bad', text: 'x', scheduledAt: 'whenever you like' });
-    expect(bad.error).toMatchObject({ name: 'invalid_scheduled_at', statusCode: 400 });
+    expect(bad.error).toMatchObject({ name: 'validation_error', statusCode: 400, error: { code: 'invalid_scheduled_at' } });
   });
 
   it('fills {{{constructor}}} and other Object.prototype names from the request\'s own variables only', async () => {
@@ -172,11 +172,11 @@ describe('resend.emails with Resend\'s additions', () => {
     const foreign = (await call(root.url, 'POST', '/api/v1/topics', { key: otherKey, body: { slug: 'offers', name: 'Offers', default_subscription: 'opt_in' } })).body;
     for (const topicId of [foreign.id, 'offers', '00000000-0000-4000-8000-000000000000']) {
       const refused = await resend.emails.send({ from, to: 'a@example.com', subject: 'S', text: 'x', topicId });
-      expect(refused.error, topicId).toMatchObject({ name: 'topic_not_found', statusCode: 422 });
+      expect(refused.error, topicId).toMatchObject({ name: 'validation_error', statusCode: 422, error: { code: 'topic_not_found' } });
     }
     await nextSecond();
     const batch = await resend.batch.send([{ from, to: 'a@example.com', subject: 'S', text: 'x' }, { from, to: 'b@example.com', subject: 'S', text: 'x', topicId: foreign.id }]);
-    expect(batch.error).toMatchObject({ name: 'topic_not_found', statusCode: 422 });
+    expect(batch.error).toMatchObject({ name: 'validation_error', statusCode: 422, error: { code: 'topic_not_found' } });
     expect((batch.error as any).error.details[0].path).toBe('/1/topic_id');
     expect(await storedCount(root.ingress.platform.pg, organizationId)).toBe(stored);
   });

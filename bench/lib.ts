@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/platform/config.ts';
 import { deleteOwned, underPrefix } from '../test/support/kafka-leftovers.ts';
+import { createClickHouse, type ClickHouseConfig } from '../src/platform/clickhouse/client.ts';
+import { sql } from '../src/platform/clickhouse/literal.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -161,3 +163,14 @@ export function procStat(pid: number | string): ProcStat {
 
 /** CPU time (user + system) a process has used so far, in milliseconds. */
 export const processCpuMs = (pid: number | string): number => procStat(pid).cpuMs;
+
+/** The distinct scans ClickHouse holds for a short ID, asked as the service asks (its URL, user, password and CA). */
+export async function storedScansOf(config: ClickHouseConfig, database: string, shortId: string): Promise<number> {
+  const clickhouse = createClickHouse(config, database);
+  try {
+    const [row] = await clickhouse.rows<{ n: string }>(sql`SELECT uniqExact(scan_id) AS n FROM scans WHERE short_id = ${shortId}`);
+    return Number(row?.n ?? 0);
+  } finally {
+    await clickhouse.close();
+  }
+}

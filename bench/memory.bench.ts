@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { loadServiceConfig } from '../src/service.ts';
 import { dropDatabases } from '../test/support/drop-databases.ts';
-import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, INGRESS_SETTINGS, processCpuMs, ROOT, writeResult, type Proc } from './lib.ts';
+import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, INGRESS_SETTINGS, processCpuMs, ROOT, storedScansOf, writeResult, type Proc } from './lib.ts';
 import { fixedRate, wrk } from './wrk.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -193,8 +193,7 @@ try {
   const link = (await (await fetch(`${base}/api/v1/links`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ destination: 'https://example.com/landing?ref=bench' }) })).json()) as { shortId: string };
   await new Promise((r) => setTimeout(r, 1000));
   const stored = async () => {
-    const res = await fetch(`${config.CLICKHOUSE_URL}/?database=${NAME}`, { method: 'POST', body: `SELECT uniqExact(scan_id) FROM scans WHERE short_id = '${link.shortId}' FORMAT TSV` });
-    return Number((await res.text()).trim());
+    return storedScansOf(config, NAME, link.shortId);
   };
   // Every redirect from an address of its own, spread over the space, half IPv4 and half IPv6: the worst
   // case for what the ingress keeps per address (the IP database's pages, the caches by address).

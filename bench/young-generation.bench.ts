@@ -14,7 +14,7 @@
 // Results: bench/results/young-generation.json. Run: node bench/young-generation.bench.ts
 // (BENCH_A / BENCH_B: JSON of the settings to compare, e.g. '{"NODE_OPTIONS":"--max-semi-space-size=16"}'.)
 import { rmSync } from 'node:fs';
-import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, processCpuMs, start, writeResult, type Proc } from './lib.ts';
+import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, processCpuMs, start, storedScansOf, writeResult, type Proc } from './lib.ts';
 import { fixedRate, wrk } from './wrk.ts';
 import { loadServiceConfig } from '../src/service.ts';
 
@@ -44,8 +44,7 @@ const cpu = (pair: Pair) => ({ ingress: processCpuMs(pair.ingress.child.pid!), w
 const round1 = (n: number) => Number(n.toFixed(1));
 
 async function stored(shortId: string): Promise<number> {
-  const res = await fetch(`${config.CLICKHOUSE_URL}/?database=${BENCH_ENV.CLICKHOUSE_DATABASE}`, { method: 'POST', body: `SELECT uniqExact(scan_id) FROM scans WHERE short_id = '${shortId}' FORMAT TSV` });
-  return Number((await res.text()).trim());
+  return storedScansOf(config, BENCH_ENV.CLICKHOUSE_DATABASE!, shortId);
 }
 
 const running: Proc[] = [];

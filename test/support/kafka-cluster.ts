@@ -9,10 +9,16 @@
 // take `env` (plaintextKafkaEnv), which overrides the environment's Kafka TLS and SASL settings.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { alive, freePortBlock } from './own-services.ts';
+
+/**
+ * A first client port whose six ports (client and controller per node) are free: 19000-19965, below
+ * the ports test processes listen on (processes.ts) and the kernel's ephemeral range.
+ */
+const freeBasePort = () => freePortBlock(19000, 19965, 6);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLUSTERS = `${ROOT}.stack/test-kafka`;
@@ -240,34 +246,4 @@ async function removeClusters(removable: (owner: number) => boolean): Promise<vo
 async function gone(pid: number, signal: NodeJS.Signals): Promise<void> {
   for (let i = 0; i < 1200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
   if (alive(pid)) throw new Error(`the test Kafka process ${pid} did not end within 60 s of ${signal}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A first client port whose six ports (client and controller per node) are free: 19000-19965, below
- * the ports test processes listen on (test/support/processes.ts) and the kernel's ephemeral range.
- */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 19000 + 6 * Math.floor(Math.random() * 161);
-    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => portFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error('no six free ports in 19000-19965');
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }

@@ -4,9 +4,9 @@
 // 17000-18999 (below the test Kafka clusters' 19000-19965), beside the run's plaintext stack.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { alive, freePortBlock } from './own-services.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const STACKS = `${ROOT}.stack/test-secure`;
@@ -27,7 +27,7 @@ export interface SecureStack {
 
 export async function startSecureStack(): Promise<SecureStack> {
   await removeLeftStacks();
-  const base = await freeBasePort();
+  const base = await freePortBlock(17000, 18999, PORTS);
   const dir = `${STACKS}/${process.pid}-${base}`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/owner`, String(process.pid));
@@ -91,30 +91,4 @@ async function removeLeftStacks(): Promise<void> {
     if (base) await stackSh(dir, base, 'stop');
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 17000 + PORTS * Math.floor(Math.random() * (2000 / PORTS));
-    const free = await Promise.all(Array.from({ length: PORTS }, (_, i) => portFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error(`no ${PORTS} free ports in 17000-18999`);
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }

@@ -3,32 +3,16 @@
 // nobody left to stop it; an ingress closed while Kafka came back left such a member behind, and
 // the group could not be deleted at the end of the run.
 import { describe, expect, it } from 'vitest';
-import { Kafka, logLevel } from 'kafkajs';
 import { eventually, testConfig } from '../../support/env.ts';
-import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
-import { createLogger } from '../../../src/platform/logger.ts';
-import { probeTopic } from '../../fixtures/probe-topics.ts';
-import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
+import { topicWithOneMessage } from '../../support/probe-message.ts';
 
 const config = testConfig();
 
 describe('a kafkajs consumer stopped during a crash', () => {
   it('is not restarted once the crash has been handled, and leaves its group empty', async () => {
-    const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
-    const definition = probeTopic('crashing', 1);
-    const topic = `${config.TOPIC_PREFIX}.${definition.name}`;
+    const { kafka, admin, topic } = await topicWithOneMessage(config, 'crashing');
     const groupId = `${config.TOPIC_PREFIX}.crashing-group`;
-    const admin = kafka.admin();
-    await admin.connect();
     try {
-      // As the service creates its topics: returns once the broker serves it (a send right after
-      // createTopics met a broker that did not host it yet).
-      await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'), kafkaSecurity(config));
-      const producer = kafka.producer();
-      await producer.connect();
-      await producer.send({ topic, messages: [{ value: 'x' }] });
-      await producer.disconnect();
-
       let batches = 0;
       let crashed!: () => void;
       const crash = new Promise<void>((resolve) => (crashed = resolve));

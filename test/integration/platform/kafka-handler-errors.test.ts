@@ -3,12 +3,9 @@
 // patch that rejoins the group on a request timeout or a lost connection
 // (patches/kafkajs+2.2.4+007+coordinator-hang-rejoins.patch) took it for one and rejoined the group.
 import { describe, expect, it } from 'vitest';
-import { Kafka, KafkaJSConnectionError, KafkaJSRequestTimeoutError, logLevel } from 'kafkajs';
+import { KafkaJSConnectionError, KafkaJSRequestTimeoutError } from 'kafkajs';
 import { eventually, testConfig } from '../../support/env.ts';
-import { ensureTopics } from '../../../src/platform/kafka/topics.ts';
-import { createLogger } from '../../../src/platform/logger.ts';
-import { probeTopic } from '../../fixtures/probe-topics.ts';
-import { kafkaSecurity } from '../../../src/platform/kafka/security.ts';
+import { topicWithOneMessage } from '../../support/probe-message.ts';
 
 const config = testConfig();
 
@@ -18,19 +15,9 @@ describe("a kafkajs consumer whose handler throws a KafkaJS error of its own", (
     ['eachBatch', () => new KafkaJSRequestTimeoutError('the handler\'s send timed out')],
   ] as const) {
     it(`(${kind}) retries the message in the group it is in, without rejoining`, async () => {
-      const kafka = new Kafka({ brokers: config.KAFKA_BROKERS.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING });
-      const definition = probeTopic(`handler-errors-${kind}`, 1);
-      const topic = `${config.TOPIC_PREFIX}.${definition.name}`;
-      const admin = kafka.admin();
-      await admin.connect();
+      const { kafka, admin, topic } = await topicWithOneMessage(config, `handler-errors-${kind}`);
       const consumer = kafka.consumer({ groupId: `${config.TOPIC_PREFIX}.handler-errors-${kind}`, retry: { initialRetryTime: 100 } });
       try {
-        await ensureTopics(admin, config.TOPIC_PREFIX, [definition], createLogger(config, 'test'), kafkaSecurity(config));
-        const producer = kafka.producer();
-        await producer.connect();
-        await producer.send({ topic, messages: [{ value: 'x' }] });
-        await producer.disconnect();
-
         let joins = 0;
         consumer.on(consumer.events.GROUP_JOIN, () => joins++);
         let calls = 0;

@@ -164,12 +164,12 @@ export function procStat(pid: number | string): ProcStat {
 /** CPU time (user + system) a process has used so far, in milliseconds. */
 export const processCpuMs = (pid: number | string): number => procStat(pid).cpuMs;
 
-/** The distinct scans ClickHouse holds for a short ID, asked as the service asks (its URL, user, password and CA). */
-export async function storedScansOf(config: ClickHouseConfig, database: string, shortId: string): Promise<number> {
+/** The scans ClickHouse holds for a short ID (rows, and distinct scan ids), asked as the service asks (its URL, user, password and CA). */
+export async function storedScansOf(config: ClickHouseConfig, database: string, shortId: string): Promise<{ rows: number; distinct: number }> {
   const clickhouse = createClickHouse(config, database);
   try {
-    const [row] = await clickhouse.rows<{ n: string }>(sql`SELECT uniqExact(scan_id) AS n FROM scans WHERE short_id = ${shortId}`);
-    return Number(row?.n ?? 0);
+    const [counts] = await clickhouse.rows<{ rows: string; distinct: string }>(sql`SELECT count() AS rows, uniqExact(scan_id) AS distinct FROM scans WHERE short_id = ${shortId}`);
+    return { rows: Number(counts?.rows ?? 0), distinct: Number(counts?.distinct ?? 0) };
   } finally {
     await clickhouse.close();
   }

@@ -193,7 +193,7 @@ try {
   const link = (await (await fetch(`${base}/api/v1/links`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ destination: 'https://example.com/landing?ref=bench' }) })).json()) as { shortId: string };
   await new Promise((r) => setTimeout(r, 1000));
   const stored = async () => {
-    return storedScansOf(config, NAME, link.shortId);
+    return (await storedScansOf(config, NAME, link.shortId)).distinct;
   };
   // Every redirect from an address of its own, spread over the space, half IPv4 and half IPv6: the worst
   // case for what the ingress keeps per address (the IP database's pages, the caches by address).

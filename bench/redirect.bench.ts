@@ -41,13 +41,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuDelta, machineBusyMs, machineInterruptMs, otherProcesses, sampleAll, sampleCpu, stackProcesses, threadsOf, withChildren } from './cpu.ts';
 import { baselineBuild } from './baseline-build.ts';
-import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, writeResult, type Proc } from './lib.ts';
+import { adminCreateKey, BENCH_ENV, deleteRunResources, freePort, medianBy, start, storedScansOf, writeResult, type Proc } from './lib.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 import { startTestCluster, type TestCluster } from '../test/support/kafka-cluster.ts';
 import { startSecureStack, type SecureStack } from '../test/support/secure-stack.ts';
 import { kafkaSecurity } from '../src/platform/kafka/security.ts';
-import { createClickHouse, type ClickHouse } from '../src/platform/clickhouse/client.ts';
-import { sql } from '../src/platform/clickhouse/literal.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 // BENCH_LINK=routed loads a link with country rules (none matching the load's GB address, so each
@@ -120,12 +118,6 @@ http {
   };
 }
 
-/** The scans ClickHouse holds for the link, asked through the service's own client (TLS and a password where the settings say so). */
-async function clickhouseScans(clickhouse: ClickHouse, shortId: string): Promise<{ rows: number; distinct: number }> {
-  const [counts] = await clickhouse.rows<{ rows: string; distinct: string }>(sql`SELECT count() AS rows, uniqExact(scan_id) AS distinct FROM scans WHERE short_id = ${shortId}`);
-  return { rows: Number(counts?.rows ?? 0), distinct: Number(counts?.distinct ?? 0) };
-}
-
 /** The ingress's CPU per redirect: its threads' groups summed. */
 const ingressUs = (m: Measured): number => Number(Object.entries(m.attributionUs).filter(([k]) => k.startsWith('ingress')).reduce((sum, [, v]) => sum + v, 0).toFixed(1));
 
@@ -178,7 +170,6 @@ const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: St
 /** Every process started, stopped in reverse order at the end, also when a later start fails. */
 const running: Proc[] = [];
 const admins: Admin[] = [];
-const clickhouses: ClickHouse[] = [];
 let cluster: TestCluster | undefined;
 let secureStack: SecureStack | undefined;
 const started = async (starting: Promise<Proc>) => {
@@ -210,8 +201,6 @@ async function scansOf(brokers: string, prefix: string, groups: string[], shortI
   // The stack's settings (TLS, SASL, passwords) as the processes under test have them.
   const config = loadConfig({ ...process.env, ...BENCH_ENV, ...settings, KAFKA_BROKERS: brokers });
   const kafkaAdmin = new Kafka({ brokers: brokers.split(','), ...kafkaSecurity(config), logLevel: logLevel.NOTHING }).admin();
-  const clickhouse = createClickHouse(config);
-  clickhouses.push(clickhouse);
   admins.push(kafkaAdmin);
   await kafkaAdmin.connect();
   const topic = prefixed(prefix, 'scans');
@@ -246,7 +235,7 @@ async function scansOf(brokers: string, prefix: string, groups: string[], shortI
     stored: async (): Promise<{ rows: number; distinct: number }> => {
       const end = Date.now() + DRAIN_TIMEOUT_MS;
       for (;;) {
-        const counts = await clickhouseScans(clickhouse, shortId);
+        const counts = await storedScansOf(config, config.CLICKHOUSE_DATABASE, shortId);
         if (counts.distinct >= expected) return counts;
         if (Date.now() > end) throw new Error(`${counts.distinct} of ${expected} scans reached ClickHouse after ${DRAIN_TIMEOUT_MS / 1000} s`);
         await new Promise((r) => setTimeout(r, 500));
@@ -475,7 +464,6 @@ try {
   writeResult(ROUTED ? 'redirect-routed' : UTM ? 'redirect-utm' : 'redirect', result);
 } finally {
   for (const admin of admins) await admin.disconnect();
-  for (const clickhouse of clickhouses) await clickhouse.close();
   for (const proc of running.reverse()) await proc.stop();
   await cluster?.release();
   await secureStack?.release();

@@ -44,7 +44,7 @@ const cpu = (pair: Pair) => ({ ingress: processCpuMs(pair.ingress.child.pid!), w
 const round1 = (n: number) => Number(n.toFixed(1));
 
 async function stored(shortId: string): Promise<number> {
-  return storedScansOf(config, BENCH_ENV.CLICKHOUSE_DATABASE!, shortId);
+  return (await storedScansOf(config, BENCH_ENV.CLICKHOUSE_DATABASE!, shortId)).distinct;
 }
 
 const running: Proc[] = [];

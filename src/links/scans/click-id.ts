@@ -28,7 +28,9 @@ const bytesToUuid = (b: Buffer): string => {
  * HMAC-SHA256 (RFC 2104) over one-shot hashes and buffers made once: a click ID is signed on every
  * redirect, and createHmac makes a native object per call (a key schedule and a handle for the
  * garbage collector), which in the ingress cost several times the hashing itself. Node's own
- * SHA-256 does the hashing; only the two-pass construction is here.
+ * SHA-256 does the hashing; only the two-pass construction is here. Each digest comes back as a
+ * 'binary' (latin1) string, one character a byte, and is written where it goes: a digest returned as a Buffer
+ * costs a native allocation, four times the hashing of these few bytes (0.8 µs against 0.2).
  */
 class HmacSha256 {
   private readonly inner: Buffer;
@@ -52,35 +54,49 @@ class HmacSha256 {
     return this.inner.subarray(BLOCK);
   }
 
-  digest(): Buffer {
-    (hash('sha256', this.inner, 'buffer') as unknown as Buffer).copy(this.outer, BLOCK);
-    return hash('sha256', this.outer, 'buffer') as unknown as Buffer;
+  /** Writes the first `length` bytes of the MAC of `message` into `target` at `offset`. */
+  digestInto(target: Buffer, offset: number, length: number): void {
+    this.outer.write(hash('sha256', this.inner, 'binary'), BLOCK, 32, 'latin1');
+    target.write(hash('sha256', this.outer, 'binary'), offset, length, 'latin1');
   }
 }
 
 export class ClickIds {
   private readonly hmac: HmacSha256;
   private readonly token = Buffer.alloc(BODY_BYTES + MAC_BYTES);
+  /** The ids whose bytes the HMAC's message buffer holds (at 17 and 33) from the last sign(). */
+  private linkInBody: string | undefined;
+  private workspaceInBody: string | undefined;
+  /** Where verify() puts the MAC it expects. */
+  private readonly expected = Buffer.alloc(MAC_BYTES);
 
   constructor(secret: string) {
     this.hmac = new HmacSha256(secret, BODY_BYTES);
   }
 
-  /** The MAC of a body (copied into the HMAC's message buffer first). */
+  /** The MAC of a body (copied into the HMAC's message buffer first), in a buffer reused by the next call. */
   private mac(body: Buffer): Buffer {
     body.copy(this.hmac.message);
-    return this.hmac.digest().subarray(0, MAC_BYTES);
+    this.linkInBody = this.workspaceInBody = undefined;
+    this.hmac.digestInto(this.expected, 0, MAC_BYTES);
+    return this.expected;
   }
 
   sign(claims: ClickIdClaims): string {
     // Written straight into the HMAC's message buffer (no allocation per redirect).
     const body = this.hmac.message;
     body[0] = VERSION;
-    // Each id fills its 16 bytes, or the buffer would keep the previous call's.
-    const written = body.write(claims.scanId.replace(/-/g, ''), 1, 'hex') + body.write(claims.linkId.replace(/-/g, ''), 17, 'hex') + body.write(claims.workspaceId.replace(/-/g, ''), 33, 'hex');
-    if (written !== 48) throw new Error('click ID claims must be UUIDs');
+    // Each id fills its 16 bytes, or the buffer would keep the previous call's. The link's and the
+    // workspace's are there still when the last click ID was signed for the same link (a busy one).
+    if (body.write(claims.scanId.replace(/-/g, ''), 1, 'hex') !== 16) throw new Error('click ID claims must be UUIDs');
+    if (claims.linkId !== this.linkInBody || claims.workspaceId !== this.workspaceInBody) {
+      this.linkInBody = this.workspaceInBody = undefined;
+      if (body.write(claims.linkId.replace(/-/g, ''), 17, 'hex') + body.write(claims.workspaceId.replace(/-/g, ''), 33, 'hex') !== 32) throw new Error('click ID claims must be UUIDs');
+      this.linkInBody = claims.linkId;
+      this.workspaceInBody = claims.workspaceId;
+    }
     body.copy(this.token);
-    this.hmac.digest().copy(this.token, BODY_BYTES, 0, MAC_BYTES);
+    this.hmac.digestInto(this.token, BODY_BYTES, MAC_BYTES);
     return this.token.toString('base64url');
   }
 

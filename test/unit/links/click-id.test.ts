@@ -39,4 +39,29 @@ describe('click IDs', () => {
     expect(ids.verify(ids.sign(claims))).toEqual(claims);
     expect(() => ids.sign({ ...claims, linkId: 'not-a-uuid' })).toThrow();
   });
+
+  it('signs one busy link\'s click IDs (its ids kept in the buffer between calls) as any other, across verifications, other links and refused claims', () => {
+    const secret = 'bench-click-id-secret-0123456789';
+    const ids = new ClickIds(secret);
+    const [link, other, workspace] = [randomUUID(), randomUUID(), randomUUID()];
+    const expected = (claims: { scanId: string; linkId: string; workspaceId: string }) => {
+      const body = Buffer.concat([Buffer.from([1]), uuidBytes(claims.scanId), uuidBytes(claims.linkId), uuidBytes(claims.workspaceId)]);
+      return Buffer.concat([body, createHmac('sha256', secret).update(body).digest().subarray(0, 14)]).toString('base64url');
+    };
+    const steps: (() => void)[] = [
+      () => ids.verify(ids.sign({ scanId: randomUUID(), linkId: other, workspaceId: workspace })),
+      () => expect(() => ids.sign({ scanId: randomUUID(), linkId: 'not-a-uuid', workspaceId: workspace })).toThrow(),
+      () => expect(() => ids.sign({ scanId: randomUUID(), linkId: link, workspaceId: 'not-a-uuid' })).toThrow(),
+      () => ids.verify('A'.repeat(84)),
+      () => {},
+    ];
+    for (let i = 0; i < 40; i++) {
+      // The same link, another workspace (a link moved), then the first again.
+      for (const claims of [{ scanId: randomUUID(), linkId: link, workspaceId: workspace }, { scanId: randomUUID(), linkId: link, workspaceId: other }, { scanId: randomUUID(), linkId: link, workspaceId: workspace }]) {
+        expect(ids.sign(claims)).toBe(expected(claims));
+        expect(ids.verify(ids.sign(claims))).toEqual(claims);
+      }
+      steps[i % steps.length]!();
+    }
+  });
 });

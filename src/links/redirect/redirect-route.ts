@@ -18,7 +18,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { failOpen } from '../../platform/limits/fail-open.ts';
 import type { Redis } from '../../platform/redis.ts';
 import { clientIp, clientLimitKey, limitKeyOf } from '../../platform/http/client-ip.ts';
-import { countAnswered } from '../../platform/metrics/http-metrics.ts';
+import { answerCounter } from '../../platform/metrics/http-metrics.ts';
 import { hasBearerKey } from '../../platform/http/attempt-guard.ts';
 import type { ClickIds } from '../scans/click-id.ts';
 import type { RawScan } from '../scans/raw-scan.ts';
@@ -296,6 +296,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
    * answers exactly as the route below would (same headers, scan, metrics); every other request
    * (another method or path, a refusal, a cache miss, a limit to ask) goes to Fastify as before.
    */
+  const countRedirect = answerCounter('GET', '/:shortId', 302);
   function redirectBeforeFastify(req: IncomingMessage, res: ServerResponse): boolean {
     const start = performance.now();
     if (req.method !== 'GET') return false;
@@ -323,7 +324,7 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     });
     res.end();
     deps.record(scan);
-    countAnswered('GET', '/:shortId', 302, (performance.now() - start) / 1000);
+    countRedirect((performance.now() - start) / 1000);
     return true;
   }
   app.frontDoor.use(redirectBeforeFastify);

@@ -25,10 +25,21 @@ if (!processRegistry.getSingleMetric('process_cpu_seconds_total')) {
   for (const misnamed of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) processRegistry.removeSingleMetric(misnamed);
 }
 
+/**
+ * Runs before the HTTP series are read: the answers counted apart (answer-tally.ts) join them. Kept
+ * on globalThis, as the series are kept in prom-client's registry, so that a module evaluated again
+ * (test runners) adds its tallies to the same series.
+ */
+export const beforeHttpSeriesRead: Set<() => void> = ((globalThis as Record<symbol, unknown>)[Symbol.for('linkmail.beforeHttpSeriesRead')] ??= new Set()) as Set<() => void>;
+const flushTallies = () => {
+  for (const flush of beforeHttpSeriesRead) flush();
+};
+
 export const httpRequests = series('linkmail_http_requests_total', () => new Counter({
   name: 'linkmail_http_requests_total',
   help: 'HTTP requests answered, by method, route (the route pattern; "unmatched" for none) and status.',
   labelNames: ['method', 'route', 'status'] as const,
+  collect: flushTallies,
 }));
 
 export const httpRequestDuration = series('linkmail_http_request_duration_seconds', () => new Histogram({
@@ -36,6 +47,7 @@ export const httpRequestDuration = series('linkmail_http_request_duration_second
   help: 'Time from a request\'s arrival to its response, by method, route and status class.',
   labelNames: ['method', 'route', 'status_class'] as const,
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  collect: flushTallies,
 }));
 
 export const httpRefusals = series('linkmail_http_refusals_total', () => new Counter({

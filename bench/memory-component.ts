@@ -51,7 +51,7 @@ const pieces: Record<string, () => Promise<{ keep: unknown; notes?: Record<strin
   // ua-parser-js and isbot, one User-Agent parsed.
   'user-agent': async () => {
     const { describeVisitor } = await import('../src/links/scans/visitor.ts');
-    const visitor = describeVisitor({ userAgent: USER_AGENT, referrer: undefined, query: new URLSearchParams(), ip: '81.2.69.160', now: new Date(), salt: 's' });
+    const visitor = describeVisitor({ userAgent: USER_AGENT, referrer: undefined, query: new URLSearchParams(), ip: '81.2.69.160', timestamp: Date.now(), salt: 's' });
     return { keep: visitor };
   },
   // One render thread of the QR pool, started by its first render (a 512 px PNG).

@@ -10,7 +10,7 @@ const NO_QUERY = new URLSearchParams();
 export function orphanVisitEnricher(geo: Geo): (raw: RawOrphanVisit) => OrphanVisitEvent {
   return (raw) => {
     // No visitor hash is kept for orphan visits: the salt only makes one.
-    const visitor = describeVisitor({ userAgent: raw.userAgent ?? undefined, referrer: raw.referrer ?? undefined, query: NO_QUERY, ip: raw.ip, now: new Date(raw.timestamp), salt: '' });
+    const visitor = describeVisitor({ userAgent: raw.userAgent ?? undefined, referrer: raw.referrer ?? undefined, query: NO_QUERY, ip: raw.ip, timestamp: raw.timestamp, salt: '' });
     return {
       visitId: raw.visitId,
       type: raw.orphanType,

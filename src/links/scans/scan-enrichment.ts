@@ -18,7 +18,7 @@ export function scanEnricher(geo: Geo, secret: string): (raw: RawScan) => ScanEv
       // Most scans carry no query string: one shared empty one for them.
       query: raw.query === '' ? NO_QUERY : new URLSearchParams(raw.query),
       ip: raw.ip,
-      now: new Date(raw.timestamp),
+      timestamp: raw.timestamp,
       salt,
     });
     const place = geo.lookup(raw.ip);

@@ -35,6 +35,7 @@ import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
 import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
 import type { LinksServices } from './wiring.ts';
+import { ScanHub } from './live/scan-hub.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const linksOpenApi: OpenApiProduct = {
@@ -61,6 +62,8 @@ export interface LinksHttp {
   api: ApiProduct;
   /** Its part of the MCP endpoint. */
   mcp: McpProduct<LinksToolContext>;
+  /** Every workspace's live scans, from the `scans` topic (live/scan-hub.ts); started by registerRoot. */
+  liveScans: ScanHub;
   /** Registers the root routes (redirects, public QR codes); call after the API shell and the MCP endpoint. */
   registerRoot: (app: App) => Promise<Redirects>;
 }
@@ -81,6 +84,15 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
   // One render pool for the API's images and the public QR URL.
   let pool: RenderPool | undefined;
   const renderPool = () => (pool ??= links.renderPool());
+  const liveScans = new ScanHub({
+    kafka: platform.kafka,
+    registry: platform.registry,
+    topicPrefix: links.config.TOPIC_PREFIX,
+    log,
+    retentionMs: links.config.LIVE_STREAM_RETENTION_MS,
+    maxPerPartition: links.config.LIVE_STREAM_RING_PER_PARTITION,
+    onFailed: (err) => platform.shutdown.fail('consumer live-scans', err),
+  });
 
   const api: ApiProduct = {
     name: 'links',
@@ -114,6 +126,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
 
   return {
     api,
+    liveScans,
     // Link keys on POST /api/mcp: the same keys and the same limit as /api/v1, through `authenticate`.
     mcp: linksMcpProduct({
       authenticate,
@@ -127,6 +140,8 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     }),
     registerRoot: async (app) => {
       const redirects = await registerRedirects(app, platform, links, served);
+      await liveScans.start();
+      app.addHook('onClose', () => liveScans.stop());
       // GET /:shortId/qr finds links as the redirect does.
       await publicQrRoute(app, {
         pool: renderPool(),

@@ -36,6 +36,12 @@ import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
 import type { LinksServices } from './wiring.ts';
 import { ScanHub } from './live/scan-hub.ts';
+import { AnalyticsQueries } from './analytics/analytics-queries.ts';
+import { pageRoutes } from './analytics-page/page-routes.ts';
+import { PageSessions } from './analytics-page/page-sessions.ts';
+import { PageStreams } from './analytics-page/page-stream.ts';
+import { shareRoutes } from './analytics-page/share-routes.ts';
+import { ShareStore } from './analytics-page/share-store.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const linksOpenApi: OpenApiProduct = {
@@ -93,6 +99,9 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     maxPerPartition: links.config.LIVE_STREAM_RING_PER_PARTITION,
     onFailed: (err) => platform.shutdown.fail('consumer live-scans', err),
   });
+  // Analytics pages (issue 54): shares and sessions for the API and the pages alike.
+  const shares = new ShareStore(pg);
+  const pageSessions = new PageSessions(pg);
 
   const api: ApiProduct = {
     name: 'links',
@@ -110,6 +119,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });
+      await shareRoutes(scope, { shares, sessions: pageSessions, publicBaseUrl: links.config.PUBLIC_BASE_URL });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
@@ -142,6 +152,15 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       const redirects = await registerRedirects(app, platform, links, served);
       await liveScans.start();
       app.addHook('onClose', () => liveScans.stop());
+      const pageStreams = new PageStreams({
+        hub: liveScans, log, heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS, maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,
+        checkMs: links.config.LIVE_STREAM_KEY_CHECK_MS,
+      });
+      app.addHook('preClose', async () => pageStreams.close());
+      await pageRoutes(app, {
+        pg, redis, log, guard, keys: links.keys, shares, sessions: pageSessions, queries: new AnalyticsQueries(platform.clickhouse),
+        streams: pageStreams, shortLinkBase: links.shortLinkBase,
+      });
       // GET /:shortId/qr finds links as the redirect does.
       await publicQrRoute(app, {
         pool: renderPool(),

@@ -36,6 +36,7 @@ import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
 import type { LinksServices } from './wiring.ts';
 import { ScanHub } from './live/scan-hub.ts';
+import { liveRoutes } from './live/live-routes.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const linksOpenApi: OpenApiProduct = {
@@ -110,6 +111,16 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });
+      await liveRoutes(scope, {
+        hub: liveScans,
+        links: links.links,
+        pg,
+        redis,
+        log,
+        heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS,
+        maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,
+        keyCheckMs: links.config.LIVE_STREAM_KEY_CHECK_MS,
+      });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });

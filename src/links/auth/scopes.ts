@@ -45,6 +45,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /analytics/export': 'analytics:read',
   'GET /analytics/funnel': 'analytics:read',
   'GET /analytics/orphan-visits': 'analytics:read',
+  'GET /analytics/stream': 'analytics:read',
+  'GET /links/:id/analytics/stream': 'analytics:read',
   'POST /track': 'conversions:write',
   'GET /webhooks': 'webhooks:write',
   'GET /webhooks/:id': 'webhooks:write',

@@ -42,6 +42,7 @@ import { PageSessions } from './analytics-page/page-sessions.ts';
 import { PageStreams } from './analytics-page/page-stream.ts';
 import { shareRoutes } from './analytics-page/share-routes.ts';
 import { ShareStore } from './analytics-page/share-store.ts';
+import { liveRoutes } from './live/live-routes.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const linksOpenApi: OpenApiProduct = {
@@ -120,6 +121,16 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });
       await shareRoutes(scope, { shares, sessions: pageSessions, publicBaseUrl: links.config.PUBLIC_BASE_URL });
+      await liveRoutes(scope, {
+        hub: liveScans,
+        links: links.links,
+        pg,
+        redis,
+        log,
+        heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS,
+        maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,
+        keyCheckMs: links.config.LIVE_STREAM_KEY_CHECK_MS,
+      });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });

@@ -50,6 +50,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /links/:id/analytics/shares': 'analytics:read',
   'DELETE /links/:id/analytics/shares/:shareId': 'links:write',
   'POST /analytics/page-tokens': 'analytics:read',
+  'GET /analytics/stream': 'analytics:read',
+  'GET /links/:id/analytics/stream': 'analytics:read',
   'POST /track': 'conversions:write',
   'GET /webhooks': 'webhooks:write',
   'GET /webhooks/:id': 'webhooks:write',

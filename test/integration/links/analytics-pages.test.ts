@@ -19,7 +19,7 @@ import { call, client, freshIp, startIngress, type TestIngress } from '../../sup
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { linkScansStored, scanSink } from '../../support/links/scans.ts';
-import { openStream, type StreamReader } from '../../support/links/event-stream-reader.ts';
+import { openStream, type SseStream } from '../../support/links/sse-client.ts';
 
 const HOUR = 3_600_000;
 let ingress: TestIngress;
@@ -307,32 +307,34 @@ describe('the workspace\'s own page', () => {
 });
 
 describe('the pages\' live streams', () => {
-  const streams: StreamReader[] = [];
+  const streams: SseStream[] = [];
   afterAll(() => {
     for (const s of streams) s.close();
   });
 
   it('carries the shared link\'s scans only, without bots or anything of the visitor, and ends when the share is revoked', async () => {
     const shareId = (await api.post(`/api/v1/links/${link.id}/analytics/shares`, {})).body.id;
-    const shared = await openStream(`${ingress.url}/analytics/${shareId}/stream`);
-    const workspace = await openStream(`${ingress.url}/analytics/stream?token=${(await api.post('/api/v1/analytics/page-tokens', {})).body.token}`);
+    const shared = await openStream(ingress.url, `/analytics/${shareId}/stream`, undefined);
+    const workspace = await openStream(ingress.url, `/analytics/stream?token=${(await api.post('/api/v1/analytics/page-tokens', {})).body.token}`, undefined);
     streams.push(shared, workspace);
     expect(shared.status).toBe(200);
-    expect(shared.contentType).toBe('text/event-stream; charset=utf-8');
+    expect(shared.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     const t = Date.now();
     const mine = scanOf(link, { timestamp: t, country: 'JP', referrerHost: 'ref.example', visitorId: 'secret-visitor', userAgent: 'secret-agent', clickId: 'secret-click' });
     const bot = scanOf(link, { timestamp: t, isBot: true, device: 'bot' });
     const theirs = scanOf(sibling, { timestamp: t });
     await ingress.platform.publisher.publish(scansTopic, [bot, mine, theirs].map((e) => ({ key: e.workspaceId, value: e })));
-    const [event] = await shared.next('scan', 1);
+    await shared.until((events) => events.some((e) => e.event === 'scan'), 10_000, 'the shared link\'s scan');
+    const event = shared.events.find((e) => e.event === 'scan');
     expect(JSON.parse(event!.data)).toEqual({ t, shortId: link.shortId, country: 'JP', device: 'mobile', browser: 'Safari', referrer: 'ref.example', variant: null, trigger: 'link' });
     expect(event!.data).not.toMatch(/secret/);
     // The workspace's page stream has both links' scans (the bot still left out).
-    const both = await workspace.next('scan', 2);
-    expect(both.map((e) => JSON.parse(e.data).shortId).sort()).toEqual([link.shortId, sibling.shortId].sort());
+    await workspace.until((events) => events.filter((e) => e.event === 'scan').length >= 2, 10_000, 'both links\' scans');
+    expect(workspace.scans().map((s) => s.shortId).sort()).toEqual([link.shortId, sibling.shortId].sort());
     await api.delete(`/api/v1/links/${link.id}/analytics/shares/${shareId}`);
-    const [end] = await shared.next('end', 1);
-    expect(JSON.parse(end!.data)).toEqual({ reason: 'revoked' });
+    await shared.until((events) => events.some((e) => e.event === 'end'), 5000, 'the end of the revoked share\'s stream');
+    expect(JSON.parse(shared.events.find((e) => e.event === 'end')!.data)).toEqual({ reason: 'revoked' });
+    await shared.ended;
     // Nothing but the one scan came on the shared stream.
     expect(shared.events.filter((e) => e.event === 'scan')).toHaveLength(1);
   });

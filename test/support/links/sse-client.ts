@@ -13,7 +13,7 @@ export interface SseEvent {
 export interface SseStream {
   status: number;
   headers: IncomingMessage['headers'];
-  /** The body of a refused request (status not 200), parsed. */
+  /** The body of a refused request (status not 200), parsed when it is JSON, else its text. */
   body: any;
   events: SseEvent[];
   /** The data of each `scan` event, parsed. */
@@ -29,9 +29,10 @@ export interface SseStream {
   close: () => void;
 }
 
-export function openStream(baseUrl: string, path: string, key: string, headers: Record<string, string> = {}): Promise<SseStream> {
+/** Opens `path` with the key as a bearer token; `key` undefined: without one (the analytics pages' streams, by cookie or token). */
+export function openStream(baseUrl: string, path: string, key: string | undefined, headers: Record<string, string> = {}): Promise<SseStream> {
   return new Promise((resolve, reject) => {
-    const req = request(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', 'x-forwarded-for': freshIp(), ...headers } });
+    const req = request(`${baseUrl}${path}`, { headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), accept: 'text/event-stream', 'x-forwarded-for': freshIp(), ...headers } });
     req.on('error', reject);
     req.on('response', (res) => {
       const events: SseEvent[] = [];
@@ -43,7 +44,15 @@ export function openStream(baseUrl: string, path: string, key: string, headers: 
       if (res.statusCode !== 200) {
         let text = '';
         res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined } as SseStream));
+        res.on('end', () => {
+          let body: unknown = text || undefined;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            // an HTML page (the analytics pages' refusals): kept as text
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body } as SseStream);
+        });
         return;
       }
       res.setEncoding('utf8');

@@ -35,7 +35,7 @@ input,select,button{font:inherit;padding:4px 8px;border:1px solid #767676;border
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:16px}.grid .card{margin:0}
 table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:650;padding-bottom:6px}
 th,td{text-align:left;padding:4px 6px;border-bottom:1px solid #eceef1;vertical-align:top}th[scope=row]{font-weight:400;overflow-wrap:anywhere}
-td.num,th.num{text-align:right;white-space:nowrap}td.share{width:34%}.meter{display:block;height:8px;background:#e5e9f2;border-radius:4px;overflow:hidden;margin-top:4px}
+td.num,th.num{text-align:right;white-space:nowrap}td.share{width:28%}.meter{display:block;height:8px;background:#e5e9f2;border-radius:4px;overflow:hidden;margin-top:4px}
 .meter span{display:block;height:100%;background:#1d4ed8}.chart{width:100%;height:auto;display:block}.chart .bar{fill:#1d4ed8}.chart .bar:hover{fill:#0b2f8a}
 .chart .grid{stroke:#d9dce1}.chart .axis{font-size:12px;fill:#4a4a4a}details{margin-top:8px}summary{cursor:pointer;color:#1d4ed8}
 #live-status{display:inline-block;font-size:.85rem;padding:2px 8px;border-radius:10px;background:#eceef1;color:#333}#live-status[data-state=live]{background:#dcfce7;color:#14532d}
@@ -46,7 +46,7 @@ footer{color:#4a4a4a;font-size:.85rem;padding-bottom:32px}.empty{color:#4a4a4a}
 export function document(title: string, body: string, withScript: boolean): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
+<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title>
 <style>${STYLE}</style></head><body>${body}${withScript ? `<script>${PAGE_SCRIPT}</script>` : ''}</body></html>`;
 }
 
@@ -125,7 +125,7 @@ export function analyticsPage(view: PageView): string {
     : '';
   const body = `<header><h1>${escapeHtml(view.heading)}</h1>${view.subtitle ? `<p class="sub">${escapeHtml(view.subtitle)}</p>` : ''}${view.nav ?? ''}
 ${rangeForm(view)}<p class="sub">${from} to ${to} UTC, by ${unit}.${live}</p></header>
-<main${view.streamUrl ? ` data-stream="${escapeHtml(view.streamUrl)}"` : ''} data-from="${range.from.getTime()}" data-to="${range.to.getTime()}" data-interval="${range.interval}">
+<main${view.streamUrl ? ` data-stream="${escapeHtml(view.streamUrl)}"` : ''} data-from="${range.from.getTime()}" data-to="${range.to.getTime()}" data-interval="${range.interval}"${range.preset ? ' data-grows="true"' : ''}>
 <h2 class="sr-only">Totals</h2>
 <dl class="stats card">
 <div class="stat"><dt>Scans</dt><dd data-stat="total" data-count="${total}">${fmt.format(total)}</dd></div>
@@ -145,9 +145,9 @@ ${rankedTable('browser', 'Browsers', 'Browser', rows(result.browsers, (b) => b.b
 ${rankedTable('referrer', 'Referrers', 'Referrer', rows(result.referrers, (r) => r.referrer, (r) => r.count), total)}
 ${rankedTable('trigger', 'QR code or link', 'How', [{ value: 'qr', label: 'QR code scan', count: qr }, { value: 'link', label: 'Link click', count: clicks }], total)}
 <section class="card" aria-labelledby="t-variant"><table data-dim="variant"><caption id="t-variant">A/B test variants</caption>
-<thead><tr><th scope="col">Variant</th><th scope="col" class="num">Scans</th><th scope="col" class="num">Unique visitors (as loaded)</th></tr></thead><tbody>${variants}</tbody></table></section>
+<thead><tr><th scope="col">Variant</th><th scope="col" class="num">Scans</th><th scope="col" class="num">Visitors</th></tr></thead><tbody>${variants}</tbody></table></section>
 </div></main>
-<footer><p>Times are UTC. Scans by bots are not counted. Countries, devices, browsers and referrers show the top 10. Unique visitors are an estimate (about 1.6% error).</p></footer>`;
+<footer><p>Times are UTC. Scans by bots are not counted. Countries, devices, browsers and referrers show the top 10. Unique visitors are an estimate (about 1.6% error), as of the page's loading.</p></footer>`;
   return document(view.heading, body, view.streamUrl !== undefined);
 }
 

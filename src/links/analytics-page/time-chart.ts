@@ -46,7 +46,7 @@ export function timeChart(series: readonly { start: number; scans: number }[], i
   // About six labels along the time axis, at whole buckets.
   const every = Math.max(1, Math.ceil(series.length / 6));
   const labels = series.map((b, i) => (i % every === 0
-    ? `<text class="axis" x="${(left + i * step + step / 2).toFixed(2)}" y="${height - 10}" text-anchor="middle">${escapeHtml(bucketLabel(b.start, interval))}</text>`
+    ? `<text class="axis" data-index="${i}" x="${(left + i * step + step / 2).toFixed(2)}" y="${height - 10}" text-anchor="middle">${escapeHtml(bucketLabel(b.start, interval))}</text>`
     : '')).join('');
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${titleId}" data-max="${max}" data-top="${top}" data-plot-height="${plotH}">${grid}${bars}${labels}</svg>`;
+  return `<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${titleId}" data-max="${max}" data-top="${top}" data-plot-height="${plotH}" data-left="${left}" data-plot-width="${plotW}">${grid}${bars}${labels}</svg>`;
 }

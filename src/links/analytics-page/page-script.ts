@@ -35,7 +35,7 @@ export const PAGE_SCRIPT = `(() => {
   const niceMax = (n) => {
     if (n <= 1) return 1;
     const p = Math.pow(10, Math.floor(Math.log10(n)));
-    for (const s of [1, 2, 2.5, 5, 10]) if (s * p >= n) return s * p;
+    for (const s of [1, 2, 5, 10]) if (s * p >= n) return s * p;
     return 10 * p;
   };
   const label = (dim, value) => {

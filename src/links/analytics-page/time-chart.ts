@@ -7,11 +7,11 @@ import { escapeHtml } from '../../platform/http/html-page.ts';
 
 export const CHART = { width: 960, height: 260, left: 56, right: 8, top: 12, bottom: 30 } as const;
 
-/** The smallest of 1, 2, 2.5 or 5 times a power of ten at or above n (at least 1): a round top for the axis. */
+/** The smallest of 1, 2 or 5 times a power of ten at or above n (at least 1): a round top for the axis. */
 export function niceMax(n: number): number {
   if (n <= 1) return 1;
   const power = 10 ** Math.floor(Math.log10(n));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= n) return step * power;
+  for (const step of [1, 2, 5, 10]) if (step * power >= n) return step * power;
   return 10 * power;
 }
 

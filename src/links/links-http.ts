@@ -169,7 +169,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       });
       app.addHook('preClose', async () => pageStreams.close());
       await pageRoutes(app, {
-        pg, redis, log, guard, keys: links.keys, shares, sessions: pageSessions, queries: new AnalyticsQueries(platform.clickhouse),
+        pg, redis, log, guard, keys: links.keys, shares, sessions: pageSessions, queries: new AnalyticsQueries(platform.clickhouse), clickhouse: platform.clickhouse,
         streams: pageStreams, shortLinkBase: links.shortLinkBase,
       });
       // GET /:shortId/qr finds links as the redirect does.

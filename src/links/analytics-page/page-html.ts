@@ -3,7 +3,7 @@
 // numbers also as a table. Elements the live script changes carry data-*
 // attributes naming what they count (page-script.ts).
 import { escapeHtml } from '../../platform/http/html-page.ts';
-import type { AnalyticsResult } from '../analytics/analytics-queries.ts';
+import type { PageResult } from './page-queries.ts';
 import { PAGE_SCRIPT } from './page-script.ts';
 import { PRESETS, type PageRange } from './page-range.ts';
 import { bucketLabel, timeChart } from './time-chart.ts';
@@ -60,9 +60,9 @@ export interface RankedRow {
  * A ranked group as a table: the value (its label), its scans and its share of all scans. `dim`
  * names what a live scan counts in (page-script.ts); `link` rows may link somewhere.
  */
-function rankedTable(dim: string, caption: string, header: string, rows: readonly RankedRow[], total: number, href?: (value: string) => string): string {
+function rankedTable(dim: string, caption: string, header: string, rows: readonly RankedRow[], total: number, href?: (value: string) => string, empty = 'No scans in this range.'): string {
   const body = rows.length === 0
-    ? '<tr class="empty-row"><td colspan="3" class="empty">No scans in this range.</td></tr>'
+    ? `<tr class="empty-row"><td colspan="3" class="empty">${escapeHtml(empty)}</td></tr>`
     : rows.map((r) => {
       const label = href ? `<a href="${escapeHtml(href(r.value))}">${escapeHtml(r.label)}</a>` : escapeHtml(r.label);
       return `<tr data-value="${escapeHtml(r.value)}"><th scope="row">${label}</th><td class="num" data-count="${r.count}">${fmt.format(r.count)}</td><td class="share"><span class="pct">${pctText(r.count, total)}</span><span class="meter" aria-hidden="true"><span style="width:${percent(r.count, total).toFixed(1)}%"></span></span></td></tr>`;
@@ -77,7 +77,7 @@ export interface PageView {
   /** Under the heading (the short link and where it goes), as text. */
   subtitle?: string;
   range: PageRange;
-  result: AnalyticsResult;
+  result: PageResult;
   /** The page's own URL with other query parameters (the range form's links keep the token and link). */
   urlWith: (params: Record<string, string | undefined>) => string;
   /** Hidden fields the range form carries (token, linkId). */
@@ -110,14 +110,11 @@ export function analyticsPage(view: PageView): string {
   const total = result.totalScans;
   const qr = result.triggers.find((t) => t.trigger === 'qr')?.scans ?? 0;
   const clicks = result.triggers.find((t) => t.trigger === 'link')?.scans ?? 0;
-  const series = result.timeseries.map((b) => ({ start: Date.parse(b.start), scans: b.scans }));
+  const series = result.timeseries;
   const unit = range.interval === 'hour' ? 'hour' : 'day';
   const seriesRows = series.map((b) => `<tr data-start="${b.start}"><th scope="row">${escapeHtml(bucketLabel(b.start, range.interval))}</th><td class="num" data-count="${b.scans}">${fmt.format(b.scans)}</td></tr>`).join('');
-  const rows = <T>(items: readonly T[], value: (t: T) => string, count: (t: T) => number, label: (v: string) => string = (v) => v): RankedRow[] =>
-    items.map((t) => ({ value: value(t), label: label(value(t)), count: count(t) }));
-  const variants = result.variants.length === 0
-    ? '<tr class="empty-row"><td colspan="3" class="empty">No A/B test scans in this range.</td></tr>'
-    : result.variants.map((v) => `<tr data-value="${escapeHtml(v.variant)}"><th scope="row">${escapeHtml(v.variant)}</th><td class="num" data-count="${v.scans}">${fmt.format(v.scans)}</td><td class="num">${fmt.format(v.uniqueVisitors)}</td></tr>`).join('');
+  const rows = (items: PageResult['countries'], label: (v: string) => string = (v) => v): RankedRow[] =>
+    items.map((t) => ({ value: t.value, label: label(t.value), count: t.count }));
   const from = range.from.toISOString().slice(0, 16).replace('T', ' ');
   const to = range.to.toISOString().slice(0, 16).replace('T', ' ');
   const live = view.streamUrl
@@ -129,7 +126,7 @@ ${rangeForm(view)}<p class="sub">${from} to ${to} UTC, by ${unit}.${live}</p></h
 <h2 class="sr-only">Totals</h2>
 <dl class="stats card">
 <div class="stat"><dt>Scans</dt><dd data-stat="total" data-count="${total}">${fmt.format(total)}</dd></div>
-<div class="stat"><dt>Unique visitors <small>(estimated, as loaded)</small></dt><dd>${fmt.format(result.uniqueVisitors)}</dd></div>
+<div class="stat"><dt>Unique visitors <small>(estimated, as loaded)</small></dt><dd data-stat="visitors" data-count="${result.uniqueVisitors}">${fmt.format(result.uniqueVisitors)}</dd></div>
 <div class="stat"><dt>QR code scans</dt><dd data-stat="qr" data-count="${qr}">${fmt.format(qr)}</dd></div>
 <div class="stat"><dt>Link clicks</dt><dd data-stat="link" data-count="${clicks}">${fmt.format(clicks)}</dd></div>
 </dl>
@@ -139,15 +136,14 @@ ${timeChart(series, range.interval, 'chart-title')}
 </section>
 ${view.links ? `<div class="links">${rankedTable('link', 'Links', 'Short link', view.links.rows, total, view.links.href)}</div>` : ''}
 <div class="grid">
-${rankedTable('country', 'Countries', 'Country', rows(result.countries, (c) => c.country, (c) => c.count, countryName), total)}
-${rankedTable('device', 'Devices', 'Device', rows(result.devices, (d) => d.device, (d) => d.count), total)}
-${rankedTable('browser', 'Browsers', 'Browser', rows(result.browsers, (b) => b.browser, (b) => b.count), total)}
-${rankedTable('referrer', 'Referrers', 'Referrer', rows(result.referrers, (r) => r.referrer, (r) => r.count), total)}
+${rankedTable('country', 'Countries', 'Country', rows(result.countries, countryName), total)}
+${rankedTable('device', 'Devices', 'Device', rows(result.devices), total)}
+${rankedTable('browser', 'Browsers', 'Browser', rows(result.browsers), total)}
+${rankedTable('referrer', 'Referrers', 'Referrer', rows(result.referrers), total)}
 ${rankedTable('trigger', 'QR code or link', 'How', [{ value: 'qr', label: 'QR code scan', count: qr }, { value: 'link', label: 'Link click', count: clicks }], total)}
-<section class="card" aria-labelledby="t-variant"><table data-dim="variant"><caption id="t-variant">A/B test variants</caption>
-<thead><tr><th scope="col">Variant</th><th scope="col" class="num">Scans</th><th scope="col" class="num">Visitors</th></tr></thead><tbody>${variants}</tbody></table></section>
+${rankedTable('variant', 'A/B test variants', 'Variant', rows(result.variants), total, undefined, 'No A/B test scans in this range.')}
 </div></main>
-<footer><p>Times are UTC. Scans by bots are not counted. Countries, devices, browsers and referrers show the top 10. Unique visitors are an estimate (about 1.6% error), as of the page's loading.</p></footer>`;
+<footer><p>Times are UTC. Scans by bots are not counted. Countries, devices, browsers, referrers and variants show the top 10. Unique visitors are an estimate (about 1.6% error), as of the page's loading.</p></footer>`;
   return document(view.heading, body, view.streamUrl !== undefined);
 }
 

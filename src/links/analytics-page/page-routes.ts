@@ -21,6 +21,8 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { AnalyticsQueries } from '../analytics/analytics-queries.ts';
+import type { ClickHouse } from '../../platform/clickhouse/client.ts';
+import { linkPageResult, pageResultOf } from './page-queries.ts';
 import { PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS } from '../redirect/password-route.ts';
 import { passwordMatches } from '../short-links/link-password.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
@@ -41,6 +43,7 @@ export interface PageRoutesDeps {
   shares: ShareStore;
   sessions: PageSessions;
   queries: AnalyticsQueries;
+  clickhouse: ClickHouse;
   streams: PageStreams;
   /** The host short links are on, for the page's subtitle (a link on a branded domain shows that). */
   shortLinkBase: string;
@@ -107,9 +110,9 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
       if (err instanceof ApiError) return refusal(reply, err);
       throw err;
     }
-    const filter = view.linkId ? { linkIds: [view.linkId] } : {};
+    // One link's page reads the link rollups the page's way; the workspace's (every link) the API's summary.
     const [result, links] = await Promise.all([
-      deps.queries.summary(view.workspaceId, range, filter, false, 10),
+      view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
       view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
     ]);
     const urlWith = (params: Record<string, string | undefined>) => {

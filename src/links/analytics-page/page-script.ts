@@ -125,24 +125,16 @@ export const PAGE_SCRIPT = `(() => {
       const count = document.createElement('td');
       count.className = 'num';
       count.dataset.count = '0';
-      row.append(th, count);
-      if (dim === 'variant') {
-        const visitors = document.createElement('td');
-        visitors.className = 'num';
-        visitors.textContent = '\\u2013';
-        row.append(visitors);
-      } else {
-        const share = document.createElement('td');
-        share.className = 'share';
-        const pct = document.createElement('span');
-        pct.className = 'pct';
-        const meter = document.createElement('span');
-        meter.className = 'meter';
-        meter.setAttribute('aria-hidden', 'true');
-        meter.append(document.createElement('span'));
-        share.append(pct, meter);
-        row.append(share);
-      }
+      const share = document.createElement('td');
+      share.className = 'share';
+      const pct = document.createElement('span');
+      pct.className = 'pct';
+      const meter = document.createElement('span');
+      meter.className = 'meter';
+      meter.setAttribute('aria-hidden', 'true');
+      meter.append(document.createElement('span'));
+      share.append(pct, meter);
+      row.append(th, count, share);
       body.append(row);
     }
     bump(row.querySelector('[data-count]'));

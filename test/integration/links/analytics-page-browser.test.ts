@@ -206,6 +206,27 @@ describe('the shared analytics page in a browser', () => {
         expect(await table.locator('thead th[scope="col"]').count()).toBeGreaterThan(0);
       }
       await expect.poll(() => page.getByLabel('From (UTC)').count()).toBe(1);
+      // Text against its background (WCAG's contrast ratio, from the computed colours): 4.5:1 at least everywhere.
+      const contrasts = await page.evaluate(() => {
+        const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+        const lum = ([r, g, b]: number[]) => [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((n, v, i) => n + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+        const background = (el: Element | null): number[] => {
+          for (; el; el = el.parentElement) {
+            const c = rgb(getComputedStyle(el).backgroundColor);
+            if (c.length === 3 || c[3]! > 0) return c.slice(0, 3);
+          }
+          return [255, 255, 255];
+        };
+        const out: { text: string; ratio: number }[] = [];
+        for (const el of document.querySelectorAll('h1, h2, p, dt, dd, th, td, caption, a, button, label, summary, small, #live-status')) {
+          if (!el.textContent?.trim()) continue;
+          const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];
+          out.push({ text: el.textContent.trim().slice(0, 30), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) });
+        }
+        return out;
+      });
+      expect(contrasts.length).toBeGreaterThan(50);
+      expect(contrasts.filter((c) => c.ratio < 4.5)).toEqual([]);
       // Choosing a range is a plain form: days buckets over three days.
       await page.getByLabel('Buckets').selectOption('day');
       await page.getByRole('button', { name: 'Show' }).click();

@@ -74,9 +74,9 @@ describe('the page\'s markup', () => {
       heading: `Analytics of ${evil}`, subtitle: evil, range: { ...pageRange({}, NOW) }, urlWith: (p) => `?x=${evil}&${new URLSearchParams(p as Record<string, string>).toString()}`, keep: { token: evil },
       streamUrl: `/analytics/stream?token=${evil}`,
       result: {
-        from: '', to: '', interval: 'hour', totalScans: 1, uniqueVisitors: 1, timeseries: [], topLinks: [], cities: [], os: [], utm: { sources: [], mediums: [], campaigns: [], terms: [], contents: [] },
-        countries: [{ country: evil, count: 1 }], devices: [{ device: evil, count: 1 }], browsers: [{ browser: evil, count: 1 }], referrers: [{ referrer: evil, count: 1 }],
-        variants: [{ variant: evil, scans: 1, uniqueVisitors: 1 }], triggers: [{ trigger: 'link', scans: 1 }, { trigger: 'qr', scans: 0 }],
+        totalScans: 1, uniqueVisitors: 1, timeseries: [{ start: NOW, scans: 1 }],
+        countries: [{ value: evil, count: 1 }], devices: [{ value: evil, count: 1 }], browsers: [{ value: evil, count: 1 }], referrers: [{ value: evil, count: 1 }],
+        variants: [{ value: evil, count: 1 }], triggers: [{ trigger: 'link', scans: 1 }, { trigger: 'qr', scans: 0 }],
       },
       links: { rows: [{ value: evil, label: evil, count: 1 }], href: (v) => `?link=${v}` },
     });

@@ -1,6 +1,7 @@
 // The shared analytics page (issue 54) for a link with a million scans: its time to
-// first byte (the page is rendered whole, so this is also its time to the last byte)
-// for each preset range, against baselines measured in the same rounds: the analytics
+// first byte (its start, sent before the numbers are read) and to its last byte (the
+// numbers read and rendered) for each preset range, against baselines measured in
+// the same rounds: the analytics
 // API's answer for the same link and range (`GET /api/v1/links/:id/analytics`, the
 // rollup queries the page runs too) and the bare ClickHouse round trip. Target: the
 // page's first byte within 200 ms.
@@ -16,6 +17,7 @@
 // Run: node bench/analytics-page.bench.ts   (BENCH_SCANS to change the 1,000,000)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { loadavg } from 'node:os';
 import { createClickHouse } from '../src/platform/clickhouse/client.ts';
 import { sql, SqlFragment } from '../src/platform/clickhouse/literal.ts';
 import { loadServiceConfig } from '../src/service.ts';
@@ -171,10 +173,11 @@ try {
       path: `/analytics/:shareId?range=${name}`,
       pageBytes: pageBytes[name],
       firstByteMs: { p50: r1(median(page)), p95: r1(quantile(page, 0.95)), max: r1(Math.max(...page)) },
-      lastByteMsP50: r1(median(rounds.map((r) => r.pageTotal[name]!))),
+      // The whole page: its numbers come after its start (page-routes.ts), when ClickHouse has answered.
+      lastByteMs: { p50: r1(median(rounds.map((r) => r.pageTotal[name]!))), p95: r1(quantile(rounds.map((r) => r.pageTotal[name]!), 0.95)) },
       apiAnswerMs: { p50: r1(median(api)), p95: r1(quantile(api, 0.95)) },
-      // Per round, the page against the API's answer for the same range: what rendering the HTML adds.
-      ratioToApi: Number(median(rounds.map((r) => r.page[name]! / r.api[name]!)).toFixed(2)),
+      // Per round, the whole page against the API's answer for the same link and range.
+      lastByteRatioToApi: Number(median(rounds.map((r) => r.pageTotal[name]! / r.api[name]!)).toFixed(2)),
     }];
   }));
   const result = {
@@ -184,8 +187,9 @@ try {
     rounds: rounds.length,
     baselineClickHouseRoundTrip: { p50Ms: r1(median(rounds.map((r) => r.clickhouseMs))) },
     scenarios: results,
+    loadAverageAtEnd: loadavg()[0],
     target: { firstByteP95BelowMs: TARGET_MS },
-    met: Object.fromEntries(Object.entries(results).map(([name, r]) => [name, r.firstByteMs.p95 < TARGET_MS])),
+    met: Object.fromEntries(Object.entries(results).map(([name, r]) => [name, { firstByteP95: r.firstByteMs.p95 < TARGET_MS, lastByteP50: r.lastByteMs.p50 < TARGET_MS, lastByteP95: r.lastByteMs.p95 < TARGET_MS }])),
   };
   console.log(JSON.stringify(result, null, 2));
   writeResult('analytics-page', result);

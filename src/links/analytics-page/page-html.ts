@@ -42,12 +42,15 @@ td.num,th.num{text-align:right;white-space:nowrap}td.share{width:28%}.meter{disp
 footer{color:#4a4a4a;font-size:.85rem;padding-bottom:32px}.empty{color:#4a4a4a}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
 
-/** A whole page: the document around a body, with the page's script when it has one. */
-export function document(title: string, body: string, withScript: boolean): string {
-  return `<!doctype html>
+const documentStart = (title: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title>
-<style>${STYLE}</style></head><body>${body}${withScript ? `<script>${PAGE_SCRIPT}</script>` : ''}</body></html>`;
+<style>${STYLE}</style></head><body>`;
+const documentEnd = (withScript: boolean) => `${withScript ? `<script>${PAGE_SCRIPT}</script>` : ''}</body></html>`;
+
+/** A whole page: the document around a body, with the page's script when it has one. */
+export function document(title: string, body: string, withScript: boolean): string {
+  return `${documentStart(title)}${body}${documentEnd(withScript)}`;
 }
 
 export interface RankedRow {
@@ -90,7 +93,7 @@ export interface PageView {
   nav?: string;
 }
 
-function rangeForm(view: PageView): string {
+function rangeForm(view: PageFrame): string {
   const { range } = view;
   const presets = (Object.keys(PRESETS) as (keyof typeof PRESETS)[]).map((p) =>
     `<a href="${escapeHtml(view.urlWith({ range: p }))}"${range.preset === p ? ' aria-current="page"' : ''}>Last ${p === '24h' ? '24 hours' : `${PRESETS[p]} days`}</a>`).join('');
@@ -105,8 +108,32 @@ function rangeForm(view: PageView): string {
 <button type="submit">Show</button></form>`;
 }
 
-export function analyticsPage(view: PageView): string {
-  const { result, range } = view;
+/** What a page is before its numbers are known. */
+export type PageFrame = Omit<PageView, 'result' | 'links'>;
+
+/**
+ * The page's start: the document's head and the page's header (title, ranges, the range shown),
+ * all known before the numbers are read, so it is sent at once (page-routes.ts).
+ */
+export function pageStart(view: PageFrame): string {
+  const { range } = view;
+  const unit = range.interval === 'hour' ? 'hour' : 'day';
+  const from = range.from.toISOString().slice(0, 16).replace('T', ' ');
+  const to = range.to.toISOString().slice(0, 16).replace('T', ' ');
+  const live = view.streamUrl
+    ? ` <span id="live-status" role="status" data-state="off">Live updates need JavaScript</span>`
+    : '';
+  return `${documentStart(view.heading)}<header><h1>${escapeHtml(view.heading)}</h1>${view.subtitle ? `<p class="sub">${escapeHtml(view.subtitle)}</p>` : ''}${view.nav ?? ''}
+${rangeForm(view)}<p class="sub">${from} to ${to} UTC, by ${unit}.${live}</p></header>
+`;
+}
+
+/** In place of the numbers when they could not be read (the page's start was sent already). */
+export const pageFailed = `<main><div class="card" role="alert"><p>The analytics could not be loaded just now. Reload the page to try again.</p></div></main>${documentEnd(false)}`;
+
+/** The rest of the page: the numbers, the chart and the tables, then the script. */
+export function pageRest(view: PageFrame, result: PageResult, links?: PageView['links']): string {
+  const { range } = view;
   const total = result.totalScans;
   const qr = result.triggers.find((t) => t.trigger === 'qr')?.scans ?? 0;
   const clicks = result.triggers.find((t) => t.trigger === 'link')?.scans ?? 0;
@@ -115,14 +142,7 @@ export function analyticsPage(view: PageView): string {
   const seriesRows = series.map((b) => `<tr data-start="${b.start}"><th scope="row">${escapeHtml(bucketLabel(b.start, range.interval))}</th><td class="num" data-count="${b.scans}">${fmt.format(b.scans)}</td></tr>`).join('');
   const rows = (items: PageResult['countries'], label: (v: string) => string = (v) => v): RankedRow[] =>
     items.map((t) => ({ value: t.value, label: label(t.value), count: t.count }));
-  const from = range.from.toISOString().slice(0, 16).replace('T', ' ');
-  const to = range.to.toISOString().slice(0, 16).replace('T', ' ');
-  const live = view.streamUrl
-    ? ` <span id="live-status" role="status" data-state="off">Live updates need JavaScript</span>`
-    : '';
-  const body = `<header><h1>${escapeHtml(view.heading)}</h1>${view.subtitle ? `<p class="sub">${escapeHtml(view.subtitle)}</p>` : ''}${view.nav ?? ''}
-${rangeForm(view)}<p class="sub">${from} to ${to} UTC, by ${unit}.${live}</p></header>
-<main${view.streamUrl ? ` data-stream="${escapeHtml(view.streamUrl)}"` : ''} data-from="${range.from.getTime()}" data-to="${range.to.getTime()}" data-interval="${range.interval}"${range.preset ? ' data-grows="true"' : ''}>
+  const body = `<main${view.streamUrl ? ` data-stream="${escapeHtml(view.streamUrl)}"` : ''} data-from="${range.from.getTime()}" data-to="${range.to.getTime()}" data-interval="${range.interval}"${range.preset ? ' data-grows="true"' : ''}>
 <h2 class="sr-only">Totals</h2>
 <dl class="stats card">
 <div class="stat"><dt>Scans</dt><dd data-stat="total" data-count="${total}">${fmt.format(total)}</dd></div>
@@ -134,7 +154,7 @@ ${rangeForm(view)}<p class="sub">${from} to ${to} UTC, by ${unit}.${live}</p></h
 ${timeChart(series, range.interval, 'chart-title')}
 <details><summary>Scans per ${unit} as a table</summary><table data-series><caption class="sr-only">Scans per ${unit}</caption><thead><tr><th scope="col">${unit === 'hour' ? 'Hour' : 'Day'} (UTC)</th><th scope="col" class="num">Scans</th></tr></thead><tbody>${seriesRows}</tbody></table></details>
 </section>
-${view.links ? `<div class="links">${rankedTable('link', 'Links', 'Short link', view.links.rows, total, view.links.href)}</div>` : ''}
+${links ? `<div class="links">${rankedTable('link', 'Links', 'Short link', links.rows, total, links.href)}</div>` : ''}
 <div class="grid">
 ${rankedTable('country', 'Countries', 'Country', rows(result.countries, countryName), total)}
 ${rankedTable('device', 'Devices', 'Device', rows(result.devices), total)}
@@ -144,8 +164,10 @@ ${rankedTable('trigger', 'QR code or link', 'How', [{ value: 'qr', label: 'QR co
 ${rankedTable('variant', 'A/B test variants', 'Variant', rows(result.variants), total, undefined, 'No A/B test scans in this range.')}
 </div></main>
 <footer><p>Times are UTC. Scans by bots are not counted. Countries, devices, browsers, referrers and variants show the top 10. Unique visitors are an estimate (about 1.6% error), as of the page's loading.</p></footer>`;
-  return document(view.heading, body, view.streamUrl !== undefined);
+  return `${body}${documentEnd(view.streamUrl !== undefined)}`;
 }
+
+export const analyticsPage = (view: PageView): string => pageStart(view) + pageRest(view, view.result, view.links);
 
 /** A small page of one message (not found, a refusal, a form around it). */
 export function messagePage(title: string, inner: string): string {

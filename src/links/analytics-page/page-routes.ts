@@ -7,6 +7,7 @@
 // - each page's live stream, /analytics/:shareId/stream and /analytics/stream (page-stream.ts).
 // Numbers come from the analytics API's rollup queries (analytics-queries.ts). A share that
 // is unknown, expired or revoked answers 404, as a page no route serves would.
+import { PassThrough } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/errors.ts';
@@ -28,7 +29,7 @@ import { passwordMatches } from '../short-links/link-password.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
 import { canUseApi } from '../workspaces/plans.ts';
 import { PAGE_SCRIPT } from './page-script.ts';
-import { analyticsPage, messagePage } from './page-html.ts';
+import { messagePage, pageFailed, pageRest, pageStart, type PageFrame } from './page-html.ts';
 import { PageQuery, pageRange } from './page-range.ts';
 import { SESSION_MS, type PageSessions } from './page-sessions.ts';
 import type { ShareStore } from './share-store.ts';
@@ -110,24 +111,31 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
       if (err instanceof ApiError) return refusal(reply, err);
       throw err;
     }
-    // One link's page reads the link rollups the page's way; the workspace's (every link) the API's summary.
-    const [result, links] = await Promise.all([
-      view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
-      view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
-    ]);
     const urlWith = (params: Record<string, string | undefined>) => {
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries({ ...view.keep, ...params })) if (v !== undefined) q.set(k, v);
       const s = q.toString();
       return s ? `?${s}` : '?';
     };
-    const html = analyticsPage({
-      heading: view.heading,
-      ...(view.subtitle ? { subtitle: view.subtitle } : {}),
-      range, result, urlWith, keep: view.keep, streamUrl: view.streamUrl, ...(view.nav ? { nav: view.nav } : {}),
-      ...(links ? { links: { rows: links.map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans })), href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) } } : {}),
-    });
-    return sendHtmlPage(reply, html, { scripts: [PAGE_SCRIPT], connectSelf: true });
+    const frame: PageFrame = {
+      heading: view.heading, ...(view.subtitle ? { subtitle: view.subtitle } : {}), range, urlWith, keep: view.keep, streamUrl: view.streamUrl, ...(view.nav ? { nav: view.nav } : {}),
+    };
+    // The page's start (its head, title and ranges) goes out at once; its numbers follow when ClickHouse has answered.
+    const page = new PassThrough();
+    page.write(pageStart(frame));
+    sendHtmlPage(reply, page, { scripts: [PAGE_SCRIPT], connectSelf: true });
+    try {
+      // One link's page reads the link rollups the page's way; the workspace's (every link) the API's summary.
+      const [result, links] = await Promise.all([
+        view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
+        view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
+      ]);
+      page.end(pageRest(frame, result, links && { rows: links.map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans })), href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));
+    } catch (err) {
+      deps.log.error({ err }, 'analytics page: its numbers could not be read');
+      page.end(pageFailed);
+    }
+    return reply;
   }
 
   const shortUrl = (link: { shortId: string; domain: string | null }) => (link.domain ? `https://${link.domain}/${link.shortId}` : `${deps.shortLinkBase}/${link.shortId}`);

@@ -32,10 +32,12 @@ export const PAGE_SCRIPT = `(() => {
   const show = (state, text) => { if (status) { status.dataset.state = state; status.textContent = text; } };
   const setCount = (el, n) => { el.dataset.count = String(n); el.textContent = nf.format(n); };
   const bump = (el) => setCount(el, Number(el.dataset.count) + 1);
+  // As time-chart.ts's niceMax.
   const niceMax = (n) => {
     if (n <= 1) return 1;
+    if (n <= 10) return Math.ceil(n / 2) * 2;
     const p = Math.pow(10, Math.floor(Math.log10(n)));
-    for (const s of [1, 2, 5, 10]) if (s * p >= n) return s * p;
+    for (const s of [1, 2, 3, 4, 5, 6, 8]) if (s * p >= n) return s * p;
     return 10 * p;
   };
   const label = (dim, value) => {

@@ -7,11 +7,15 @@ import { escapeHtml } from '../../platform/http/html-page.ts';
 
 export const CHART = { width: 960, height: 260, left: 56, right: 8, top: 12, bottom: 30 } as const;
 
-/** The smallest of 1, 2 or 5 times a power of ten at or above n (at least 1): a round top for the axis. */
+/**
+ * A round top for the axis at or above n: up to 10, the next even number; above, the next of 1, 2,
+ * 3, 4, 5, 6 or 8 times a power of ten. Its middle gridline is a whole number too.
+ */
 export function niceMax(n: number): number {
   if (n <= 1) return 1;
+  if (n <= 10) return Math.ceil(n / 2) * 2;
   const power = 10 ** Math.floor(Math.log10(n));
-  for (const step of [1, 2, 5, 10]) if (step * power >= n) return step * power;
+  for (const step of [1, 2, 3, 4, 5, 6, 8]) if (step * power >= n) return step * power;
   return 10 * power;
 }
 

@@ -5,6 +5,7 @@
 // ones, named by their SHA-256 (so an injected script would not run even if
 // escaping were missed somewhere).
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -30,7 +31,8 @@ export function contentSecurityPolicy(options: Pick<PageOptions, 'scripts' | 'co
   return `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:${scripts}${connect}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 }
 
-export function sendHtmlPage(reply: FastifyReply, html: string, options: PageOptions = {}): FastifyReply {
+/** Sends a page: its whole text, or a stream of it (a page whose start goes out before its end is known). */
+export function sendHtmlPage(reply: FastifyReply, html: string | Readable, options: PageOptions = {}): FastifyReply {
   return reply.code(options.status ?? 200)
     .headers(options.headers ?? {})
     .header('cache-control', 'no-store')

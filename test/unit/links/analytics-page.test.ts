@@ -52,8 +52,13 @@ describe('the page\'s range', () => {
 });
 
 describe('the chart', () => {
-  it('rounds its top up to 1, 2 or 5 times a power of ten (its middle line a round number too)', () => {
-    expect([0, 1, 2, 3, 7, 11, 20, 21, 26, 51, 999, 1001].map(niceMax)).toEqual([1, 1, 2, 5, 10, 20, 20, 50, 50, 100, 1000, 2000]);
+  it('rounds its top up to an even number up to 10, then 1, 2, 3, 4, 5, 6 or 8 times a power of ten, its middle line whole', () => {
+    const xs = [0, 1, 2, 3, 7, 11, 20, 21, 23, 31, 41, 51, 61, 81, 999, 1001, 7001];
+    expect(xs.map(niceMax)).toEqual([1, 1, 2, 4, 8, 20, 20, 30, 30, 40, 50, 60, 80, 100, 1000, 2000, 8000]);
+    for (const x of xs.slice(2)) expect(Number.isInteger(niceMax(x) / 2)).toBe(true);
+    // The page's script scales as the server does.
+    const scriptNiceMax = new Function(`${/const niceMax = [\s\S]*?\n  \};/.exec(PAGE_SCRIPT)![0]} return niceMax;`)() as (n: number) => number;
+    expect(xs.map(scriptNiceMax)).toEqual(xs.map(niceMax));
   });
 
   it('draws one bar a bucket, scaled to the top, with its start and count', () => {

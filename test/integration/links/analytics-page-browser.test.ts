@@ -94,8 +94,8 @@ const share = async (body: Record<string, unknown> = {}) => {
   return res.body as { id: string; url: string };
 };
 
-/** What the page shows now: its totals, a country's row, the chart's bars and the series table's sum. */
-const shown = (page: Page) => page.evaluate(() => {
+/** What the page shows now: its totals, a country's row, the chart's bars (and those from `since` on) and the series table's sum. */
+const shown = (page: Page, since = Infinity) => page.evaluate((since) => {
   const count = (selector: string) => Number(document.querySelector<HTMLElement>(selector)?.dataset.count ?? NaN);
   const bars = Array.from(document.querySelectorAll<SVGRectElement>('svg.chart rect.bar'));
   const cells = Array.from(document.querySelectorAll<HTMLElement>('table[data-series] td[data-count]'));
@@ -106,7 +106,9 @@ const shown = (page: Page) => page.evaluate(() => {
     qr: count('[data-stat="qr"]'),
     link: count('[data-stat="link"]'),
     barScans: bars.reduce((n, b) => n + Number(b.dataset.scans), 0),
-    lastBar: { scans: Number(bars.at(-1)!.dataset.scans), height: Number(bars.at(-1)!.getAttribute('height')) },
+    lastBar: { start: Number(bars.at(-1)!.dataset.start), scans: Number(bars.at(-1)!.dataset.scans), height: Number(bars.at(-1)!.getAttribute('height')) },
+    // The bars from `since` on: the hour of the page's loading, and the next should it turn meanwhile.
+    recent: bars.filter((b) => Number(b.dataset.start) >= since).reduce((n, b) => ({ scans: n.scans + Number(b.dataset.scans), height: n.height + Number(b.getAttribute('height')) }), { scans: 0, height: 0 }),
     seriesSum: cells.reduce((n, c) => n + Number(c.dataset.count), 0),
     gbRow: row('country', 'GB')?.querySelector<HTMLElement>('[data-count]')?.dataset.count,
     firefox: row('browser', 'Firefox')?.querySelector<HTMLElement>('[data-count]')?.dataset.count,
@@ -114,7 +116,7 @@ const shown = (page: Page) => page.evaluate(() => {
     // Set before the redirects: still here means the page was never reloaded.
     marker: (window as unknown as { marker?: string }).marker,
   };
-});
+}, since);
 
 describe('the shared analytics page in a browser', () => {
   it('changes its numbers and chart as the link is scanned, without a reload', async () => {
@@ -139,7 +141,7 @@ describe('the shared analytics page in a browser', () => {
       expect((await scan(ingress.url, sibling.shortId)).status).toBe(302);
       made += 5;
       await page.waitForFunction((n) => Number(document.querySelector<HTMLElement>('[data-stat="total"]')!.dataset.count) >= n, history + 5, { timeout: 15_000 });
-      const after = await shown(page);
+      const after = await shown(page, before.lastBar.start);
       expect(after.marker).toBe('same page');
       expect(after.total).toBe(history + 5);
       expect(after.totalText).toBe(new Intl.NumberFormat('en').format(history + 5));
@@ -147,8 +149,8 @@ describe('the shared analytics page in a browser', () => {
       expect(after.link).toBe(before.link + 3);
       expect(after.barScans).toBe(history + 5);
       expect(after.seriesSum).toBe(history + 5);
-      expect(after.lastBar.scans).toBe(before.lastBar.scans + 5);
-      expect(after.lastBar.height).toBeGreaterThan(before.lastBar.height);
+      expect(after.recent.scans).toBe(before.lastBar.scans + 5);
+      expect(after.recent.height).toBeGreaterThan(before.lastBar.height);
       expect(Number(after.gbRow)).toBe(Number(before.gbRow ?? 0) + 3);
       expect(Number(after.firefox)).toBe(Number(before.firefox ?? 0) + 2);
       // The other link's scan never came: the total stays.
@@ -164,21 +166,32 @@ describe('the shared analytics page in a browser', () => {
         main.dataset.to = last.dataset.start!;
         last.remove();
         document.querySelector('table[data-series] tbody tr:last-child')!.remove();
-        return { bars: bars.length, to: Number(last.dataset.start) + 3_600_000, width: last.getAttribute('width') };
+        return { bars: bars.length, to: Number(last.dataset.start) + 3_600_000 };
       });
       expect((await scan(ingress.url, link.shortId)).status).toBe(302);
       made += 1;
-      await page.waitForFunction((n) => document.querySelectorAll('svg.chart rect.bar').length === n, turned.bars, { timeout: 15_000 });
-      const grown = await page.evaluate(() => {
+      const scannedBefore = Date.now() + 1000;
+      await page.waitForFunction((n) => Number(document.querySelector<HTMLElement>('[data-stat="total"]')!.dataset.count) === n, history + 6, { timeout: 15_000 });
+      const grown = await page.evaluate((since) => {
         const bars = Array.from(document.querySelectorAll<SVGRectElement>('svg.chart rect.bar'));
-        const rows = document.querySelectorAll<HTMLElement>('table[data-series] tbody td[data-count]');
+        const rows = Array.from(document.querySelectorAll<HTMLElement>('table[data-series] tbody tr'));
         return {
           to: Number(document.querySelector<HTMLElement>('main')!.dataset.to),
-          last: Number(bars.at(-1)!.dataset.scans), lastRow: Number(rows[rows.length - 1]!.dataset.count), width: bars.at(-1)!.getAttribute('width'),
+          starts: bars.map((b) => Number(b.dataset.start)),
+          rowStarts: rows.map((r) => Number(r.dataset.start)),
+          sinceScans: bars.filter((b) => Number(b.dataset.start) >= since).reduce((n, b) => n + Number(b.dataset.scans), 0),
+          sinceRows: rows.filter((r) => Number(r.dataset.start) >= since).reduce((n, r) => n + Number(r.querySelector<HTMLElement>('[data-count]')!.dataset.count), 0),
+          widths: new Set(bars.map((b) => b.getAttribute('width'))).size,
           ordered: bars.every((b, i) => i === 0 || Number(b.getAttribute('x')) > Number(bars[i - 1]!.getAttribute('x'))),
         };
-      });
-      expect(grown).toEqual({ to: turned.to, last: 1, lastRow: 1, width: turned.width, ordered: true });
+      }, turned.to - 3_600_000);
+      // The bucket came back (and one more, should the hour really have turned meanwhile), hour after hour, up to the range's end, holding the scan.
+      expect(grown.starts.length).toBeGreaterThanOrEqual(turned.bars);
+      expect(grown.starts.every((t, i) => i === 0 || t - grown.starts[i - 1]! === 3_600_000)).toBe(true);
+      expect(grown.rowStarts).toEqual(grown.starts);
+      expect(grown.to).toBe(grown.starts.at(-1)! + 3_600_000);
+      expect(grown.to).toBeGreaterThan(scannedBefore - 3_600_000);
+      expect([grown.sinceScans, grown.sinceRows, grown.widths, grown.ordered]).toEqual([1, 1, 1, true]);
       expect((await shown(page)).total).toBe(history + 6);
       expect(errors).toEqual([]);
     } finally {

@@ -26,6 +26,7 @@ let ingress: TestIngress;
 let api: ReturnType<typeof client>;
 let other: ReturnType<typeof client>;
 let workspaceId: string;
+let otherWorkspaceId: string;
 let link: { id: string; shortId: string };
 let sibling: { id: string; shortId: string };
 let stopSink: () => Promise<void>;
@@ -63,7 +64,9 @@ beforeAll(async () => {
   const ws = await workspaceWithKey(ingress.url);
   workspaceId = ws.workspaceId;
   api = client(ingress.url, ws.key);
-  other = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
+  const second = await workspaceWithKey(ingress.url);
+  otherWorkspaceId = second.workspaceId;
+  other = client(ingress.url, second.key);
   link = (await api.post('/api/v1/links', { destination: 'https://example.com/shared' })).body;
   sibling = (await api.post('/api/v1/links', { destination: 'https://example.com/sibling' })).body;
   // The shared link's scans: 40 from Germany on mobile Safari, 25 from the US on desktop Chrome (10 of them by QR code),
@@ -136,8 +139,9 @@ describe('the shared page', () => {
     const res = await page(`/analytics/${shareId}?range=24h`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    const from = new Date(Math.floor((now - 24 * HOUR) / HOUR) * HOUR).toISOString();
-    const expected = (await api.get(`/api/v1/links/${link.id}/analytics?from=${from}&to=${new Date(now).toISOString()}`)).body;
+    // The API asked for the page's own range (as it printed it), whatever the clock did in between.
+    const [, from, to] = /<main[^>]* data-from="(\d+)" data-to="(\d+)"/.exec(res.body)!.map(Number);
+    const expected = (await api.get(`/api/v1/links/${link.id}/analytics?from=${new Date(from!).toISOString()}&to=${new Date(to!).toISOString()}&interval=hour`)).body;
     const shown = numbersOf(res.body);
     expect(shown.total).toBe(70);
     expect(expected.totalScans).toBe(70);
@@ -345,7 +349,10 @@ describe('the pages\' live streams', () => {
     const mine = scanOf(link, { timestamp: t, country: 'JP', referrerHost: 'ref.example', visitorId: 'secret-visitor', userAgent: 'secret-agent', clickId: 'secret-click' });
     const bot = scanOf(link, { timestamp: t, isBot: true, device: 'bot' });
     const theirs = scanOf(sibling, { timestamp: t });
-    await ingress.platform.publisher.publish(scansTopic, [bot, mine, theirs].map((e) => ({ key: e.workspaceId, value: e })));
+    // Another workspace's scan, side by side on the same topic: on none of these streams.
+    const foreignLink = (await other.post('/api/v1/links', { destination: 'https://example.com/foreign' })).body;
+    const foreign = scanOf(foreignLink, { timestamp: t, workspaceId: otherWorkspaceId });
+    await ingress.platform.publisher.publish(scansTopic, [bot, foreign, mine, theirs].map((e) => ({ key: e.workspaceId, value: e })));
     await shared.until((events) => events.some((e) => e.event === 'scan'), 10_000, 'the shared link\'s scan');
     const event = shared.events.find((e) => e.event === 'scan');
     expect(JSON.parse(event!.data)).toEqual({ t, shortId: link.shortId, country: 'JP', device: 'mobile', browser: 'Safari', referrer: 'ref.example', variant: null, trigger: 'link' });
@@ -353,6 +360,7 @@ describe('the pages\' live streams', () => {
     // The workspace's page stream has both links' scans (the bot still left out).
     await workspace.until((events) => events.filter((e) => e.event === 'scan').length >= 2, 10_000, 'both links\' scans');
     expect(workspace.scans().map((s) => s.shortId).sort()).toEqual([link.shortId, sibling.shortId].sort());
+    expect(JSON.stringify(workspace.events)).not.toContain(foreignLink.shortId);
     await api.delete(`/api/v1/links/${link.id}/analytics/shares/${shareId}`);
     await shared.until((events) => events.some((e) => e.event === 'end'), 5000, 'the end of the revoked share\'s stream');
     expect(JSON.parse(shared.events.find((e) => e.event === 'end')!.data)).toEqual({ reason: 'revoked' });

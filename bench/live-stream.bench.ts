@@ -216,15 +216,20 @@ ${fixedRate(RATE)}`;
     rate: RATE,
     streams: 1000,
     headline: {
+      // The round of the median CPU ratio (the machine's speed drifts between rounds).
       addedIngressCpuPerRedirectMs: median.addedIngressCpuPerRedirectMs,
       ingressCpuRatio: median.ingressCpuRatio,
-      eventDelayP99Ms: Math.max(...p99s),
-      probeDelayP99Ms: Math.max(...rounds.map((r) => r.streams.probeDelay!.p99Ms)),
+      // Every event of the run, each round's p99: the median round's and the worst.
+      eventDelayP99Ms: medianBy(p99s, (x) => x),
+      eventDelayP99WorstRoundMs: Math.max(...p99s),
+      probeDelayP99Ms: medianBy(rounds.map((r) => r.streams.probeDelay!.p99Ms), (x) => x),
+      // The redirects' own p99 (wrk), with and without the streams: the streams share the event loop.
+      redirectP99Ms: { none: medianBy(rounds.map((r) => r.none.redirectP99Ms), (x) => x), streams: medianBy(rounds.map((r) => r.streams.redirectP99Ms), (x) => x) },
     },
     // Every scan of the run is still in the ingress's ring (the run is shorter than its 6 minutes): its memory, roughly.
     ring: { scans: redirectsInRing, rssBeforeMiB, rssAfterMiB: rssMiB(), bytesPerScanAbout: Math.round(((rssMiB() - rssBeforeMiB) * 1024 * 1024) / redirectsInRing) },
     targets: { delayP99BelowMs: 1000 },
-    met: { delayP99: Math.max(...p99s) < 1000 },
+    met: { delayP99MedianRound: medianBy(p99s, (x) => x) < 1000, delayP99EveryRound: Math.max(...p99s) < 1000 },
     rounds,
   };
   console.log(JSON.stringify(result.headline, null, 2));

@@ -68,6 +68,9 @@ export interface Subscription {
 
 export class InvalidResume extends Error {}
 
+/** Scans handed out between two turns of the event loop. */
+const YIELD_EVERY = 64;
+
 export interface ScanHubOptions {
   kafka: Kafka;
   registry: SchemaRegistry;
@@ -252,7 +255,14 @@ export class ScanHub {
     const ring = this.rings.get(partition);
     if (!ring) return;
     const touched = new Set<Sub>();
+    let handed = 0;
     for (const message of messages) {
+      // A large batch is handed out in slices, letting the event loop serve requests (redirects) between them.
+      if (++handed % YIELD_EVERY === 0) {
+        for (const sub of touched) this.flush(sub);
+        touched.clear();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const offset = Number(message.offset);
       // Before the seek took effect (or a message read twice after a rebalance).
       if (offset <= ring.passed) continue;

@@ -210,6 +210,12 @@ describe('slow clients and revoked keys', () => {
     expect(kept.events.some((e) => e.event === 'end')).toBe(false);
   });
 
+  it('HEAD answers the headers and holds no stream', async () => {
+    const res = await fetch(`${ingress.url}/api/v1/analytics/stream`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  });
+
   it('a key without analytics:read is 403 insufficient_scope', async () => {
     const res = await api.post('/api/v1/keys', { name: 'links only', scopes: ['links:read'] });
     const s = await openStream(ingress.url, '/api/v1/analytics/stream', res.body.key);

@@ -169,6 +169,18 @@ export class ScanHub {
       log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'live scans consumer crashed');
       if (!event.payload.restart && !this.stopping) this.options.onFailed?.(event.payload.error);
     });
+    // The group commits nothing: after any (re)join, each partition goes on after what was passed,
+    // instead of from the topic's beginning.
+    const seekToPassed = () => {
+      for (const [partition, ring] of this.rings) consumer.seek({ topic, partition, offset: String(ring.passed + 1) });
+    };
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      try {
+        seekToPassed();
+      } catch (err) {
+        log.warn({ err }, 'live scans consumer could not seek after joining');
+      }
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -182,7 +194,7 @@ export class ScanHub {
         check();
       },
     });
-    for (const [partition, ring] of this.rings) consumer.seek({ topic, partition, offset: String(ring.coveredFrom) });
+    seekToPassed();
     check();
     await within(caughtUp, timeoutMs, `live scans not caught up after ${timeoutMs} ms`);
     this.started = true;

@@ -100,7 +100,7 @@ export const LinksConfigSchema = Type.Object({
    * reach is shorter and an older Last-Event-ID gets a `resync` event).
    */
   LIVE_STREAM_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 360_000 }),
-  LIVE_STREAM_RING_PER_PARTITION: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 150_000 }),
+  LIVE_STREAM_RING_PER_PARTITION: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 100_000 }),
   /** A quiet stream gets a heartbeat (a comment with its position) this often. */
   LIVE_STREAM_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
   /** A client whose unsent bytes pass this is dropped with a final `end` event (slow_client). */

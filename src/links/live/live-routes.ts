@@ -55,6 +55,8 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
 
   const serve = async (request: FastifyRequest, reply: FastifyReply, filter: ScanFilter): Promise<FastifyReply> => {
     const auth = request.linksAuth;
+    // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
     const header = request.headers['last-event-id'];
     const resumeFrom = typeof header === 'string' && header !== '' ? parseCursor(header) : undefined;
     if (typeof header === 'string' && header !== '' && !resumeFrom) throw invalidLastEventId();

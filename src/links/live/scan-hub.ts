@@ -36,6 +36,7 @@ import { within } from '../../platform/within.ts';
 import type { ScanEvent } from '../scans/scan-event.ts';
 import { scanCreatedData } from '../webhooks/scan-payload.ts';
 import { formatCursor, type Cursor } from './live-cursor.ts';
+import { ScanRing, type RingScan } from './scan-ring.ts';
 
 export interface ScanFilter {
   linkId?: string;
@@ -67,6 +68,9 @@ export interface Subscription {
 
 export class InvalidResume extends Error {}
 
+/** Scans handed out between two turns of the event loop. */
+const YIELD_EVERY = 64;
+
 export interface ScanHubOptions {
   kafka: Kafka;
   registry: SchemaRegistry;
@@ -88,19 +92,9 @@ interface Decoded {
   data: string;
 }
 
-interface Entry {
-  offset: number;
-  /** The message's timestamp (ms): when the ring drops it. */
-  at: number;
-  workspaceId: string;
-  value: Buffer | null;
-  /** Decoded once a stream of its workspace wanted it. */
-  scan?: Decoded | null;
-}
-
 interface Ring {
-  entries: Entry[];
-  head: number;
+  /** The scans, as Avro (decoded only for a stream that wants them: memory). */
+  scans: ScanRing;
   /** Every message from this offset on is in the ring (or not yet read). */
   coveredFrom: number;
   /** The offset of the last message handed to the streams. */
@@ -120,6 +114,8 @@ export class ScanHub {
   private readonly options: ScanHubOptions;
   private readonly rings = new Map<number, Ring>();
   private readonly byWorkspace = new Map<string, Set<Sub>>();
+  /** One string per workspace id for all its ring entries. */
+  private readonly workspaceIds = new Map<string, string>();
   private consumer: Consumer | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private stopping = false;
@@ -138,7 +134,7 @@ export class ScanHub {
   /** Scans held in the ring, over all partitions. */
   get held(): number {
     let n = 0;
-    for (const ring of this.rings.values()) n += ring.entries.length - ring.head;
+    for (const ring of this.rings.values()) n += ring.scans.size;
     return n;
   }
 
@@ -160,7 +156,7 @@ export class ScanHub {
     for (const end of ends) {
       const high = Number(end.high);
       const from = Math.max(Number(since.find((s) => s.partition === end.partition)?.offset ?? high), high - maxPerPartition, Number(end.low));
-      this.rings.set(end.partition, { entries: [], head: 0, coveredFrom: from, passed: from - 1 });
+      this.rings.set(end.partition, { scans: new ScanRing(), coveredFrom: from, passed: from - 1 });
       if (high > from) pending.set(end.partition, high - 1);
     }
     let markCaughtUp!: () => void;
@@ -172,6 +168,18 @@ export class ScanHub {
     consumer.on(consumer.events.CRASH, (event) => {
       log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'live scans consumer crashed');
       if (!event.payload.restart && !this.stopping) this.options.onFailed?.(event.payload.error);
+    });
+    // The group commits nothing: after any (re)join, each partition goes on after what was passed,
+    // instead of from the topic's beginning.
+    const seekToPassed = () => {
+      for (const [partition, ring] of this.rings) consumer.seek({ topic, partition, offset: String(ring.passed + 1) });
+    };
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      try {
+        seekToPassed();
+      } catch (err) {
+        log.warn({ err }, 'live scans consumer could not seek after joining');
+      }
     });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -186,7 +194,7 @@ export class ScanHub {
         check();
       },
     });
-    for (const [partition, ring] of this.rings) consumer.seek({ topic, partition, offset: String(ring.coveredFrom) });
+    seekToPassed();
     check();
     await within(caughtUp, timeoutMs, `live scans not caught up after ${timeoutMs} ms`);
     this.started = true;
@@ -210,19 +218,16 @@ export class ScanHub {
     await this.locked(async () => {
       if (resumeFrom) {
         resumed = 'resumed';
-        const replay: Array<{ partition: number; entry: Entry }> = [];
+        const replay: Array<{ partition: number; entry: RingScan }> = [];
         for (const [partition, ring] of this.rings) {
           const after = resumeFrom.get(partition) ?? ring.passed;
           if (after + 1 < ring.coveredFrom) resumed = 'expired';
           sub.floor.set(partition, after);
-          for (let i = ring.head; i < ring.entries.length; i++) {
-            const entry = ring.entries[i]!;
-            if (entry.offset > after && entry.workspaceId === workspaceId) replay.push({ partition, entry });
-          }
+          for (const entry of ring.scans.after(after, workspaceId)) replay.push({ partition, entry });
         }
-        replay.sort((a, b) => a.entry.at - b.entry.at);
+        // Partition by partition, each in offset order (a workspace's scans are all on one: its key).
         for (const { partition, entry } of replay) {
-          const scan = await this.decoded(entry);
+          const scan = await this.decoded(entry.value, entry.offset);
           sub.floor.set(partition, entry.offset);
           // Only the replayed positions: later scans of other partitions are still to come.
           if (scan && matches(scan, filter)) sub.pending.push({ id: formatCursor(sub.floor), data: scan.data });
@@ -262,16 +267,30 @@ export class ScanHub {
     const ring = this.rings.get(partition);
     if (!ring) return;
     const touched = new Set<Sub>();
+    let handed = 0;
     for (const message of messages) {
+      // A large batch is handed out in slices, letting the event loop serve requests (redirects) between them.
+      if (++handed % YIELD_EVERY === 0) {
+        for (const sub of touched) this.flush(sub);
+        touched.clear();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const offset = Number(message.offset);
       // Before the seek took effect (or a message read twice after a rebalance).
       if (offset <= ring.passed) continue;
-      const entry: Entry = { offset, at: Number(message.timestamp), workspaceId: message.key?.toString('utf8') ?? '', value: message.value };
-      ring.entries.push(entry);
+      const key = message.key?.toString('utf8') ?? '';
+      let workspaceId = this.workspaceIds.get(key);
+      if (workspaceId === undefined) {
+        if (this.workspaceIds.size >= 100_000) this.workspaceIds.clear();
+        this.workspaceIds.set(key, (workspaceId = key));
+      }
       ring.passed = offset;
-      const subs = this.byWorkspace.get(entry.workspaceId);
+      if (!message.value) continue;
+      // Copied into the ring: a slice would keep the whole fetch response alive for as long as the ring holds it.
+      ring.scans.push(offset, Number(message.timestamp), workspaceId, message.value);
+      const subs = this.byWorkspace.get(workspaceId);
       if (!subs) continue;
-      const scan = await this.decoded(entry);
+      const scan = await this.decoded(message.value, offset);
       if (!scan) continue;
       for (const sub of subs) {
         if (offset <= (sub.floor.get(partition) ?? -1) || !matches(scan, sub.filter)) continue;
@@ -294,30 +313,22 @@ export class ScanHub {
     }
   }
 
-  private async decoded(entry: Entry): Promise<Decoded | null> {
-    if (entry.scan !== undefined) return entry.scan;
-    if (!entry.value) return (entry.scan = null);
+  private async decoded(value: Buffer, offset: number): Promise<Decoded | null> {
     try {
-      const scan = (await this.options.registry.decode(entry.value)) as ScanEvent;
-      entry.scan = { linkId: scan.linkId, country: scan.country ?? null, device: scan.device, trigger: scan.trigger ?? 'link', data: JSON.stringify(scanCreatedData(scan)) };
+      const scan = (await this.options.registry.decode(value)) as ScanEvent;
+      return { linkId: scan.linkId, country: scan.country ?? null, device: scan.device, trigger: scan.trigger ?? 'link', data: JSON.stringify(scanCreatedData(scan)) };
     } catch (err) {
-      this.options.log.error({ err, offset: entry.offset }, 'undecodable scans message left out of live streams');
-      entry.scan = null;
+      this.options.log.error({ err, offset }, 'undecodable scans message left out of live streams');
+      return null;
     }
-    entry.value = null;
-    return entry.scan;
   }
 
   private evict(ring: Ring): void {
-    const oldest = Date.now() - this.options.retentionMs;
+    const since = Date.now() - this.options.retentionMs;
     const max = this.options.maxPerPartition;
-    while (ring.head < ring.entries.length && (ring.entries.length - ring.head > max || ring.entries[ring.head]!.at < oldest)) {
-      ring.coveredFrom = ring.entries[ring.head]!.offset + 1;
-      ring.head++;
-    }
-    if (ring.head > 1024 && ring.head * 2 > ring.entries.length) {
-      ring.entries = ring.entries.slice(ring.head);
-      ring.head = 0;
+    for (let first = ring.scans.oldest(); first && (ring.scans.size > max || first.at < since); first = ring.scans.oldest()) {
+      ring.coveredFrom = first.offset + 1;
+      ring.scans.shift();
     }
   }
 }

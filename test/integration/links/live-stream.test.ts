@@ -7,6 +7,7 @@ import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { LIVE_STREAM_LIMITS } from '../../../src/links/workspaces/plans.ts';
 import { client, type TestIngress } from '../../support/ingress.ts';
+import { eventually } from '../../support/env.ts';
 import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { scan } from '../../support/links/scans.ts';
 import { openStream, type SseStream } from '../../support/links/sse-client.ts';
@@ -165,11 +166,16 @@ describe('resume', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(again.scans().map((x) => x.shortId)).toEqual(['r1-3', 'r1-4', 'r2-0', 'r2-1', 'r2-2', 'r2-3']);
     expect(again.events.some((e) => e.event === 'resync')).toBe(false);
-    // A quiet stream's position moves on with heartbeats: resuming from it sends nothing old.
-    const quiet = again.lastEventId();
-    await new Promise((r) => setTimeout(r, 1200));
-    const fromQuiet = await open('/api/v1/analytics/stream?device=console', key, { 'last-event-id': quiet });
-    await new Promise((r) => setTimeout(r, 700));
+    // A quiet stream's position moves on with its heartbeats (every 500 ms here) past the scans it
+    // filtered out: resuming from it sends nothing old.
+    const lastScanId = again.events.filter((x) => x.event === 'scan').at(-1)!.id;
+    await publish(Array.from({ length: 3 }, () => scanEvent(workspaceId, { device: 'desktop', shortId: 'not-console' })));
+    await again.until(() => again.lastEventId() !== lastScanId, 5000, 'a heartbeat with a newer position');
+    const fromQuiet = await open('/api/v1/analytics/stream', key, { 'last-event-id': again.lastEventId() });
+    const fromLastScan = await open('/api/v1/analytics/stream', key, { 'last-event-id': lastScanId });
+    await fromLastScan.until((e) => e.filter((x) => x.event === 'scan').length >= 3, 5000, 'the three scans after the last console scan');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fromLastScan.scans().map((x) => x.shortId)).toEqual(['not-console', 'not-console', 'not-console']);
     expect(fromQuiet.scans()).toEqual([]);
   });
 });
@@ -210,6 +216,12 @@ describe('slow clients and revoked keys', () => {
     expect(kept.events.some((e) => e.event === 'end')).toBe(false);
   });
 
+  it('HEAD answers the headers and holds no stream', async () => {
+    const res = await fetch(`${ingress.url}/api/v1/analytics/stream`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  });
+
   it('a key without analytics:read is 403 insufficient_scope', async () => {
     const res = await api.post('/api/v1/keys', { name: 'links only', scopes: ['links:read'] });
     const s = await openStream(ingress.url, '/api/v1/analytics/stream', res.body.key);
@@ -232,9 +244,13 @@ describe('limits', () => {
     const mine = await open('/api/v1/analytics/stream');
     expect(mine.status).toBe(200);
     held[0]!.close();
-    await new Promise((r) => setTimeout(r, 300));
-    const again = await open('/api/v1/analytics/stream', ws.key);
-    expect(again.status).toBe(200);
+    // The slot is freed once the server sees the client go (a moment): until then, 429.
+    const again = await eventually(async () => {
+      const s = await open('/api/v1/analytics/stream', ws.key);
+      if (s.status !== 200) expect(s.body.error.code).toBe('stream_limit_reached');
+      return s.status === 200 ? s : undefined;
+    }, 5000, 50);
+    expect(again!.status).toBe(200);
     for (const s of held) s.close();
   });
 });

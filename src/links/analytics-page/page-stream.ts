@@ -57,6 +57,8 @@ export class PageStreams {
 
   /** Answers the request with the stream of the workspace's (or link's) scans, while `allowed` holds. */
   async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, allowed: () => Promise<boolean>): Promise<FastifyReply> {
+    // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
     const mine = this.open.get(scope.workspaceId) ?? new Set<Open>();
     if (mine.size >= PAGE_STREAMS_PER_WORKSPACE) {
       throw new ApiError(429, 'too_many_streams', `This workspace has ${PAGE_STREAMS_PER_WORKSPACE} open page streams on this server; try again later.`, undefined, { 'retry-after': '30' });

@@ -369,6 +369,13 @@ describe('the pages\' live streams', () => {
     expect(shared.events.filter((e) => e.event === 'scan')).toHaveLength(1);
   });
 
+  it('answers HEAD with a stream\'s headers and no stream', async () => {
+    const shareId = (await api.post(`/api/v1/links/${link.id}/analytics/shares`, {})).body.id;
+    const res = await fetch(`${ingress.url}/analytics/${shareId}/stream`, { method: 'HEAD' });
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    expect(await res.text()).toBe('');
+  });
+
   it('refuses a stream without a session', async () => {
     expect((await page('/analytics/stream')).status).toBe(401);
     expect((await page(`/analytics/stream?token=${'y'.repeat(43)}`)).status).toBe(401);

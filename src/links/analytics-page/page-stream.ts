@@ -38,7 +38,9 @@ interface Open {
 
 export class PageStreams {
   private readonly options: PageStreamOptions;
-  private readonly open = new Map<string, Set<Open>>();
+  private readonly open = new Set<Open>();
+  /** Streams per workspace, open or being opened: a place is taken before the first await, so concurrent opens cannot pass the bound together. */
+  private readonly places = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private checking = false;
 
@@ -50,17 +52,27 @@ export class PageStreams {
 
   /** Open page streams on this ingress. */
   get size(): number {
-    let n = 0;
-    for (const set of this.open.values()) n += set.size;
-    return n;
+    return this.open.size;
+  }
+
+  private takePlace(workspaceId: string): boolean {
+    const n = this.places.get(workspaceId) ?? 0;
+    if (n >= PAGE_STREAMS_PER_WORKSPACE) return false;
+    this.places.set(workspaceId, n + 1);
+    return true;
+  }
+
+  private givePlace(workspaceId: string): void {
+    const n = (this.places.get(workspaceId) ?? 1) - 1;
+    if (n <= 0) this.places.delete(workspaceId);
+    else this.places.set(workspaceId, n);
   }
 
   /** Answers the request with the stream of the workspace's (or link's) scans, while `allowed` holds. */
   async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, allowed: () => Promise<boolean>): Promise<FastifyReply> {
     // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
-    const mine = this.open.get(scope.workspaceId) ?? new Set<Open>();
-    if (mine.size >= PAGE_STREAMS_PER_WORKSPACE) {
+    if (!this.takePlace(scope.workspaceId)) {
       throw new ApiError(429, 'too_many_streams', `This workspace has ${PAGE_STREAMS_PER_WORKSPACE} open page streams on this server; try again later.`, undefined, { 'retry-after': '30' });
     }
     const lastId = request.headers['last-event-id'];
@@ -81,20 +93,22 @@ export class PageStreams {
     const filter = scope.linkId ? { linkId: scope.linkId } : {};
     let subscription;
     try {
-      subscription = await this.options.hub.subscribe(scope.workspaceId, filter, { onEvents }, resumeFrom);
+      subscription = await this.options.hub.subscribe(scope.workspaceId, filter, { onEvents }, resumeFrom).catch((err: unknown) => {
+        if (!(err instanceof InvalidResume)) throw err;
+        return this.options.hub.subscribe(scope.workspaceId, filter, { onEvents });
+      });
     } catch (err) {
-      if (!(err instanceof InvalidResume)) throw err;
-      subscription = await this.options.hub.subscribe(scope.workspaceId, filter, { onEvents });
+      this.givePlace(scope.workspaceId);
+      throw err;
     }
     const sub = subscription;
     stream = new EventStream(reply, { heartbeatMs: this.options.heartbeatMs, maxBufferedBytes: this.options.maxBufferedBytes, position: () => sub.cursor() });
     const entry: Open = { stream, allowed };
-    mine.add(entry);
-    this.open.set(scope.workspaceId, mine);
+    this.open.add(entry);
     stream.onEnd(() => {
       sub.close();
-      mine.delete(entry);
-      if (mine.size === 0 && this.open.get(scope.workspaceId) === mine) this.open.delete(scope.workspaceId);
+      this.open.delete(entry);
+      this.givePlace(scope.workspaceId);
     });
     for (const text of early) stream.write(text);
     if (stream.open) stream.write(`id: ${sub.cursor()}\n\n`);
@@ -106,15 +120,13 @@ export class PageStreams {
     if (this.checking) return;
     this.checking = true;
     try {
-      for (const set of [...this.open.values()]) {
-        for (const entry of [...set]) {
-          if (!entry.stream.open) continue;
-          const still = await entry.allowed().catch((err: unknown) => {
-            this.options.log.warn({ err }, 'analytics page stream: permission not checked');
-            return true;
-          });
-          if (!still) entry.stream.end('revoked');
-        }
+      for (const entry of [...this.open]) {
+        if (!entry.stream.open) continue;
+        const still = await entry.allowed().catch((err: unknown) => {
+          this.options.log.warn({ err }, 'analytics page stream: permission not checked');
+          return true;
+        });
+        if (!still) entry.stream.end('revoked');
       }
     } finally {
       this.checking = false;
@@ -124,6 +136,6 @@ export class PageStreams {
   /** Ends every stream (the ingress is closing). */
   close(): void {
     clearInterval(this.timer);
-    for (const set of [...this.open.values()]) for (const entry of [...set]) entry.stream.end('shutdown');
+    for (const entry of [...this.open]) entry.stream.end('shutdown');
   }
 }

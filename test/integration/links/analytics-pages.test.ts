@@ -20,6 +20,7 @@ import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { linkScansStored, scanSink } from '../../support/links/scans.ts';
 import { openStream, type SseStream } from '../../support/links/sse-client.ts';
+import { PAGE_STREAMS_PER_WORKSPACE } from '../../../src/links/analytics-page/page-stream.ts';
 
 const HOUR = 3_600_000;
 let ingress: TestIngress;
@@ -335,7 +336,7 @@ describe('the workspace\'s own page', () => {
 describe('the pages\' live streams', () => {
   const streams: SseStream[] = [];
   afterAll(() => {
-    for (const s of streams) s.close();
+    for (const s of streams) s.close?.();
   });
 
   it('carries the shared link\'s scans only, without bots or anything of the visitor, and ends when the share is revoked', async () => {
@@ -374,6 +375,33 @@ describe('the pages\' live streams', () => {
     const res = await fetch(`${ingress.url}/analytics/${shareId}/stream`, { method: 'HEAD' });
     expect([res.status, res.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
     expect(await res.text()).toBe('');
+  });
+
+  it('holds at most PAGE_STREAMS_PER_WORKSPACE page streams of a workspace on an ingress, another workspace\'s apart', async () => {
+    // A workspace of its own, with no stream open yet.
+    const fresh = client(ingress.url, (await workspaceWithKey(ingress.url)).key);
+    const token = (await fresh.post('/api/v1/analytics/page-tokens', {})).body.token;
+    const path = `/analytics/stream?token=${token}`;
+    // Opened all at once, and ten more: the bound holds under concurrency.
+    const opened = await Promise.all(Array.from({ length: PAGE_STREAMS_PER_WORKSPACE + 10 }, () => openStream(ingress.url, path, undefined)));
+    streams.push(...opened);
+    const held = opened.filter((s) => s.status === 200);
+    expect(held).toHaveLength(PAGE_STREAMS_PER_WORKSPACE);
+    expect(opened.filter((s) => s.status !== 200).map((s) => s.status)).toEqual(Array(10).fill(429));
+    const refused = await openStream(ingress.url, path, undefined);
+    expect([refused.status, refused.body?.error?.code, Number(refused.headers['retry-after'])]).toEqual([429, 'too_many_streams', 30]);
+    // Another workspace is not held back by this one's streams.
+    const theirs = await openStream(ingress.url, `/analytics/stream?token=${(await other.post('/api/v1/analytics/page-tokens', {})).body.token}`, undefined);
+    streams.push(theirs);
+    expect(theirs.status).toBe(200);
+    // A stream closed frees its place.
+    held[0]!.close();
+    await eventually(async () => {
+      const again = await openStream(ingress.url, path, undefined);
+      streams.push(again);
+      return again.status === 200;
+    }, 5000, 50);
+    for (const s of held) s.close();
   });
 
   it('refuses a stream without a session', async () => {

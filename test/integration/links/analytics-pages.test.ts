@@ -237,6 +237,24 @@ describe('the shared page', () => {
   });
 });
 
+describe('the shared page when ClickHouse does not answer', () => {
+  it('sends its start, then a message to reload in place of the numbers, and ends', async () => {
+    const shareId = (await api.post(`/api/v1/links/${link.id}/analytics/shares`, {})).body.id;
+    // An ingress of the same stack whose ClickHouse address answers nothing (a refused port).
+    const blind = await startIngress({ CLICKHOUSE_URL: 'http://127.0.0.1:9' });
+    try {
+      const res = await call<string>(blind.url, 'GET', `/analytics/${shareId}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toContain('<h1>Analytics of');
+      expect(res.body).toContain('role="alert"><p>The analytics could not be loaded just now. Reload the page to try again.');
+      expect(res.body).not.toContain('data-stat="total"');
+      expect(res.body.trimEnd().endsWith('</body></html>')).toBe(true);
+    } finally {
+      await blind.close();
+    }
+  });
+});
+
 describe('a share with a password', () => {
   let shareId: string;
   beforeAll(async () => {

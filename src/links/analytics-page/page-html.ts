@@ -88,7 +88,7 @@ export interface PageView {
   /** Where the live stream is (with its query); none: no live updates. */
   streamUrl?: string;
   /** The workspace page: every link scanned in the range, and where each one's own view is. */
-  links?: { rows: RankedRow[]; href: (value: string) => string };
+  links?: { rows: RankedRow[]; href: (value: string) => string; /** Scanned links not listed. */ more: number };
   /** Shown above the range form (the workspace page's sign-out, a link back). */
   nav?: string;
 }
@@ -154,7 +154,7 @@ export function pageRest(view: PageFrame, result: PageResult, links?: PageView['
 ${timeChart(series, range.interval, 'chart-title')}
 <details><summary>Scans per ${unit} as a table</summary><table data-series><caption class="sr-only">Scans per ${unit}</caption><thead><tr><th scope="col">${unit === 'hour' ? 'Hour' : 'Day'} (UTC)</th><th scope="col" class="num">Scans</th></tr></thead><tbody>${seriesRows}</tbody></table></details>
 </section>
-${links ? `<div class="links">${rankedTable('link', 'Links', 'Short link', links.rows, total, links.href)}</div>` : ''}
+${links ? `<div class="links">${rankedTable('link', 'Links', 'Short link', links.rows, total, links.href)}${links.more > 0 ? `<p class="sub">And ${fmt.format(links.more)} more links scanned in this range, fewer times each.</p>` : ''}</div>` : ''}
 <div class="grid">
 ${rankedTable('country', 'Countries', 'Country', rows(result.countries, countryName), total)}
 ${rankedTable('device', 'Devices', 'Device', rows(result.devices), total)}

@@ -53,6 +53,8 @@ export interface PageRoutesDeps {
 const SHARE_COOKIE = 'analytics_share';
 const WORKSPACE_COOKIE = 'analytics_session';
 const FORM_BODY_LIMIT = 4096;
+/** Links listed on the workspace's page, most scanned first. */
+export const LINKS_SHOWN = 500;
 
 /** One cookie of the request (our cookies' values are base64url, so no decoding). */
 export function cookieOf(request: FastifyRequest, name: string): string | undefined {
@@ -96,27 +98,27 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
   const attempts = new SlidingWindowLimiter(deps.redis, 'analytics-share-password', PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
   const notFoundPage = (reply: FastifyReply) => sendHtmlPage(reply, NOT_FOUND, { status: 404 });
   /** A refused query (bad range) as a page with its code. */
-  const refusal = (reply: FastifyReply, err: ApiError) =>
-    sendHtmlPage(reply, messagePage('Cannot show this range', `<p data-code="${escapeHtml(err.code)}">${escapeHtml(err.message)}</p><p><a href="?">Show the last 7 days</a></p>`), { status: err.statusCode });
+  const refusal = (reply: FastifyReply, err: ApiError, back: string) =>
+    sendHtmlPage(reply, messagePage('Cannot show this range', `<p data-code="${escapeHtml(err.code)}">${escapeHtml(err.message)}</p><p><a href="${escapeHtml(back)}">Show the last 7 days</a></p>`), { status: err.statusCode });
 
   /** Renders a page of analytics for a workspace and (optionally) one link, or the refusal of its range. */
   async function render(request: FastifyRequest, reply: FastifyReply, view: {
     workspaceId: string; linkId?: string; heading: string; subtitle?: string; streamUrl: string; keep: Record<string, string>; nav?: string; withLinks: boolean;
   }) {
     const query = request.query as Record<string, string | undefined>;
-    let range;
-    try {
-      range = pageRange(query);
-    } catch (err) {
-      if (err instanceof ApiError) return refusal(reply, err);
-      throw err;
-    }
     const urlWith = (params: Record<string, string | undefined>) => {
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries({ ...view.keep, ...params })) if (v !== undefined) q.set(k, v);
       const s = q.toString();
       return s ? `?${s}` : '?';
     };
+    let range;
+    try {
+      range = pageRange(query);
+    } catch (err) {
+      if (err instanceof ApiError) return refusal(reply, err, urlWith({}));
+      throw err;
+    }
     const frame: PageFrame = {
       heading: view.heading, ...(view.subtitle ? { subtitle: view.subtitle } : {}), range, urlWith, keep: view.keep, streamUrl: view.streamUrl, ...(view.nav ? { nav: view.nav } : {}),
     };
@@ -130,7 +132,9 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
         view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
         view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
       ]);
-      page.end(pageRest(frame, result, links && { rows: links.map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans })), href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));
+      // The most scanned links: a workspace of thousands would make a page no one reads (the export has them all).
+      const shown = links?.slice(0, LINKS_SHOWN).map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans }));
+      page.end(pageRest(frame, result, shown && { rows: shown, more: links!.length - shown.length, href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));
     } catch (err) {
       deps.log.error({ err }, 'analytics page: its numbers could not be read');
       page.end(pageFailed);

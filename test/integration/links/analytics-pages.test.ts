@@ -340,8 +340,11 @@ describe('the workspace\'s own page', () => {
     const path = `/analytics?token=${issued.body.token}&range=24h`;
     const shown = await page(path);
     expect(numbersOf(shown.body).total).toBe(81);
-    // Its links keep the token.
+    // Its links keep the token, the refusal of a range's too.
     expect(shown.body).toContain(`token=${issued.body.token}`);
+    const refused = await page(`/analytics?token=${issued.body.token}&interval=week`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain(`<a href="?token=${issued.body.token}">Show the last 7 days</a>`);
     expect((await maker.post('/api/v1/analytics/page-tokens', { expiresInSeconds: 10 })).status).toBe(400);
     expect((await api.delete(`/api/v1/keys/${made.body.id}`)).status).toBe(200);
     const after = await page(path);

@@ -83,7 +83,7 @@ describe('the page\'s markup', () => {
         countries: [{ value: evil, count: 1 }], devices: [{ value: evil, count: 1 }], browsers: [{ value: evil, count: 1 }], referrers: [{ value: evil, count: 1 }],
         variants: [{ value: evil, count: 1 }], triggers: [{ trigger: 'link', scans: 1 }, { trigger: 'qr', scans: 0 }],
       },
-      links: { rows: [{ value: evil, label: evil, count: 1 }], href: (v) => `?link=${v}` },
+      links: { rows: [{ value: evil, label: evil, count: 1 }], href: (v) => `?link=${v}`, more: 0 },
     });
     expect(html).not.toContain('<img');
     expect(html).not.toMatch(/"'&[^a#]/);

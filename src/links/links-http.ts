@@ -52,6 +52,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'campaigns', description: 'Folders of links.' },
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
+    { name: 'analytics-pages', description: 'Analytics as web pages for people (no key): a link\'s shared page, the workspace\'s own page, their forms and live streams. HTML, not API responses.' },
     { name: 'privacy', description: 'Erasing a visitor\'s or a link\'s scans, and how long the workspace keeps scans.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
     { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted, conversion.created) and their delivery log.' },

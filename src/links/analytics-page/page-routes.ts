@@ -94,7 +94,8 @@ ${message === null ? '' : `<p role="alert" style="color:#a4001d"><strong>${escap
 const NOT_FOUND = messagePage('Not found', '<p>There is no analytics page here. It may have expired or been revoked.</p>');
 
 export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> {
-  const tags = ['analytics'];
+  // Pages for people, not API responses (no key, no X-RateLimit headers): a tag of their own.
+  const tags = ['analytics-pages'];
   const attempts = new SlidingWindowLimiter(deps.redis, 'analytics-share-password', PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
   const notFoundPage = (reply: FastifyReply) => sendHtmlPage(reply, NOT_FOUND, { status: 404 });
   /** A refused query (bad range) as a page with its code. */

@@ -19,10 +19,13 @@
 //                            Resolves to { stream, subscription } once subscribed; the subscription
 //                            is closed when the stream ends.
 //
-// Why no library: the SSE plugins for Fastify write through a Node stream or an async
-// iterator, which buffers whatever the client does not read; dropping a slow client needs
-// the socket's own count of unsent bytes (writableLength), and a heartbeat carrying the
-// stream's position. The format itself is four kinds of line (html.spec.whatwg.org, 9.2).
+// Why no library: the SSE plugins for Fastify (fastify-sse-v2; @fastify/sse, still 0.x) take
+// events through a Node stream, an async iterator or a send() that waits for the socket to drain.
+// The hub hands one batch to a thousand streams at once and must never wait for one of them, so
+// each would need a queue of its own beside the plugin; dropping a slow client needs the socket's
+// own count of unsent bytes (writableLength), and the heartbeat must carry the stream's position
+// (an `id:` line), which their comment heartbeats do not. The format itself is four kinds of line
+// (html.spec.whatwg.org, 9.2).
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Cursor } from './live-cursor.ts';

@@ -152,6 +152,8 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     registerRoot: async (app) => {
       const redirects = await registerRedirects(app, platform, links, served);
       await liveScans.start();
+      // Open streams end (`end: shutdown`) before the server waits for its connections to close.
+      app.addHook('preClose', async () => liveScans.endAll());
       app.addHook('onClose', () => liveScans.stop());
       // GET /:shortId/qr finds links as the redirect does.
       await publicQrRoute(app, {

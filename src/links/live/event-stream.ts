@@ -17,7 +17,8 @@
 //                            resumeFrom was older than the hub's ring ({"reason":"resume_expired"}),
 //                            then one `scan` event per scan (id: the cursor, data: the scan's JSON).
 //                            Resolves to { stream, subscription } once subscribed; the subscription
-//                            is closed when the stream ends.
+//                            is closed when the stream ends, and the stream ends (shutdown) when the
+//                            hub's owner calls hub.endAll() as the ingress stops.
 //
 // Why no library: the SSE plugins for Fastify (fastify-sse-v2; @fastify/sse, still 0.x) take
 // events through a Node stream, an async iterator or a send() that waits for the socket to drain.
@@ -150,6 +151,7 @@ export async function streamScans(reply: FastifyReply, hub: ScanHub, options: Sc
       if (stream) stream.write(text);
       else early.push(text);
     },
+    onShutdown: () => stream?.end('shutdown'),
   }, options.resumeFrom);
   const opened = new EventStream(reply, { heartbeatMs: options.heartbeatMs, maxBufferedBytes: options.maxBufferedBytes, position: () => subscription.cursor() });
   opened.onEnd(() => subscription.close());

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { LIVE_STREAM_LIMITS } from '../../../src/links/workspaces/plans.ts';
-import { client, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
 import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { scan } from '../../support/links/scans.ts';
@@ -252,5 +252,21 @@ describe('limits', () => {
     }, 5000, 50);
     expect(again!.status).toBe(200);
     for (const s of held) s.close();
+  });
+});
+
+describe('shutdown', () => {
+  it('an ingress that stops ends its open streams with end: shutdown, and its close does not wait for them', async () => {
+    const other = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
+    try {
+      const s = await openStream(other.url, '/api/v1/analytics/stream?country=nl', key);
+      streams.push(s);
+      expect(s.status).toBe(200);
+      await other.close();
+      await s.ended;
+      expect(s.events.at(-1)).toMatchObject({ event: 'end', data: JSON.stringify({ reason: 'shutdown' }) });
+    } finally {
+      await other.close().catch(() => {});
+    }
   });
 });

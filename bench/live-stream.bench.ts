@@ -16,7 +16,7 @@
 // - delivered: events received / expected (each redirect's ~6), and any stream that ended.
 // Results: bench/results/live-stream.json. Run: node bench/live-stream.bench.ts
 // (BENCH_SECONDS, default 15; BENCH_ROUNDS, default 2; BENCH_RATE, default 2000).
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
 import { BENCH_ENV, deleteRunResources, freePort, medianBy, processCpuMs, start, writeResult } from './lib.ts';
 import { wrk, fixedRate } from './wrk.ts';
@@ -237,4 +237,6 @@ ${fixedRate(RATE)}`;
 } finally {
   await ingress.stop();
   await deleteRunResources(RUN.TOPIC_PREFIX);
+  // The run's journal: shipped by the ingress's stop, its topics deleted.
+  rmSync(RUN.SCAN_JOURNAL_DIR, { recursive: true, force: true });
 }

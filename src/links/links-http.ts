@@ -163,6 +163,8 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     registerRoot: async (app) => {
       const redirects = await registerRedirects(app, platform, links, served);
       await liveScans.start();
+      // Open streams end (`end: shutdown`) before the server waits for its connections to close.
+      app.addHook('preClose', async () => liveScans.endAll());
       app.addHook('onClose', () => liveScans.stop());
       const pageStreams = new PageStreams({
         hub: liveScans, log, heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS, maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,

@@ -17,12 +17,16 @@
 //                            resumeFrom was older than the hub's ring ({"reason":"resume_expired"}),
 //                            then one `scan` event per scan (id: the cursor, data: the scan's JSON).
 //                            Resolves to { stream, subscription } once subscribed; the subscription
-//                            is closed when the stream ends.
+//                            is closed when the stream ends, and the stream ends (shutdown) when the
+//                            hub's owner calls hub.endAll() as the ingress stops.
 //
-// Why no library: the SSE plugins for Fastify write through a Node stream or an async
-// iterator, which buffers whatever the client does not read; dropping a slow client needs
-// the socket's own count of unsent bytes (writableLength), and a heartbeat carrying the
-// stream's position. The format itself is four kinds of line (html.spec.whatwg.org, 9.2).
+// Why no library: the SSE plugins for Fastify (fastify-sse-v2; @fastify/sse, still 0.x) take
+// events through a Node stream, an async iterator or a send() that waits for the socket to drain.
+// The hub hands one batch to a thousand streams at once and must never wait for one of them, so
+// each would need a queue of its own beside the plugin; dropping a slow client needs the socket's
+// own count of unsent bytes (writableLength), and the heartbeat must carry the stream's position
+// (an `id:` line), which their comment heartbeats do not. The format itself is four kinds of line
+// (html.spec.whatwg.org, 9.2).
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Cursor } from './live-cursor.ts';
@@ -147,6 +151,7 @@ export async function streamScans(reply: FastifyReply, hub: ScanHub, options: Sc
       if (stream) stream.write(text);
       else early.push(text);
     },
+    onShutdown: () => stream?.end('shutdown'),
   }, options.resumeFrom);
   const opened = new EventStream(reply, { heartbeatMs: options.heartbeatMs, maxBufferedBytes: options.maxBufferedBytes, position: () => subscription.cursor() });
   opened.onEnd(() => subscription.close());

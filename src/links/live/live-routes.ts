@@ -1,7 +1,7 @@
 // GET /api/v1/analytics/stream and /api/v1/links/:id/analytics/stream: a workspace's scans as
 // Server-Sent Events, from this ingress's scan hub (scan-hub.ts). A stream holds one of its
 // workspace's slots (stream-slots.ts) while open, and ends within LIVE_STREAM_KEY_CHECK_MS of
-// its key being revoked (key-watch.ts) or at once when the ingress stops.
+// its key being revoked (key-watch.ts) or at once when the ingress stops (the hub's endAll).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
@@ -12,7 +12,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { liveStreamLimit } from '../workspaces/plans.ts';
-import { streamScans, type EventStream } from './event-stream.ts';
+import { streamScans } from './event-stream.ts';
 import { KeyWatch } from './key-watch.ts';
 import { parseCursor } from './live-cursor.ts';
 import { LinkStreamQuery, STREAM_DESCRIPTION, WorkspaceStreamQuery } from './live-schemas.ts';
@@ -44,10 +44,6 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
   const tags = ['analytics'];
   const slots = new StreamSlots(deps.redis, deps.log);
   const keys = new KeyWatch(deps.pg, deps.log, deps.keyCheckMs);
-  const open = new Set<EventStream>();
-  app.addHook('preClose', async () => {
-    for (const stream of open) stream.end('shutdown');
-  });
   app.addHook('onClose', async () => {
     slots.close();
     keys.close();
@@ -73,10 +69,8 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
       throw err;
     }
     const { stream } = opened;
-    open.add(stream);
     const unwatch = keys.watch(auth.keyId, () => stream.end('revoked'));
     stream.onEnd(() => {
-      open.delete(stream);
       unwatch();
       slot.release();
     });

@@ -6,7 +6,9 @@
 // Exports, for the API's streams and any other (a shared analytics page):
 //   ScanHub                — new ScanHub(options); start() once (resolves when it has read
 //                            what was published before it, so a new stream starts at "now");
-//                            stop(). The ingress owns one (links-http.ts: LinksHttp.liveScans).
+//                            endAll() before the server closes (each subscriber's onShutdown: its
+//                            stream ends with `end: shutdown`); stop(). The ingress owns one
+//                            (links-http.ts: LinksHttp.liveScans, which calls both).
 //   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?)
 //                          — a Subscription: the workspace's scans that match `filter`, each
 //                            once, in order per partition, as LiveScanEvent batches to
@@ -56,6 +58,8 @@ export interface LiveScanEvent {
 export interface ScanSubscriber {
   /** The next scans of the stream, in order; called synchronously by the hub. */
   onEvents(events: LiveScanEvent[]): void;
+  /** The ingress is stopping (endAll): end the stream, so the server's close need not wait for it. */
+  onShutdown?(): void;
 }
 
 export interface Subscription {
@@ -198,6 +202,13 @@ export class ScanHub {
     check();
     await within(caughtUp, timeoutMs, `live scans not caught up after ${timeoutMs} ms`);
     this.started = true;
+  }
+
+  /** Tells every subscriber the ingress is stopping (the owner calls it before the server closes). */
+  endAll(): void {
+    for (const subs of [...this.byWorkspace.values()]) {
+      for (const sub of [...subs]) sub.subscriber.onShutdown?.();
+    }
   }
 
   async stop(): Promise<void> {

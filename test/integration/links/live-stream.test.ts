@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { LIVE_STREAM_LIMITS } from '../../../src/links/workspaces/plans.ts';
-import { client, type TestIngress } from '../../support/ingress.ts';
+import { client, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
 import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { scan } from '../../support/links/scans.ts';
@@ -252,5 +252,48 @@ describe('limits', () => {
     }, 5000, 50);
     expect(again!.status).toBe(200);
     for (const s of held) s.close();
+  });
+});
+
+describe('resume past the ring', () => {
+  it('a Last-Event-ID older than the scans the ingress keeps gets a resync event, then the scans it still has', async () => {
+    const small = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000', LIVE_STREAM_RING_PER_PARTITION: '100' });
+    try {
+      const ws = await workspaceWithKey(small.url);
+      const s = await openStream(small.url, '/api/v1/analytics/stream', ws.key);
+      streams.push(s);
+      await s.until(() => s.lastEventId() !== '', 5000, 'a first position');
+      const start = s.lastEventId();
+      s.close();
+      // 250 scans of the workspace (one partition: its key) while away, more than the ring's 100.
+      const sent = Array.from({ length: 250 }, (_, i) => scanEvent(ws.workspaceId, { shortId: `old-${i}` }));
+      await small.platform.publisher.publish<ScanEvent>(scansTopic, sent.map((value) => ({ key: value.workspaceId, value })));
+      const again = await openStream(small.url, '/api/v1/analytics/stream', ws.key, { 'last-event-id': start });
+      streams.push(again);
+      await again.until((e) => e.some((x) => x.event === 'resync') && e.filter((x) => x.event === 'scan').length >= 100, 10_000, 'resync and the kept scans');
+      expect(again.events[0]).toMatchObject({ event: 'resync', data: JSON.stringify({ reason: 'resume_expired' }) });
+      const got = again.scans().map((x) => x.shortId);
+      // What it kept is the newest, in order and each once.
+      expect(got.length).toBeLessThanOrEqual(100);
+      expect(got).toEqual(sent.slice(250 - got.length).map((x) => x.shortId));
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('an ingress that stops ends its open streams with end: shutdown, and its close does not wait for them', async () => {
+    const other = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
+    try {
+      const s = await openStream(other.url, '/api/v1/analytics/stream?country=nl', key);
+      streams.push(s);
+      expect(s.status).toBe(200);
+      await other.close();
+      await s.ended;
+      expect(s.events.at(-1)).toMatchObject({ event: 'end', data: JSON.stringify({ reason: 'shutdown' }) });
+    } finally {
+      await other.close().catch(() => {});
+    }
   });
 });

@@ -23,7 +23,8 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { AnalyticsQueries } from '../analytics/analytics-queries.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
-import { linkPageResult, pageResultOf } from './page-queries.ts';
+import { linkPageResult, pageResultOf, type PageResult } from './page-queries.ts';
+import { InFlight } from './in-flight.ts';
 import { PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS } from '../redirect/password-route.ts';
 import { passwordMatches } from '../short-links/link-password.ts';
 import type { ApiKeys } from '../workspaces/api-keys.ts';
@@ -97,6 +98,7 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
   // Pages for people, not API responses (no key, no X-RateLimit headers): a tag of their own.
   const tags = ['analytics-pages'];
   const attempts = new SlidingWindowLimiter(deps.redis, 'analytics-share-password', PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
+  const reads = new InFlight<[PageResult, { shortId: string; scans: number }[] | undefined]>();
   const notFoundPage = (reply: FastifyReply) => sendHtmlPage(reply, NOT_FOUND, { status: 404 });
   /** A refused query (bad range) as a page with its code. */
   const refusal = (reply: FastifyReply, err: ApiError, back: string) =>
@@ -129,10 +131,12 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
     sendHtmlPage(reply, page, { scripts: [PAGE_SCRIPT], connectSelf: true });
     try {
       // One link's page reads the link rollups the page's way; the workspace's (every link) the API's summary.
-      const [result, links] = await Promise.all([
+      // Loads of the same page and range at once share one read.
+      const key = JSON.stringify([view.workspaceId, view.linkId ?? null, range.from.getTime(), range.to.getTime(), range.interval, view.withLinks]);
+      const [result, links] = await reads.get(key, () => Promise.all([
         view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
         view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
-      ]);
+      ]));
       // The most scanned links: a workspace of thousands would make a page no one reads (the export has them all).
       const shown = links?.slice(0, LINKS_SHOWN).map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans }));
       page.end(pageRest(frame, result, shown && { rows: shown, more: links!.length - shown.length, href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));

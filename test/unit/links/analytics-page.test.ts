@@ -12,6 +12,7 @@ import { pageScan } from '../../../src/links/analytics-page/page-stream.ts';
 import { analyticsPage } from '../../../src/links/analytics-page/page-html.ts';
 import { newShareId, SHARE_ID_PATTERN } from '../../../src/links/analytics-page/share-store.ts';
 import { ApiError } from '../../../src/platform/http/errors.ts';
+import { InFlight } from '../../../src/links/analytics-page/in-flight.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 11, 6, 7, 20, 0);
@@ -115,5 +116,28 @@ describe('share ids', () => {
     const ids = new Set(Array.from({ length: 1000 }, newShareId));
     expect(ids.size).toBe(1000);
     for (const id of ids) expect(id).toMatch(SHARE_ID_PATTERN);
+  });
+});
+
+describe('identical page loads at once', () => {
+  it('share one read while it runs, and start a new one after it answered or failed', async () => {
+    const reads = new InFlight<number>();
+    let started = 0;
+    let finish!: (n: number) => void;
+    const read = () => {
+      started++;
+      return new Promise<number>((resolve) => (finish = resolve));
+    };
+    const loads = [reads.get('a', read), reads.get('a', read), reads.get('a', read)];
+    const other = reads.get('b', () => Promise.resolve(7));
+    expect(started).toBe(1);
+    finish(42);
+    expect(await Promise.all(loads)).toEqual([42, 42, 42]);
+    expect(await other).toBe(7);
+    expect(reads.size).toBe(0);
+    const failing = reads.get('a', () => Promise.reject(new Error('ClickHouse away')));
+    await expect(failing).rejects.toThrow('ClickHouse away');
+    expect(reads.size).toBe(0);
+    expect(await reads.get('a', () => Promise.resolve(43))).toBe(43);
   });
 });

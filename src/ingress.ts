@@ -17,11 +17,13 @@ import { relayTls } from './mail/relay/relay-tls.ts';
 import { startSmtpRelay } from './mail/relay/smtp-relay.ts';
 import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
+import type { Registry } from 'prom-client';
+import { liveStreamGauges } from './links/live/live-gauges.ts';
 import { registerMcpEndpoint } from './platform/mcp/mcp-endpoint.ts';
 import { resendNotFoundAtRoot } from './mail/resend/resend-errors.ts';
 import { MCP_SERVICE_INFO, SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; gauges: Array<(registry: Registry) => void>; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   // One allowance of failed credentials per IP, for every product's keys and the operator token;
   // API responses that checked no credential describe it (api-limit-headers.ts).
@@ -68,5 +70,5 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   await app.ready();
   // Every route is registered now: links made before their ID became a route's path are named once.
   void reportShadowedLinks(platform.pg, app.reservedPaths.list(), platform.log);
-  return Object.assign(app, { redirects, outboxes, inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
+  return Object.assign(app, { redirects, outboxes, gauges: [liveStreamGauges(linksSurface.liveScans)], inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

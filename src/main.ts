@@ -31,6 +31,6 @@ const app = await buildIngress(platform, config);
 // Registered last, so closed first: in-flight requests finish and no new one arrives after the stores close.
 platform.shutdown.add('http', () => app.close());
 const address = await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
-await serveIngressMetrics(platform, app.outboxes);
+await serveIngressMetrics(platform, app.outboxes, app.gauges);
 platform.log.info({ address }, 'ingress listening');
 collectStartUpGarbage();

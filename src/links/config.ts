@@ -93,6 +93,20 @@ export const LinksConfigSchema = Type.Object({
   LINK_IMPORT_STALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   LINK_IMPORT_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 600_000 }),
   LINK_IMPORT_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 20, default: 2 }),
+  /**
+   * Live scan streams (src/links/live/): how far back a stream resumes from its Last-Event-ID (each
+   * ingress keeps the scans of this long, read again from Kafka at start) and at most how many scans
+   * per partition of `scans` it keeps for that (the memory bound: under more scans a second, the
+   * reach is shorter and an older Last-Event-ID gets a `resync` event).
+   */
+  LIVE_STREAM_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 360_000 }),
+  LIVE_STREAM_RING_PER_PARTITION: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 100_000 }),
+  /** A quiet stream gets a heartbeat (a comment with its position) this often. */
+  LIVE_STREAM_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
+  /** A client whose unsent bytes pass this is dropped with a final `end` event (slow_client). */
+  LIVE_STREAM_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
+  /** How often each ingress asks Postgres whether the keys of its open streams were revoked (they close within about this). */
+  LIVE_STREAM_KEY_CHECK_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 1000 }),
   /** API requests per minute per workspace, shared by REST and MCP (spec: 100). */
   API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
 });

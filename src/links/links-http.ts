@@ -35,6 +35,14 @@ import { baseDomainHosts, hostOfUrl } from './domains/host-names.ts';
 import { LinkDomains } from './domains/link-domains.ts';
 import { ServedDomains } from './domains/served-domains.ts';
 import type { LinksServices } from './wiring.ts';
+import { ScanHub } from './live/scan-hub.ts';
+import { AnalyticsQueries } from './analytics/analytics-queries.ts';
+import { pageRoutes } from './analytics-page/page-routes.ts';
+import { PageSessions } from './analytics-page/page-sessions.ts';
+import { PageStreams } from './analytics-page/page-stream.ts';
+import { shareRoutes } from './analytics-page/share-routes.ts';
+import { ShareStore } from './analytics-page/share-store.ts';
+import { liveRoutes } from './live/live-routes.ts';
 
 /** The link product's tags (one group in the OpenAPI document) and its key's security scheme. */
 export const linksOpenApi: OpenApiProduct = {
@@ -44,6 +52,7 @@ export const linksOpenApi: OpenApiProduct = {
     { name: 'campaigns', description: 'Folders of links.' },
     { name: 'link-domains', description: 'Branded domains for short links: DNS records, verification, the workspace\'s default.' },
     { name: 'analytics', description: 'Scan analytics and exports, from ClickHouse.' },
+    { name: 'analytics-pages', description: 'Analytics as web pages for people (no key): a link\'s shared page, the workspace\'s own page, their forms and live streams. HTML, not API responses.' },
     { name: 'privacy', description: 'Erasing a visitor\'s or a link\'s scans, and how long the workspace keeps scans.' },
     { name: 'conversions', description: 'Conversions and tracked clicks of a scan, and the funnel.' },
     { name: 'webhooks', description: 'Signed webhooks (scan.created, link.created, link.updated, link.deleted, conversion.created) and their delivery log.' },
@@ -61,6 +70,8 @@ export interface LinksHttp {
   api: ApiProduct;
   /** Its part of the MCP endpoint. */
   mcp: McpProduct<LinksToolContext>;
+  /** Every workspace's live scans, from the `scans` topic (live/scan-hub.ts); started by registerRoot. */
+  liveScans: ScanHub;
   /** Registers the root routes (redirects, public QR codes); call after the API shell and the MCP endpoint. */
   registerRoot: (app: App) => Promise<Redirects>;
 }
@@ -81,6 +92,18 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
   // One render pool for the API's images and the public QR URL.
   let pool: RenderPool | undefined;
   const renderPool = () => (pool ??= links.renderPool());
+  const liveScans = new ScanHub({
+    kafka: platform.kafka,
+    registry: platform.registry,
+    topicPrefix: links.config.TOPIC_PREFIX,
+    log,
+    retentionMs: links.config.LIVE_STREAM_RETENTION_MS,
+    maxPerPartition: links.config.LIVE_STREAM_RING_PER_PARTITION,
+    onFailed: (err) => platform.shutdown.fail('consumer live-scans', err),
+  });
+  // Analytics pages (issue 54): shares and sessions for the API and the pages alike.
+  const shares = new ShareStore(pg);
+  const pageSessions = new PageSessions(pg);
 
   const api: ApiProduct = {
     name: 'links',
@@ -98,6 +121,17 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
       await campaignRoutes(scope, links.campaigns);
       await domainRoutes(scope, { ...domains, resolver: createResolver(links.config.LINK_DNS_SERVERS) });
       await analyticsRoutes(scope, { clickhouse: platform.clickhouse, pg, links: links.links, campaigns: links.campaigns });
+      await shareRoutes(scope, { shares, sessions: pageSessions, publicBaseUrl: links.config.PUBLIC_BASE_URL });
+      await liveRoutes(scope, {
+        hub: liveScans,
+        links: links.links,
+        pg,
+        redis,
+        log,
+        heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS,
+        maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,
+        keyCheckMs: links.config.LIVE_STREAM_KEY_CHECK_MS,
+      });
       await orphanVisitRoutes(scope, { clickhouse: platform.clickhouse });
       await privacyRoutes(scope, { pg, clickIds: links.clickIds, links: links.links });
       await conversionRoutes(scope, { conversions: links.conversions, funnels: links.funnels });
@@ -114,6 +148,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
 
   return {
     api,
+    liveScans,
     // Link keys on POST /api/mcp: the same keys and the same limit as /api/v1, through `authenticate`.
     mcp: linksMcpProduct({
       authenticate,
@@ -127,6 +162,19 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     }),
     registerRoot: async (app) => {
       const redirects = await registerRedirects(app, platform, links, served);
+      await liveScans.start();
+      // Open streams end (`end: shutdown`) before the server waits for its connections to close.
+      app.addHook('preClose', async () => liveScans.endAll());
+      app.addHook('onClose', () => liveScans.stop());
+      const pageStreams = new PageStreams({
+        hub: liveScans, log, heartbeatMs: links.config.LIVE_STREAM_HEARTBEAT_MS, maxBufferedBytes: links.config.LIVE_STREAM_MAX_BUFFERED_BYTES,
+        checkMs: links.config.LIVE_STREAM_KEY_CHECK_MS,
+      });
+      app.addHook('preClose', async () => pageStreams.close());
+      await pageRoutes(app, {
+        pg, redis, log, guard, keys: links.keys, shares, sessions: pageSessions, queries: new AnalyticsQueries(platform.clickhouse), clickhouse: platform.clickhouse,
+        streams: pageStreams, shortLinkBase: links.shortLinkBase,
+      });
       // GET /:shortId/qr finds links as the redirect does.
       await publicQrRoute(app, {
         pool: renderPool(),

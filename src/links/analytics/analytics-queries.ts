@@ -50,14 +50,14 @@ type Dimension = keyof typeof DIMENSIONS;
 
 type Ranked = { value: string; count: number }[];
 
-const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inList([0]));
+export const botValues = (includeBots: boolean) => (includeBots ? inList([0, 1]) : inList([0]));
 
 /** The rows of the hourly rollups (scans_dims, scans_visitors) of a workspace and range. */
 const rollupWhere = (workspaceId: string, range: TimeRange, includeBots: boolean) =>
   sql`workspace_id = ${workspaceId} AND hour >= ${range.from} AND hour < ${range.to} AND is_bot IN ${botValues(includeBots)}`;
 
 /** One rollup pair and the condition on its rows; an answer sums over one or more of them (a union of disjoint time spans). */
-interface Piece {
+export interface Piece {
   dims: SqlFragment;
   visitors: SqlFragment;
   /** Its time column, for buckets. */
@@ -106,7 +106,7 @@ const DAY = 86_400_000;
  * from the daily link rollups and the hours around them from the hourly ones;
  * `hourly` asks for hourly rows throughout (hourly series).
  */
-function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, hourly: boolean): Piece[] {
+export function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilter, includeBots: boolean, hourly: boolean): Piece[] {
   const bots = sql`is_bot IN ${botValues(includeBots)}`;
   const country = filter.country ? sql` AND country = ${filter.country}` : sql``;
   const span = (column: 'hour' | 'day', from: Date, to: Date) => sql`${ident(column)} >= ${from} AND ${ident(column)} < ${to}`;
@@ -135,7 +135,7 @@ function piecesFor(workspaceId: string, range: TimeRange, filter: AnalyticsFilte
 }
 
 /** The rows `select` picks from each piece, as one table to aggregate over. */
-const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => sql`(${join(pieces.map(select), ' UNION ALL ')})`;
+export const unionOf = (pieces: Piece[], select: (p: Piece) => SqlFragment) => sql`(${join(pieces.map(select), ' UNION ALL ')})`;
 
 /** Top links name their link by short ID (the workspace's rollups) or by id (the link rollups, under a link filter). */
 export type TopLink = ({ shortId: string; linkId?: undefined } | { linkId: string; shortId?: undefined }) & { scans: number };

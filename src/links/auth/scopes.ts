@@ -45,6 +45,13 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /analytics/export': 'analytics:read',
   'GET /analytics/funnel': 'analytics:read',
   'GET /analytics/orphan-visits': 'analytics:read',
+  // Issue 54: a share publishes a link's analytics (a change of what the link exposes); a page token only reads them.
+  'POST /links/:id/analytics/shares': 'links:write',
+  'GET /links/:id/analytics/shares': 'analytics:read',
+  'DELETE /links/:id/analytics/shares/:shareId': 'links:write',
+  'POST /analytics/page-tokens': 'analytics:read',
+  'GET /analytics/stream': 'analytics:read',
+  'GET /links/:id/analytics/stream': 'analytics:read',
   'POST /track': 'conversions:write',
   'GET /webhooks': 'webhooks:write',
   'GET /webhooks/:id': 'webhooks:write',

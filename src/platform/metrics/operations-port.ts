@@ -2,6 +2,7 @@
 // the ingress its outboxes' backlog; a worker process its consumer groups' lag,
 // its kinds' own gauges, and /readyz (are its consumers in their groups, and how
 // far behind are they).
+import type { Registry } from 'prom-client';
 import type { Outbox } from '../outbox/outbox.ts';
 import type { Platform } from '../platform.ts';
 import type { WorkerRuntime } from '../actors/runtime.ts';
@@ -26,8 +27,14 @@ async function serve(platform: Platform, port: number | undefined, options: Omit
   return server;
 }
 
-export function serveIngressMetrics(platform: Platform, outboxes: readonly Outbox[]): Promise<MetricsServer | undefined> {
-  return serve(platform, portOf(platform, INGRESS_METRICS_PORT), { scrapeGauges: outboxBacklogGauge(outboxes, platform.log) });
+/** `gauges`: the products' own, read at each scrape (a product's in-process state). */
+export function serveIngressMetrics(platform: Platform, outboxes: readonly Outbox[], gauges: readonly ((registry: Registry) => void)[] = []): Promise<MetricsServer | undefined> {
+  return serve(platform, portOf(platform, INGRESS_METRICS_PORT), {
+    scrapeGauges: (registry) => {
+      outboxBacklogGauge(outboxes, platform.log)(registry);
+      for (const gauge of gauges) gauge(registry);
+    },
+  });
 }
 
 export function serveWorkerMetrics(platform: Platform, runtimes: readonly WorkerRuntime<unknown, unknown>[], kinds: readonly WorkerKind[]): Promise<MetricsServer | undefined> {

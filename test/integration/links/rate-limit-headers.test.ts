@@ -35,6 +35,14 @@ async function rawGet(baseUrl: string, path: string): Promise<{ status: number; 
   });
 }
 
+/** The status and headers of a GET that may answer a stream, without waiting for its end. */
+async function streamHeaders(url: string, headers: Record<string, string>): Promise<Response> {
+  const abort = new AbortController();
+  const res = await fetch(url, { headers: { 'x-forwarded-for': freshIp(), ...headers }, signal: abort.signal });
+  abort.abort();
+  return { status: res.status, headers: res.headers, body: undefined };
+}
+
 let ingress: TestIngress;
 let key: string;
 
@@ -53,17 +61,19 @@ describe('X-RateLimit headers on every API response', () => {
     expectLimitHeaders(doc, 'GET /api/v1/openapi');
     const credentials: Record<string, string> = { bearerAuth: key, adminToken: ADMIN_TOKEN };
     let walked = 0;
-    for (const [path, item] of Object.entries<Record<string, { tags?: string[]; security?: Record<string, string[]>[] }>>(doc.body.paths)) {
+    for (const [path, item] of Object.entries<Record<string, { tags?: string[]; security?: Record<string, string[]>[]; responses?: Record<string, { content?: Record<string, unknown> }> }>>(doc.body.paths)) {
       for (const [method, operation] of Object.entries(item)) {
-        // Not API responses: the short link itself, the ends of mail links and the health probes.
-        if (operation.tags?.includes('redirect') || operation.tags?.includes('tracking') || path === '/healthz' || path === '/readyz') continue;
+        // Not API responses: the short link itself, the ends of mail links, the analytics pages and the health probes.
+        if (operation.tags?.includes('redirect') || operation.tags?.includes('tracking') || operation.tags?.includes('analytics-pages') || path === '/healthz' || path === '/readyz') continue;
         const url = path.replace(/\{[^}]+\}/g, ANY_UUID);
         const raw = ['post', 'put', 'patch'].includes(method) ? '{}' : undefined;
         const scheme = Object.keys(operation.security?.[0] ?? {})[0];
         const variants = scheme ? [credentials[scheme], undefined] : [undefined];
         for (const credential of variants) {
           const headers: Record<string, string> = credential ? { authorization: `Bearer ${credential}` } : {};
-          const res = await call(ingress.url, method.toUpperCase(), url, { raw, headers });
+          // A live stream (Server-Sent Events) never ends: its headers are read, then the request is let go.
+          const streams = Object.values(operation.responses ?? {}).some((r) => r.content?.['text/event-stream'] !== undefined);
+          const res = streams ? await streamHeaders(`${ingress.url}${url}`, headers) : await call(ingress.url, method.toUpperCase(), url, { raw, headers });
           expectLimitHeaders(res, `${method.toUpperCase()} ${path} ${credential ? 'with' : 'without'} a key`);
           walked++;
         }

@@ -43,13 +43,14 @@ describe('the OpenAPI document under redocly lint (recommended)', () => {
     await writeFile(file, JSON.stringify(doc, null, 2));
     await writeFile(config, 'extends:\n  - recommended\n');
     // Known exceptions: a mail click link's only success is its redirect to the destination, and the
-    // preferences form's is its redirect back to the page (post/redirect/get). A link's public QR code
+    // preferences form's is its redirect back to the page (post/redirect/get), as are the analytics pages' forms
+    // (a share's password, the workspace's sign-in: post/redirect/get with the session cookie). A link's public QR code
     // (/{shortId}/qr) looks ambiguous next to /emails/{id}, but a short ID never takes a root path the
     // service serves (reserved-paths.ts), so /emails/qr is always the mail product's. The paths of
     // Resend's SDK the mail product does not offer answer only 404 not_found (resend-not-offered-routes.ts; /emails/metrics
     // and /emails/receiving in email-routes.ts).
     const notOffered = ['~1automations/get', '~1automations/post', '~1events/get', '~1logs/get', '~1usage/get', '~1oauth~1grants/get', '~1oauth~1grants~1{id}/delete', '~1emails~1metrics/get', '~1emails~1receiving/get'].map((p) => `    - '#/paths/${p}/responses'\n`).join('');
-    await writeFile(join(dir, '.redocly.lint-ignore.yaml'), "openapi.json:\n  operation-2xx-response:\n    - '#/paths/~1m~1c~1{token}/get/responses'\n    - '#/paths/~1m~1u~1{token}~1preferences/post/responses'\n" + notOffered + "  no-ambiguous-paths:\n    - '#/paths/~1{shortId}~1qr'\n");
+    await writeFile(join(dir, '.redocly.lint-ignore.yaml'), "openapi.json:\n  operation-2xx-response:\n    - '#/paths/~1m~1c~1{token}/get/responses'\n    - '#/paths/~1m~1u~1{token}~1preferences/post/responses'\n    - '#/paths/~1analytics/post/responses'\n    - '#/paths/~1analytics~1{shareId}/post/responses'\n" + notOffered + "  no-ambiguous-paths:\n    - '#/paths/~1{shortId}~1qr'\n");
     // Exit code 1 means errors; the JSON report on stdout lists warnings as well.
     const result = await run(process.execPath, [redoclyCli, 'lint', file, '--config', config, '--format', 'json'], { env: OFFLINE_ENV, cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 })
       .catch((err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? '', stderr: `${err.stderr ?? ''} (exit ${String(err.code)})` }));

@@ -1,0 +1,141 @@
+// The live streams the analytics pages listen to: the ingress's scan hub
+// (live/scan-hub.ts: fed from the `scans` topic, resumable by Last-Event-ID on any
+// ingress) narrowed to a workspace, or one link, and each scan cut down to what a
+// page counts (no click ID, visitor, user agent or destination: a shared page is
+// public), bots left out as the page's numbers leave them out. A stream ends when
+// what allowed it no longer does (a share revoked or expired, a key revoked, a
+// session over), checked every few seconds; and when the ingress closes.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { EventStream } from '../live/event-stream.ts';
+import { parseCursor } from '../live/live-cursor.ts';
+import { InvalidResume, type LiveScanEvent, type ScanHub } from '../live/scan-hub.ts';
+
+/** Open page streams per workspace on one ingress (a shared page may have many viewers; each costs a socket). */
+export const PAGE_STREAMS_PER_WORKSPACE = 200;
+
+export interface PageStreamOptions {
+  hub: ScanHub;
+  log: Logger;
+  heartbeatMs: number;
+  maxBufferedBytes: number;
+  /** How often each stream's permission is checked again. */
+  checkMs: number;
+}
+
+/** What a page counts of a scan (page-script.ts), from the hub's scan.created fields; undefined for a bot. */
+export function pageScan(data: string): string | undefined {
+  const s = JSON.parse(data) as { isBot: boolean; timestamp: string; shortId: string; country: string | null; device: string; browser: string | null; referrerHost: string | null; variant: string | null; trigger: string };
+  if (s.isBot) return undefined;
+  return JSON.stringify({ t: Date.parse(s.timestamp), shortId: s.shortId, country: s.country, device: s.device, browser: s.browser, referrer: s.referrerHost, variant: s.variant, trigger: s.trigger });
+}
+
+interface Open {
+  stream: EventStream;
+  allowed: () => Promise<boolean>;
+}
+
+export class PageStreams {
+  private readonly options: PageStreamOptions;
+  private readonly open = new Set<Open>();
+  /** Streams per workspace, open or being opened: a place is taken before the first await, so concurrent opens cannot pass the bound together. */
+  private readonly places = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+  private checking = false;
+
+  constructor(options: PageStreamOptions) {
+    this.options = options;
+    this.timer = setInterval(() => void this.check(), options.checkMs);
+    this.timer.unref();
+  }
+
+  /** Open page streams on this ingress. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  private takePlace(workspaceId: string): boolean {
+    const n = this.places.get(workspaceId) ?? 0;
+    if (n >= PAGE_STREAMS_PER_WORKSPACE) return false;
+    this.places.set(workspaceId, n + 1);
+    return true;
+  }
+
+  private givePlace(workspaceId: string): void {
+    const n = (this.places.get(workspaceId) ?? 1) - 1;
+    if (n <= 0) this.places.delete(workspaceId);
+    else this.places.set(workspaceId, n);
+  }
+
+  /** Answers the request with the stream of the workspace's (or link's) scans, while `allowed` holds. */
+  async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, allowed: () => Promise<boolean>): Promise<FastifyReply> {
+    // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
+    if (!this.takePlace(scope.workspaceId)) {
+      throw new ApiError(429, 'too_many_streams', `This workspace has ${PAGE_STREAMS_PER_WORKSPACE} open page streams on this server; try again later.`, undefined, { 'retry-after': '30' });
+    }
+    const lastId = request.headers['last-event-id'];
+    // An id this service did not write (or of another topic's partitions) starts the stream live: a page reloads its numbers anyway.
+    const resumeFrom = typeof lastId === 'string' ? parseCursor(lastId) : undefined;
+    let stream: EventStream | undefined;
+    const early: string[] = [];
+    const onEvents = (events: LiveScanEvent[]) => {
+      let text = '';
+      for (const e of events) {
+        const data = pageScan(e.data);
+        // A bot's scan still moves the stream's position (an id-only event), so a resume does not see it again.
+        text += data === undefined ? `id: ${e.id}\n\n` : `id: ${e.id}\nevent: scan\ndata: ${data}\n\n`;
+      }
+      if (stream) stream.write(text);
+      else early.push(text);
+    };
+    const filter = scope.linkId ? { linkId: scope.linkId } : {};
+    let subscription;
+    try {
+      subscription = await this.options.hub.subscribe(scope.workspaceId, filter, { onEvents }, resumeFrom).catch((err: unknown) => {
+        if (!(err instanceof InvalidResume)) throw err;
+        return this.options.hub.subscribe(scope.workspaceId, filter, { onEvents });
+      });
+    } catch (err) {
+      this.givePlace(scope.workspaceId);
+      throw err;
+    }
+    const sub = subscription;
+    stream = new EventStream(reply, { heartbeatMs: this.options.heartbeatMs, maxBufferedBytes: this.options.maxBufferedBytes, position: () => sub.cursor() });
+    const entry: Open = { stream, allowed };
+    this.open.add(entry);
+    stream.onEnd(() => {
+      sub.close();
+      this.open.delete(entry);
+      this.givePlace(scope.workspaceId);
+    });
+    for (const text of early) stream.write(text);
+    if (stream.open) stream.write(`id: ${sub.cursor()}\n\n`);
+    return reply;
+  }
+
+  /** Ends the streams whose permission is gone. */
+  private async check(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const entry of [...this.open]) {
+        if (!entry.stream.open) continue;
+        const still = await entry.allowed().catch((err: unknown) => {
+          this.options.log.warn({ err }, 'analytics page stream: permission not checked');
+          return true;
+        });
+        if (!still) entry.stream.end('revoked');
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Ends every stream (the ingress is closing). */
+  close(): void {
+    clearInterval(this.timer);
+    for (const entry of [...this.open]) entry.stream.end('shutdown');
+  }
+}

@@ -1,0 +1,352 @@
+// The live scans of every workspace, in each ingress: one consumer reads every
+// partition of the `scans` topic (a consumer group of its own, unique to this process,
+// committing nothing) and hands each scan to the streams open on this ingress for its
+// workspace. Nothing on the redirect path: scans arrive from Kafka as the scan sink's do.
+//
+// Exports, for the API's streams and any other (a shared analytics page):
+//   ScanHub                — new ScanHub(options); start() once (resolves when it has read
+//                            what was published before it, so a new stream starts at "now");
+//                            endAll() before the server closes (each subscriber's onShutdown: its
+//                            stream ends with `end: shutdown`); stop(). The ingress owns one
+//                            (links-http.ts: LinksHttp.liveScans, which calls both).
+//   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?)
+//                          — a Subscription: the workspace's scans that match `filter`, each
+//                            once, in order per partition, as LiveScanEvent batches to
+//                            subscriber.onEvents (called synchronously, never concurrently).
+//                            resumeFrom: a parsed Last-Event-ID (live-cursor.ts parseCursor);
+//                            the scans after it are sent first. Throws InvalidResume for a
+//                            cursor naming partitions the topic lacks.
+//   Subscription           — cursor() (the text of its position now, for an `id:` line),
+//                            resumed ('live' | 'resumed' | 'expired': the ring no longer held
+//                            every scan after the cursor, so some were skipped), close().
+//   ScanFilter             — { linkId?, country? (upper case), device?, trigger? }.
+//   LiveScanEvent          — { id, data }: the cursor after this scan and the scan's JSON (the
+//                            fields of a scan.created webhook's `data`; no IP is in a scan).
+//
+// Resuming: a stream's position is, per partition, the offset of the last message it has
+// passed (cursor). The hub keeps the last RETENTION of messages per partition in a ring
+// (bounded in count too), read again from Kafka by timestamp at start, so a stream resumes
+// on any ingress, even one started after the first was killed.
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { scansTopic } from '../../../topics/scans.ts';
+import { prefixed } from '../../platform/kafka/topic-definition.ts';
+import { METADATA_MAX_AGE_MS } from '../../platform/kafka/metadata-age.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { within } from '../../platform/within.ts';
+import type { ScanEvent } from '../scans/scan-event.ts';
+import { scanCreatedData } from '../webhooks/scan-payload.ts';
+import { formatCursor, type Cursor } from './live-cursor.ts';
+import { ScanRing, type RingScan } from './scan-ring.ts';
+
+export interface ScanFilter {
+  linkId?: string;
+  /** ISO 3166-1 alpha-2, upper case. */
+  country?: string;
+  device?: string;
+  trigger?: 'link' | 'qr';
+}
+
+export interface LiveScanEvent {
+  /** The stream's cursor once this scan is passed: the event's `id`. */
+  id: string;
+  /** The scan, as JSON. */
+  data: string;
+}
+
+export interface ScanSubscriber {
+  /** The next scans of the stream, in order; called synchronously by the hub. */
+  onEvents(events: LiveScanEvent[]): void;
+  /** The ingress is stopping (endAll): end the stream, so the server's close need not wait for it. */
+  onShutdown?(): void;
+}
+
+export interface Subscription {
+  /** How the stream started: live (no cursor), resumed (every scan after the cursor follows), expired (the cursor was older than the ring: some scans after it are gone). */
+  readonly resumed: 'live' | 'resumed' | 'expired';
+  /** The stream's position now, as an event id. */
+  cursor(): string;
+  close(): void;
+}
+
+export class InvalidResume extends Error {}
+
+/** Scans handed out between two turns of the event loop. */
+const YIELD_EVERY = 64;
+
+export interface ScanHubOptions {
+  kafka: Kafka;
+  registry: SchemaRegistry;
+  topicPrefix: string;
+  log: Logger;
+  /** How far back the ring reaches (and how far back a new hub reads at start). */
+  retentionMs: number;
+  /** At most this many scans per partition in the ring, whatever their age. */
+  maxPerPartition: number;
+  /** The consumer crashed for good: the hub no longer follows the topic. */
+  onFailed?: (error: Error) => void;
+}
+
+interface Decoded {
+  linkId: string;
+  country: string | null;
+  device: string;
+  trigger: string;
+  data: string;
+}
+
+interface Ring {
+  /** The scans, as Avro (decoded only for a stream that wants them: memory). */
+  scans: ScanRing;
+  /** Every message from this offset on is in the ring (or not yet read). */
+  coveredFrom: number;
+  /** The offset of the last message handed to the streams. */
+  passed: number;
+}
+
+interface Sub {
+  workspaceId: string;
+  filter: ScanFilter;
+  subscriber: ScanSubscriber;
+  /** Positions given at resume that the hub may not have passed yet: nothing at or below them is sent again. */
+  floor: Cursor;
+  pending: LiveScanEvent[];
+}
+
+export class ScanHub {
+  private readonly options: ScanHubOptions;
+  private readonly rings = new Map<number, Ring>();
+  private readonly byWorkspace = new Map<string, Set<Sub>>();
+  /** One string per workspace id for all its ring entries. */
+  private readonly workspaceIds = new Map<string, string>();
+  private consumer: Consumer | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private stopping = false;
+  private started = false;
+
+  constructor(options: ScanHubOptions) {
+    this.options = options;
+  }
+
+  get streams(): number {
+    let n = 0;
+    for (const subs of this.byWorkspace.values()) n += subs.size;
+    return n;
+  }
+
+  /** Scans held in the ring, over all partitions. */
+  get held(): number {
+    let n = 0;
+    for (const ring of this.rings.values()) n += ring.scans.size;
+    return n;
+  }
+
+  async start(timeoutMs = 60_000): Promise<void> {
+    const { kafka, topicPrefix, retentionMs, maxPerPartition, log } = this.options;
+    const topic = prefixed(topicPrefix, scansTopic.name);
+    const admin = kafka.admin();
+    await admin.connect();
+    let ends: Awaited<ReturnType<typeof admin.fetchTopicOffsets>>;
+    let since: Awaited<ReturnType<typeof admin.fetchTopicOffsetsByTimestamp>>;
+    try {
+      ends = await admin.fetchTopicOffsets(topic);
+      since = await admin.fetchTopicOffsetsByTimestamp(topic, Date.now() - retentionMs);
+    } finally {
+      await admin.disconnect();
+    }
+    // Where to read from: the retention's start, no earlier than the ring can hold.
+    const pending = new Map<number, number>();
+    for (const end of ends) {
+      const high = Number(end.high);
+      const from = Math.max(Number(since.find((s) => s.partition === end.partition)?.offset ?? high), high - maxPerPartition, Number(end.low));
+      this.rings.set(end.partition, { scans: new ScanRing(), coveredFrom: from, passed: from - 1 });
+      if (high > from) pending.set(end.partition, high - 1);
+    }
+    let markCaughtUp!: () => void;
+    const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+    const check = () => pending.size === 0 && markCaughtUp();
+
+    const consumer = kafka.consumer({ groupId: prefixed(topicPrefix, `ingress-live-scans-${randomUUID()}`), maxWaitTimeInMs: 100, metadataMaxAge: METADATA_MAX_AGE_MS });
+    this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, (event) => {
+      log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'live scans consumer crashed');
+      if (!event.payload.restart && !this.stopping) this.options.onFailed?.(event.payload.error);
+    });
+    // The group commits nothing: after any (re)join, each partition goes on after what was passed,
+    // instead of from the topic's beginning.
+    const seekToPassed = () => {
+      for (const [partition, ring] of this.rings) consumer.seek({ topic, partition, offset: String(ring.passed + 1) });
+    };
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      try {
+        seekToPassed();
+      } catch (err) {
+        log.warn({ err }, 'live scans consumer could not seek after joining');
+      }
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, heartbeat }) => {
+        await this.locked(() => this.take(batch.partition, batch.messages));
+        const target = pending.get(batch.partition);
+        const last = batch.messages.at(-1);
+        if (target !== undefined && last && Number(last.offset) >= target) pending.delete(batch.partition);
+        await heartbeat();
+        check();
+      },
+    });
+    seekToPassed();
+    check();
+    await within(caughtUp, timeoutMs, `live scans not caught up after ${timeoutMs} ms`);
+    this.started = true;
+  }
+
+  /** Tells every subscriber the ingress is stopping (the owner calls it before the server closes). */
+  endAll(): void {
+    for (const subs of [...this.byWorkspace.values()]) {
+      for (const sub of [...subs]) sub.subscriber.onShutdown?.();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+
+  /** See the file's head. */
+  async subscribe(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor): Promise<Subscription> {
+    if (!this.started) throw new Error('the scan hub has not started');
+    for (const partition of resumeFrom?.keys() ?? []) {
+      if (!this.rings.has(partition)) throw new InvalidResume(`partition ${partition} is not one of the scans topic's`);
+    }
+    const sub: Sub = { workspaceId, filter, subscriber, floor: new Map(), pending: [] };
+    let resumed: Subscription['resumed'] = 'live';
+    // In the lock: no batch is handed out between the replay and joining the live streams.
+    await this.locked(async () => {
+      if (resumeFrom) {
+        resumed = 'resumed';
+        const replay: Array<{ partition: number; entry: RingScan }> = [];
+        for (const [partition, ring] of this.rings) {
+          const after = resumeFrom.get(partition) ?? ring.passed;
+          if (after + 1 < ring.coveredFrom) resumed = 'expired';
+          sub.floor.set(partition, after);
+          for (const entry of ring.scans.after(after, workspaceId)) replay.push({ partition, entry });
+        }
+        // Partition by partition, each in offset order (a workspace's scans are all on one: its key).
+        for (const { partition, entry } of replay) {
+          const scan = await this.decoded(entry.value, entry.offset);
+          sub.floor.set(partition, entry.offset);
+          // Only the replayed positions: later scans of other partitions are still to come.
+          if (scan && matches(scan, filter)) sub.pending.push({ id: formatCursor(sub.floor), data: scan.data });
+        }
+      }
+      let subs = this.byWorkspace.get(workspaceId);
+      if (!subs) this.byWorkspace.set(workspaceId, (subs = new Set()));
+      subs.add(sub);
+      this.flush(sub);
+    });
+    return {
+      resumed,
+      cursor: () => this.cursorOf(sub),
+      close: () => {
+        const subs = this.byWorkspace.get(workspaceId);
+        subs?.delete(sub);
+        if (subs?.size === 0) this.byWorkspace.delete(workspaceId);
+      },
+    };
+  }
+
+  /** Runs `work` after every earlier batch and subscription. */
+  private locked<T>(work: () => Promise<T> | T): Promise<T> {
+    const run = this.chain.then(work);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private cursorOf(sub: Sub): string {
+    const cursor: Cursor = new Map();
+    for (const [partition, ring] of this.rings) cursor.set(partition, Math.max(ring.passed, sub.floor.get(partition) ?? -1));
+    return formatCursor(cursor);
+  }
+
+  /** Keeps one partition's messages in its ring and hands them to the streams of their workspaces. */
+  private async take(partition: number, messages: KafkaMessage[]): Promise<void> {
+    const ring = this.rings.get(partition);
+    if (!ring) return;
+    const touched = new Set<Sub>();
+    let handed = 0;
+    for (const message of messages) {
+      // A large batch is handed out in slices, letting the event loop serve requests (redirects) between them.
+      if (++handed % YIELD_EVERY === 0) {
+        for (const sub of touched) this.flush(sub);
+        touched.clear();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const offset = Number(message.offset);
+      // Before the seek took effect (or a message read twice after a rebalance).
+      if (offset <= ring.passed) continue;
+      const key = message.key?.toString('utf8') ?? '';
+      let workspaceId = this.workspaceIds.get(key);
+      if (workspaceId === undefined) {
+        if (this.workspaceIds.size >= 100_000) this.workspaceIds.clear();
+        this.workspaceIds.set(key, (workspaceId = key));
+      }
+      ring.passed = offset;
+      if (!message.value) continue;
+      // Copied into the ring: a slice would keep the whole fetch response alive for as long as the ring holds it.
+      ring.scans.push(offset, Number(message.timestamp), workspaceId, message.value);
+      const subs = this.byWorkspace.get(workspaceId);
+      if (!subs) continue;
+      const scan = await this.decoded(message.value, offset);
+      if (!scan) continue;
+      for (const sub of subs) {
+        if (offset <= (sub.floor.get(partition) ?? -1) || !matches(scan, sub.filter)) continue;
+        sub.pending.push({ id: this.cursorOf(sub), data: scan.data });
+        touched.add(sub);
+      }
+    }
+    for (const sub of touched) this.flush(sub);
+    this.evict(ring);
+  }
+
+  private flush(sub: Sub): void {
+    if (sub.pending.length === 0) return;
+    const events = sub.pending;
+    sub.pending = [];
+    try {
+      sub.subscriber.onEvents(events);
+    } catch (err) {
+      this.options.log.error({ err }, 'live scan stream failed to take its events');
+    }
+  }
+
+  private async decoded(value: Buffer, offset: number): Promise<Decoded | null> {
+    try {
+      const scan = (await this.options.registry.decode(value)) as ScanEvent;
+      return { linkId: scan.linkId, country: scan.country ?? null, device: scan.device, trigger: scan.trigger ?? 'link', data: JSON.stringify(scanCreatedData(scan)) };
+    } catch (err) {
+      this.options.log.error({ err, offset }, 'undecodable scans message left out of live streams');
+      return null;
+    }
+  }
+
+  private evict(ring: Ring): void {
+    const since = Date.now() - this.options.retentionMs;
+    const max = this.options.maxPerPartition;
+    for (let first = ring.scans.oldest(); first && (ring.scans.size > max || first.at < since); first = ring.scans.oldest()) {
+      ring.coveredFrom = first.offset + 1;
+      ring.scans.shift();
+    }
+  }
+}
+
+function matches(scan: Decoded, filter: ScanFilter): boolean {
+  return (filter.linkId === undefined || scan.linkId === filter.linkId)
+    && (filter.country === undefined || scan.country === filter.country)
+    && (filter.device === undefined || scan.device === filter.device)
+    && (filter.trigger === undefined || scan.trigger === filter.trigger);
+}

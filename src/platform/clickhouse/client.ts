@@ -1,7 +1,7 @@
 // ClickHouse client (HTTP). Queries take SqlFragment only, so every value has
 // gone through the literal helper; plain strings cannot be passed by mistake.
 import { readFileSync } from 'node:fs';
-import { createClient, type ClickHouseClient, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { SqlFragment } from './literal.ts';
@@ -22,6 +22,13 @@ function sizeSettings(text: string): { max_query_size?: string } {
   return bytes <= RAISE_FROM ? {} : { max_query_size: String(2 * bytes + 1024) };
 }
 
+export interface ReadOptions {
+  signal?: AbortSignal;
+  maxExecutionSeconds?: number;
+  /** Settings of this query (e.g. select_sequential_consistency on a replicated table). */
+  settings?: ClickHouseSettings;
+}
+
 export class ClickHouse {
   readonly client: ClickHouseClient;
   readonly database: string;
@@ -32,8 +39,8 @@ export class ClickHouse {
   }
 
   /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
-  async exec(statement: SqlFragment): Promise<void> {
-    const result = await this.client.exec({ query: statement.text, clickhouse_settings: sizeSettings(statement.text) });
+  async exec(statement: SqlFragment, settings: ClickHouseSettings = {}): Promise<void> {
+    const result = await this.client.exec({ query: statement.text, clickhouse_settings: { ...sizeSettings(statement.text), ...settings } });
     // Drain the response so the socket returns to the pool.
     result.stream.resume();
     await new Promise<void>((resolve, reject) => {
@@ -46,7 +53,7 @@ export class ClickHouse {
    * the connection); ClickHouse 18.16 goes on with the query regardless, so `maxExecutionSeconds`
    * bounds it there.
    */
-  async rows<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number } = {}): Promise<T[]> {
+  async rows<T>(query: SqlFragment, options: ReadOptions = {}): Promise<T[]> {
     try {
       return await this.read<T>(query, options);
     } catch (err) {
@@ -57,7 +64,7 @@ export class ClickHouse {
     }
   }
 
-  private async read<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number }): Promise<T[]> {
+  private async read<T>(query: SqlFragment, options: ReadOptions): Promise<T[]> {
     const result = await this.client.query({
       query: query.text,
       format: 'JSONEachRow',
@@ -65,18 +72,19 @@ export class ClickHouse {
       clickhouse_settings: {
         ...sizeSettings(query.text),
         ...(options.maxExecutionSeconds === undefined ? {} : { max_execution_time: options.maxExecutionSeconds }),
+        ...options.settings,
       },
     });
     return result.json<T>();
   }
 
-  /** Inserts rows as JSONEachRow into a table of this database. */
-  async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+  /** Inserts rows as JSONEachRow into a table of this database (`settings`: e.g. a replicated table's insert_quorum). */
+  async insert(table: string, rows: readonly Record<string, unknown>[], settings: ClickHouseSettings = {}): Promise<void> {
     if (rows.length === 0) return;
     clickhouseInsertRows.observe({ table }, rows.length);
     const timer = clickhouseInsertDuration.startTimer({ table });
     try {
-      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow' });
+      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', clickhouse_settings: settings });
       timer({ outcome: 'ok' });
     } catch (err) {
       timer({ outcome: 'failed' });

@@ -10,7 +10,7 @@ const NETWORK_CODES = new Set([
 ]);
 
 // "not queryable": a query on a pooled connection that Postgres ended under it (an idle timeout while its process was stopped).
-const TRANSIENT_MESSAGE = /connection terminated|not queryable|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|too many clients|the database system is (starting|shutting) up/i;
+const TRANSIENT_MESSAGE = /connection terminated|not queryable|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|unavailable|too many clients|the database system is (starting|shutting) up/i;
 
 /**
  * Postgres SQLSTATEs of connection loss, shutdown, overload, retryable conflicts, and a session ended

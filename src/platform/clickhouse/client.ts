@@ -22,10 +22,15 @@ function sizeSettings(text: string): { max_query_size?: string } {
   return bytes <= RAISE_FROM ? {} : { max_query_size: String(2 * bytes + 1024) };
 }
 
-export interface ReadOptions {
+export interface QueryOptions {
   signal?: AbortSignal;
   maxExecutionSeconds?: number;
-  /** Settings of this query (e.g. select_sequential_consistency on a replicated table). */
+  /** Settings of this query alone (select_sequential_consistency…), besides the client's. */
+  settings?: ClickHouseSettings;
+}
+
+export interface WriteOptions {
+  /** Settings of this statement alone (insert_quorum…), besides the client's. */
   settings?: ClickHouseSettings;
 }
 
@@ -39,8 +44,8 @@ export class ClickHouse {
   }
 
   /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
-  async exec(statement: SqlFragment, settings: ClickHouseSettings = {}): Promise<void> {
-    const result = await this.client.exec({ query: statement.text, clickhouse_settings: { ...sizeSettings(statement.text), ...settings } });
+  async exec(statement: SqlFragment, options: WriteOptions = {}): Promise<void> {
+    const result = await this.client.exec({ query: statement.text, clickhouse_settings: { ...sizeSettings(statement.text), ...options.settings } });
     // Drain the response so the socket returns to the pool.
     result.stream.resume();
     await new Promise<void>((resolve, reject) => {
@@ -53,7 +58,7 @@ export class ClickHouse {
    * the connection); ClickHouse 18.16 goes on with the query regardless, so `maxExecutionSeconds`
    * bounds it there.
    */
-  async rows<T>(query: SqlFragment, options: ReadOptions = {}): Promise<T[]> {
+  async rows<T>(query: SqlFragment, options: QueryOptions = {}): Promise<T[]> {
     try {
       return await this.read<T>(query, options);
     } catch (err) {
@@ -64,7 +69,7 @@ export class ClickHouse {
     }
   }
 
-  private async read<T>(query: SqlFragment, options: ReadOptions): Promise<T[]> {
+  private async read<T>(query: SqlFragment, options: QueryOptions): Promise<T[]> {
     const result = await this.client.query({
       query: query.text,
       format: 'JSONEachRow',
@@ -78,13 +83,13 @@ export class ClickHouse {
     return result.json<T>();
   }
 
-  /** Inserts rows as JSONEachRow into a table of this database (`settings`: e.g. a replicated table's insert_quorum). */
-  async insert(table: string, rows: readonly Record<string, unknown>[], settings: ClickHouseSettings = {}): Promise<void> {
+  /** Inserts rows as JSONEachRow into a table of this database. */
+  async insert(table: string, rows: readonly Record<string, unknown>[], options: WriteOptions = {}): Promise<void> {
     if (rows.length === 0) return;
     clickhouseInsertRows.observe({ table }, rows.length);
     const timer = clickhouseInsertDuration.startTimer({ table });
     try {
-      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', clickhouse_settings: settings });
+      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
       timer({ outcome: 'ok' });
     } catch (err) {
       timer({ outcome: 'failed' });

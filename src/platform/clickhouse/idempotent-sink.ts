@@ -113,7 +113,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         for (const block of deterministicBlocks(fresh, options.idOf, chunk)) {
           // A holder stopped since the check may have lost the lock to another, which stored these events.
           await lease.confirm();
-          await clickhouse.insert(options.table, block.map(options.toRow), settings);
+          await clickhouse.insert(options.table, block.map(options.toRow), { settings });
         }
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));

@@ -71,7 +71,10 @@ export const ConfigSchema = Type.Object({
   SCHEMA_REGISTRY_USERNAME: Type.String({ default: '' }),
   SCHEMA_REGISTRY_PASSWORD: Type.String({ default: '', secret: true }),
   SCHEMA_REGISTRY_CA_FILE: Type.String({ default: '' }),
-  CLICKHOUSE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8123' }),
+  /** The ClickHouse server, or the replicas of a replicated deployment comma-separated (reads go to those that serve). */
+  CLICKHOUSE_URL: Type.String({ pattern: '^https?://[^\\s,;/]+(/[^\\s,;]*)?(\\s*,\\s*https?://[^\\s,;/]+(/[^\\s,;]*)?)*$', default: 'http://127.0.0.1:8123' }),
+  /** `on`: tables are created Replicated*MergeTree (one shard; the servers' `{shard}` and `{replica}` macros, ZooKeeper); `off`: today's engines on a single server. */
+  CLICKHOUSE_REPLICATED: Type.Union(['on', 'off'].map((v) => Type.Literal(v)), { default: 'off' }),
   CLICKHOUSE_DATABASE: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', default: 'linkmail' }),
   CLICKHOUSE_USER: Type.String({ default: 'default' }),
   CLICKHOUSE_PASSWORD: Type.String({ default: '', secret: true }),

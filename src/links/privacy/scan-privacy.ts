@@ -37,7 +37,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { withAdvisoryLock } from '../../platform/postgres/advisory-lock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mutate, mutationsDone } from './mutations.ts';
-import { bucketsWhere, hourRanges, refill, scanRollups, type AffectedHours } from './scan-rollups.ts';
+import { hourRanges, rebuildRollups, scanRollups, type AffectedHours } from './scan-rollups.ts';
 
 export interface ScanPrivacyOptions {
   ch: ClickHouse;
@@ -248,13 +248,7 @@ export class ScanPrivacy {
   /** Deletes and rebuilds the rollup rows of these hours from the scans left, with the scan sink held. */
   private async recompute(affected: AffectedHours[], erased: SqlFragment | undefined): Promise<void> {
     if (affected.length === 0) return;
-    const { ch } = this.o;
-    const rollups = await scanRollups(ch);
-    await this.withSinkHeld(async () => {
-      for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);
-      await mutationsDone(ch, ch.database, rollups.map((r) => r.table), this.o.mutationTimeoutMs);
-      for (const rollup of rollups) await refill(ch, rollup, affected, erased);
-    });
+    await this.withSinkHeld(() => rebuildRollups(this.o.ch, affected, this.o.mutationTimeoutMs, erased));
   }
 
   /** Runs `fn` holding every partition lock of the scan sink (on one session; the sink takes one at a time, so no deadlock). */

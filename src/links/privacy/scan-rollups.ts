@@ -8,6 +8,7 @@
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
 import { insertSettings, readYourWritesSettings } from '../../platform/clickhouse/replication.ts';
+import { mutate, mutationsDone } from './mutations.ts';
 
 export interface ScanRollup {
   /** The target table. */
@@ -129,4 +130,20 @@ export async function refill(ch: ClickHouse, rollup: ScanRollup, affected: reado
     const select = new SqlFragment(rollup.select.replace('{source}', () => source.text));
     await ch.exec(sql`INSERT INTO ${ident(rollup.table)} SELECT ${join(rollup.columns.map((c) => ident(c)), ', ')} FROM (${select})`, { settings });
   }
+}
+
+/**
+ * Deletes and rebuilds every rollup's rows of these buckets from the scans the table holds (less
+ * `erased`). The caller holds off every insert of these workspaces' scans meanwhile (the sink's
+ * partition locks), so no scan is counted twice or missed. The rebuilt rows are new parts, which a
+ * still pending deletion does not touch (a mutation covers the parts written before it), so waiting
+ * for the deletions (`mutationTimeoutMs`) only keeps the buckets from being counted twice meanwhile;
+ * undefined: not waited for.
+ */
+export async function rebuildRollups(ch: ClickHouse, affected: readonly AffectedHours[], mutationTimeoutMs: number | undefined, erased?: SqlFragment): Promise<void> {
+  if (affected.length === 0) return;
+  const rollups = await scanRollups(ch);
+  for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);
+  if (mutationTimeoutMs !== undefined) await mutationsDone(ch, ch.database, rollups.map((r) => r.table), mutationTimeoutMs);
+  for (const rollup of rollups) await refill(ch, rollup, affected, erased);
 }

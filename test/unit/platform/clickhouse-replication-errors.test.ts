@@ -44,8 +44,10 @@ it('keeps what is wrong with the rows or the statement a failure of the message,
   }
   // A newer server's error as the client parses it: its code "53" is ClickHouse's TYPE_MISMATCH, not Postgres's class 53 (insufficient resources).
   class ClickHouseError extends Error {
-    constructor(message: string, readonly code: string) {
+    readonly code: string;
+    constructor(message: string, code: string) {
       super(message);
+      this.code = code;
     }
   }
   expect(clickHouseCode(new ClickHouseError('Type mismatch', '53'))).toBe(53);

@@ -1,0 +1,188 @@
+// The service on three ClickHouse replicas of this file's own (over a ZooKeeper ensemble of three,
+// test/support/clickhouse-replicas.ts) while they fail under load: during 3,000 redirects and a stream
+// of conversions, one replica is killed with kill -9 (and started again later), then another is
+// stopped with SIGSTOP for 20 s, then a ZooKeeper node is killed. Every redirect answers 302; the
+// analytics API and the export answer throughout (from the live replicas); after recovery every scan
+// and every conversion is on every replica exactly once (SYSTEM SYNC REPLICA, then counts and
+// distinct ids), the rollups count each scan once, and the killed replica caught up by itself.
+// An ingress in this process and one worker process with the two sinks, on the file's own databases.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { LINK_LAYOUT } from '../../../src/links/analytics/rollup-rows.ts';
+import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { createLogger } from '../../../src/platform/logger.ts';
+import { migrateAll } from '../../../src/platform/migrations.ts';
+import { REPLICAS, startTestReplicas, type Replica, type TestReplicas } from '../../support/clickhouse-replicas.ts';
+import { eventually, testConfig, useDatabasesOfThisFile } from '../../support/env.ts';
+import { freshDatabases } from '../../support/fresh-databases.ts';
+import { call, startIngress, type TestIngress } from '../../support/ingress.ts';
+import { redirectLoad } from '../../support/links/redirect-load.ts';
+import { scan } from '../../support/links/scans.ts';
+import { workspaceWithKey } from '../../support/links/workspaces.ts';
+import { startTs, stopChild, waitForOutput, type Child } from '../../support/processes.ts';
+
+const REDIRECTS = 3000;
+const STOP_MS = 20_000;
+/** Slowest answer allowed of the analytics API and the export while replicas fail: a hung one is left within 2 s. */
+const ANSWER_BOUND_MS = 5000;
+
+const own = freshDatabases('chfaults');
+let replicas: TestReplicas;
+let ingress: TestIngress;
+let workers: Child;
+
+beforeAll(async () => {
+  replicas = await startTestReplicas();
+  useDatabasesOfThisFile({ ...own.databaseEnv(), ...replicas.env });
+  const config = testConfig();
+  await migrateAll(config, createLogger(config, 'test-clickhouse-replica-faults'));
+  ingress = await startIngress({ API_RATE_LIMIT_PER_MINUTE: '100000' });
+  workers = startTs('workers/run.ts', ['links-scan-sink', 'links-conversion-sink'], { LOG_LEVEL: 'info', METRICS_PORT: '0' });
+  await waitForOutput(workers, 'worker process ready', 90_000);
+}, 180_000);
+
+afterAll(async () => {
+  await stopChild(workers);
+  await ingress?.close();
+  if (replicas) {
+    await replicas.restart().catch(() => undefined);
+    await own.drop();
+    useDatabasesOfThisFile(undefined);
+    await replicas.release();
+  }
+}, 120_000);
+
+interface Workspace {
+  workspaceId: string;
+  key: string;
+  shortId: string;
+}
+
+/** Two workspaces (batched together by the sinks), a link each. */
+async function workspaces(): Promise<Workspace[]> {
+  const made = await Promise.all([0, 1].map(async () => {
+    const ws = await workspaceWithKey(ingress.url);
+    const link = await call(ingress.url, 'POST', '/api/v1/links', { key: ws.key, body: { destination: 'https://shop.example.com/replicas' } });
+    expect(link.status).toBe(201);
+    return { workspaceId: ws.workspaceId, key: ws.key, shortId: link.body.shortId as string };
+  }));
+  await eventually(async () => made.every((w) => ingress.app.redirects.cache.get(w.shortId) !== undefined), 10_000, 20);
+  return made;
+}
+
+/** Conversions until `until` says stop: a scan of a link, then a purchase with its click ID, one at a time. */
+function conversionStream(made: readonly Workspace[], until: () => boolean) {
+  const ids: string[] = [];
+  const statuses: Record<number, number> = {};
+  let scans = 0;
+  const done = (async () => {
+    for (let n = 0; !until(); n++) {
+      const w = made[n % made.length]!;
+      const redirect = await scan(ingress.url, w.shortId);
+      statuses[redirect.status] = (statuses[redirect.status] ?? 0) + 1;
+      scans++;
+      const tracked = await call(ingress.url, 'POST', '/api/v1/track', { key: w.key, body: { clickId: redirect.clickId, event: 'purchase', amount: 2.5, currency: 'EUR', externalId: `order-${n}` } });
+      statuses[tracked.status] = (statuses[tracked.status] ?? 0) + 1;
+      if (tracked.status === 201) ids.push(tracked.body.id as string);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { done, ids, statuses, scans: () => scans };
+}
+
+/** The analytics API and the export, asked in turn until `until` says stop: their statuses and slowest answer. */
+function apiProbe(made: readonly Workspace[], until: () => boolean) {
+  const statuses: Record<string, number> = {};
+  let slowestMs = 0;
+  const from = new Date(Date.now() - 3_600_000).toISOString();
+  const done = (async () => {
+    for (let n = 0; !until(); n++) {
+      const w = made[n % made.length]!;
+      const path = n % 2 === 0 ? `/api/v1/analytics?from=${from}` : `/api/v1/analytics/export?format=csv&from=${from}&to=${new Date(Date.now() + 3_600_000).toISOString()}`;
+      const start = Date.now();
+      const res = await call(ingress.url, 'GET', path, { key: w.key });
+      slowestMs = Math.max(slowestMs, Date.now() - start);
+      const key = `${n % 2 === 0 ? 'analytics' : 'export'} ${res.status}`;
+      statuses[key] = (statuses[key] ?? 0) + 1;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  return { done, statuses, slowestMs: () => slowestMs };
+}
+
+/** The ZooKeeper node that leads the ensemble (its `srvr` answer says so). */
+async function zookeeperLeader(): Promise<Replica> {
+  for (const node of REPLICAS) {
+    const [host, port] = replicas.zookeeperOf(node).split(':');
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(port), host!, () => socket.end('srvr'));
+      socket.on('data', (d) => (text += d)).on('close', () => resolve(text)).on('error', () => resolve(''));
+    });
+    if (/Mode: leader/.test(answer)) return node;
+  }
+  throw new Error('no ZooKeeper node says it leads');
+}
+
+/** On one replica, after it caught up: rows and distinct ids of the workspaces' scans and conversions, and the scans a rollup counts. */
+async function storedOn(replica: Replica, made: readonly Workspace[]): Promise<Record<string, number>> {
+  const db = own.name;
+  const ws = made.map((w) => `'${w.workspaceId}'`).join(', ');
+  for (const table of ['scans', 'conversions', 'scans_link_dims']) await replicas.query(replica, `SYSTEM SYNC REPLICA ${db}.${table}`);
+  const answer = await replicas.query(replica, `
+    SELECT (SELECT count() FROM ${db}.scans WHERE workspace_id IN (${ws})),
+           (SELECT uniqExact(scan_id) FROM ${db}.scans WHERE workspace_id IN (${ws})),
+           (SELECT count() FROM ${db}.conversions WHERE workspace_id IN (${ws})),
+           (SELECT uniqExact(conversion_id) FROM ${db}.conversions WHERE workspace_id IN (${ws})),
+           (SELECT sum(scans) FROM ${db}.scans_link_dims WHERE workspace_id IN (${ws}) AND dim = '${LINK_LAYOUT.oneRowAScan}')`);
+  const [scans, scanIds, conversions, conversionIds, rollup] = answer.trim().split('\t').map(Number);
+  return { scans: scans!, scanIds: scanIds!, conversions: conversions!, conversionIds: conversionIds!, rollup: rollup! };
+}
+
+it('stores every scan and conversion once on every replica while replicas are killed and hung and a ZooKeeper node dies, and answers analytics throughout', async () => {
+  const made = await workspaces();
+  const redirects = redirectLoad(ingress.url, made.map((w) => w.shortId), { total: REDIRECTS, perRound: 15, everyMs: 300, boundMs: 150_000 });
+  const loading = () => redirects.sent() >= REDIRECTS;
+  const conversions = conversionStream(made, loading);
+  const probe = apiProbe(made, loading);
+  const reached = (n: number) => eventually(async () => redirects.sent() >= n, 120_000, 50);
+
+  // kill -9 a replica: the first, which takes the writes while it serves.
+  await reached(300);
+  await replicas.kill(1);
+  // Started again a while later: it catches up by itself (replication's fetches).
+  await reached(900);
+  await replicas.restart();
+  // Another hangs for 20 s (its ZooKeeper session outlives the stop: it still counts as live).
+  await reached(1200);
+  replicas.pause(2);
+  await new Promise((r) => setTimeout(r, STOP_MS));
+  replicas.resume(2);
+  // The ZooKeeper leader dies: the ensemble elects another; every replica's session moves.
+  const leader = await zookeeperLeader();
+  await replicas.killZooKeeper(leader);
+  expect(redirects.sent()).toBeLessThan(REDIRECTS);
+
+  expect(await redirects.done).toEqual({ 302: REDIRECTS });
+  await conversions.done;
+  await probe.done;
+  expect(conversions.statuses).toEqual({ 302: conversions.scans(), 201: conversions.scans() });
+  expect(Object.keys(probe.statuses).sort()).toEqual(['analytics 200', 'export 200']);
+  expect(probe.slowestMs()).toBeLessThan(ANSWER_BOUND_MS);
+
+  // Everything stored, read through the service's client (sequentially consistent: every quorum insert).
+  const scans = REDIRECTS + conversions.scans();
+  const total = async () => {
+    const [row] = await ingress.platform.clickhouse
+      .rows<{ s: string; c: string }>(sql`SELECT (SELECT count() FROM scans) AS s, (SELECT count() FROM conversions) AS c`, { settings: { select_sequential_consistency: '1' } })
+      // A replica not yet holding every quorum insert refuses (REPLICA_IS_NOT_IN_QUORUM): asked again.
+      .catch(() => [{ s: '0', c: '0' }]);
+    return Number(row!.s) >= scans && Number(row!.c) >= conversions.ids.length;
+  };
+  await eventually(total, 120_000, 1000);
+  // The ZooKeeper node back too; then every replica holds each scan and conversion once, and the rollup counts each scan once.
+  await replicas.restart();
+  for (const replica of REPLICAS) {
+    expect({ replica, ...(await storedOn(replica, made)) }).toEqual({ replica, scans, scanIds: scans, conversions: conversions.ids.length, conversionIds: conversions.ids.length, rollup: scans });
+  }
+}, 180_000);

@@ -68,6 +68,7 @@ async function statementsOf(dir: string, file: string, db: SqlFragment): Promise
  * others, and the next waits until they have it. A server with no migration applied while others have
  * some is a replica added later: it cannot replay the old migrations (ZooKeeper holds today's
  * structure), so it takes the tables and views of the one furthest on, as they are now (joinReplica).
+ * While a replica does not answer, a process still starts when those that do have every migration.
  */
 async function migrateReplicas(config: MigrationConfig, log: Logger, dir: string): Promise<void> {
   const urls = clickhouseUrls(config);
@@ -75,7 +76,19 @@ async function migrateReplicas(config: MigrationConfig, log: Logger, dir: string
   const database = config.CLICKHOUSE_DATABASE;
   const db = ident(database);
   try {
-    const done = await Promise.all(servers.map((server) => applied(server, db)));
+    const reached = await Promise.all(servers.map((server) => applied(server, db).catch((err: unknown) => err as Error)));
+    const down = reached.flatMap((r, i) => (r instanceof Error ? [`${urls[i]} (${r.message})`] : []));
+    if (down.length > 0) {
+      // A process may start while a replica is down, as long as no migration waits for it.
+      const files = await migrationFiles(dir);
+      const upToDate = reached.every((r) => r instanceof Error || files.every((file) => r.has(file)));
+      if (upToDate) {
+        log.warn({ down }, 'clickhouse: every migration is applied on the replicas that answer; not checked on those that do not');
+        return;
+      }
+      throw new Error(`ClickHouse migrations to apply, and replicas that do not answer: ${down.join(', ')}; every replica must answer to take them`);
+    }
+    const done = reached as Set<string>[];
     const furthest = done.reduce((best, d, i) => (d.size > done[best]!.size ? i : best), 0);
     for (const [i, server] of servers.entries()) {
       if (done[i]!.size > 0 || done[furthest]!.size === 0) continue;

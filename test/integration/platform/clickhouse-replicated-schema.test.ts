@@ -2,14 +2,18 @@
 // CLICKHOUSE_REPLICATED=on every table and rollup is Replicated* on every replica, the same objects as
 // on a single server; a replica added later takes the tables and their rows; and a populated
 // single-server database moves onto the replicas in place (move-to-replicas-cli.ts) with every row
-// on every replica, its views still feeding the rollups.
+// on every replica, its views still feeding the rollups. A process starts while a replica is down
+// when nothing is left to migrate.
 import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
+import { CLICKHOUSE_MIGRATIONS_DIR, migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { startTestReplicas, REPLICAS, type Replica, type TestReplicas } from '../../support/clickhouse-replicas.ts';
 import { testConfig, testEnv } from '../../support/env.ts';
@@ -95,6 +99,27 @@ it('gives a replica added later (an empty server) the tables as they are now, an
   await syncAll(database, ['scans', 'scans_dims']);
   expect(await replicas.query(3, scansAndRollup(database))).toBe('3\t3\n');
   expect(await replicas.query(3, `SELECT count() FROM ${database}.schema_migrations`)).toBe('8\n');
+}, 120_000);
+
+it('lets a process start while a replica is down when nothing is left to migrate, and refuses a migration that would miss it', async () => {
+  const database = 'repl_fresh';
+  const config = testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: database });
+  const pending = mkdtempSync(join(tmpdir(), 'ch-migrations-'));
+  cpSync(CLICKHOUSE_MIGRATIONS_DIR, pending, { recursive: true });
+  writeFileSync(join(pending, '999_later.sql'), 'CREATE TABLE IF NOT EXISTS {db}.later (x UInt8) ENGINE = MergeTree ORDER BY x;\n');
+  await replicas.kill(3);
+  try {
+    await migrateClickHouse(config, SILENT);
+    await expect(migrateClickHouse(config, SILENT, pending)).rejects.toThrow(new RegExp(`ClickHouse migrations to apply, and replicas that do not answer: ${replicas.urlOf(3)}`));
+    expect(await replicas.query(1, `EXISTS TABLE ${database}.later`)).toBe('0\n');
+    await replicas.restart();
+    // Back, it takes the migration with the others.
+    await migrateClickHouse(config, SILENT, pending);
+    for (const r of REPLICAS) expect(await replicas.query(r, `SELECT engine FROM system.tables WHERE database = '${database}' AND name = 'later'`)).toBe('ReplicatedMergeTree\n');
+  } finally {
+    await replicas.restart();
+    rmSync(pending, { recursive: true, force: true });
+  }
 }, 120_000);
 
 it('moves a populated single-server database onto the replicas in place: every row on every replica, the views still feeding the rollups', async () => {

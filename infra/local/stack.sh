@@ -1074,7 +1074,7 @@ cmd_stop() {
 status_line() { # name address check (a function, with its arguments in the same word)
   local state=down
   $3 && state=healthy
-  printf '%-11s %-44s %s\n' "$1" "$2" "$state"
+  printf '%-12s %-50s %s\n' "$1" "$2" "$state"
 }
 
 status_kafka() {

@@ -125,6 +125,12 @@ function combinedSchema(products: readonly ProductSettings[]): TObject {
   return Type.Object(properties);
 }
 
+/** Several ClickHouse servers are replicas of one another, or reads would see a different store each time. */
+export const clickhouseProblems = (config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_REPLICATED'>): string[] =>
+  listSetting(config.CLICKHOUSE_URL).length > 1 && config.CLICKHOUSE_REPLICATED !== 'on'
+    ? ['CLICKHOUSE_URL names several servers: they must be replicas of one shard, with CLICKHOUSE_REPLICATED=on']
+    : [];
+
 /** MCP_ALLOWED_ORIGINS entries that are not origins, one line each. */
 export const mcpOriginsProblems = (config: Pick<Config, 'MCP_ALLOWED_ORIGINS'>): string[] =>
   parseOrigins(config.MCP_ALLOWED_ORIGINS).invalid.map((entry) => `MCP_ALLOWED_ORIGINS: ${entry} is not an origin (scheme://host[:port], http or https, no path)`);
@@ -162,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = withDatabaseCa(converted as Config);
-  const problems = [...secretsKeysProblems(config), ...mcpOriginsProblems(config), ...connectionProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
+  const problems = [...secretsKeysProblems(config), ...clickhouseProblems(config), ...mcpOriginsProblems(config), ...connectionProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

@@ -43,6 +43,7 @@ describe('configuration', () => {
       expect(() => loadConfig({ CLICKHOUSE_URL: bad }), bad).toThrow(/CLICKHOUSE_URL/);
     }
     expect(() => loadConfig({ CLICKHOUSE_REPLICATED: 'yes' })).toThrow(/CLICKHOUSE_REPLICATED.*expected one of on, off/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://a:8123,http://b:8123' })).toThrow(/CLICKHOUSE_URL names several servers: they must be replicas of one shard, with CLICKHOUSE_REPLICATED=on/);
   });
 });
 

@@ -136,14 +136,13 @@ export async function refill(ch: ClickHouse, rollup: ScanRollup, affected: reado
  * Deletes and rebuilds every rollup's rows of these buckets from the scans the table holds (less
  * `erased`). The caller holds off every insert of these workspaces' scans meanwhile (the sink's
  * partition locks), so no scan is counted twice or missed. The rebuilt rows are new parts, which a
- * still pending deletion does not touch (a mutation covers the parts written before it), so waiting
- * for the deletions (`mutationTimeoutMs`) only keeps the buckets from being counted twice meanwhile;
- * undefined: not waited for.
+ * still pending deletion does not touch (a mutation covers the parts written before it); waiting for
+ * the deletions keeps the buckets from being counted twice meanwhile.
  */
-export async function rebuildRollups(ch: ClickHouse, affected: readonly AffectedHours[], mutationTimeoutMs: number | undefined, erased?: SqlFragment): Promise<void> {
+export async function rebuildRollups(ch: ClickHouse, affected: readonly AffectedHours[], mutationTimeoutMs: number, erased?: SqlFragment): Promise<void> {
   if (affected.length === 0) return;
   const rollups = await scanRollups(ch);
   for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);
-  if (mutationTimeoutMs !== undefined) await mutationsDone(ch, ch.database, rollups.map((r) => r.table), mutationTimeoutMs);
+  await mutationsDone(ch, ch.database, rollups.map((r) => r.table), mutationTimeoutMs);
   for (const rollup of rollups) await refill(ch, rollup, affected, erased);
 }

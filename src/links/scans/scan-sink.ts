@@ -11,7 +11,6 @@ import { SCAN_SINK_FETCH, scansTopic } from '../../../topics/scans.ts';
 import type { ScanEvent } from './scan-event.ts';
 import type { ScanLimitCloser } from './scan-limit-closer.ts';
 import type { ScanPrivacy } from '../privacy/scan-privacy.ts';
-import { hourRanges, rebuildRollups, type AffectedHours } from '../privacy/scan-rollups.ts';
 
 /**
  * A scan as a ClickHouse row (absent values as empty strings; DateTime as epoch seconds). ClickHouse
@@ -59,16 +58,6 @@ export const SCANS_TABLE = {
   idOf: (e: ScanEvent) => e.scanId.toLowerCase(),
 };
 
-/** The workspaces' hours of these scans, as the rollup rebuild takes them. */
-function hoursOf(scans: readonly ScanEvent[]): AffectedHours[] {
-  const by = new Map<string, number[]>();
-  for (const s of scans) {
-    const workspace = s.workspaceId.toLowerCase();
-    (by.get(workspace) ?? by.set(workspace, []).get(workspace)!).push(Math.floor(s.timestamp / 3_600_000) * 3_600_000);
-  }
-  return [...by].map(([workspaceId, hours]) => ({ workspaceId, ranges: hourRanges(hours, 128) }));
-}
-
 /**
  * `scanLimits` closes the links whose stored scans reached their limit, after each batch; `privacy`,
  * when given, applies scan erasures and retention beside the sink (scan-privacy.ts).
@@ -85,10 +74,6 @@ export function scanSinkKind(clickhouse: ClickHouse, pg: Pool, scanLimits: ScanL
     // ClickHouse's cost is mostly per insert (a part of the table and of each of its nine rollups): fuller fetches.
     fetch: SCAN_SINK_FETCH,
     afterStored: (scans) => scanLimits.afterStored(scans),
-    // A workspace's scans are all in one partition of `scans` (its key): under that partition's lock
-    // no other insert counts scans of these workspaces while their rollup rows are rebuilt.
-    // Their deletions are not waited for: replicated mutations of 18.16 can stall, and the sink must not.
-    afterUncertain: (scans) => rebuildRollups(clickhouse, hoursOf(scans), undefined),
   });
   return privacy ? { ...kind, background: privacy.background() } : kind;
 }

@@ -10,7 +10,7 @@ const NETWORK_CODES = new Set([
 ]);
 
 // "not queryable": a query on a pooled connection that Postgres ended under it (an idle timeout while its process was stopped).
-const TRANSIENT_MESSAGE = /connection terminated|not queryable|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|unavailable|too many clients|the database system is (starting|shutting) up/i;
+const TRANSIENT_MESSAGE = /connection terminated|not queryable|connection refused|socket hang up|fetch failed|timeout|timed out|ECONNREFUSED|ECONNRESET|network|not available|too many clients|the database system is (starting|shutting) up/i;
 
 /**
  * Postgres SQLSTATEs of connection loss, shutdown, overload, retryable conflicts, and a session ended
@@ -23,8 +23,9 @@ export function isTransient(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const err = e as { code?: unknown; retriable?: unknown; status?: unknown; message?: unknown; name?: unknown };
     if (typeof err.code === 'string' && (NETWORK_CODES.has(err.code) || isTransientPgCode(err.code))) return true;
-    // ClickHouse replicas without ZooKeeper, too few of them live, an insert's quorum unconfirmed.
-    if (replicationOutage(err) !== undefined) return true;
+    // ClickHouse replicas without ZooKeeper, too few of them live, an insert's quorum unconfirmed;
+    // and a ClickHouse server the client left (killed, hung: clickhouse/server-health.ts).
+    if (replicationOutage(err) !== undefined || err.name === 'ServerUnavailable') return true;
     // kafkajs marks its retriable errors.
     if (err.retriable === true) return true;
     // HTTP services (registry, ClickHouse) answering 5xx or 429.

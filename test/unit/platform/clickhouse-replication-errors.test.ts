@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { isTransient } from '../../../src/platform/actors/transient.ts';
 import { clickHouseCode, replicationOutage } from '../../../src/platform/clickhouse/replication-errors.ts';
+import { ServerUnavailable } from '../../../src/platform/clickhouse/server-health.ts';
 
 // ClickHouse 18.16's answers over HTTP, as the client hands them on: a plain Error with the body as its message.
 const answer = (code: number, text: string) => new Error(`Code: ${code}, e.displayText() = DB::Exception: ${text}, e.what() = DB::Exception\n`);
@@ -56,4 +57,7 @@ it('keeps what is wrong with the rows or the statement a failure of the message,
   // Postgres's own class 53 stays an outage.
   expect(isTransient(Object.assign(new Error('sorry, too many clients already'), { code: '53300' }))).toBe(true);
   expect(clickHouseCode(new Error('connect ECONNREFUSED 127.0.0.1:8123'))).toBeUndefined();
+  // A server the client left (killed or hung) is an outage; a mail server's "mailbox unavailable" is no ClickHouse's.
+  expect(isTransient(new ServerUnavailable('http://127.0.0.1:8123', 'no answer to a ping', false))).toBe(true);
+  expect(isTransient(new Error('550 5.1.1 Requested action not taken: mailbox unavailable'))).toBe(false);
 });

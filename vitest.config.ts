@@ -51,6 +51,10 @@ const ALONE = [
   // Three worker processes and an ingress under 3,000 redirects and a fan-out, one killed and one stopped:
   // beside broadcasts and automations (kill tests of their own) the three loaded the two cores past their bounds.
   'test/integration/platform/worker-processes.test.ts',
+  // Time-bound: reads must move off a killed or hung ClickHouse replica (three of its own, and a ZooKeeper ensemble) within 2 s.
+  'test/integration/platform/clickhouse-replica-failover.test.ts',
+  // Kills and hangs ClickHouse replicas and a ZooKeeper node of its own under 3,000 redirects, conversions and analytics reads.
+  'test/integration/platform/clickhouse-replica-faults.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

@@ -29,10 +29,16 @@
 // journal's shipper) and helpers (V8's and libuv's).
 // The secured stack (BENCH_SECURE, default on): the same load on an ingress and scan workers whose
 // every connection is TLS with a password (issue 51), against ours on the plaintext stack.
+// `ours on ClickHouse replicas` (issue 53) is ours again with ClickHouse three replicas over a ZooKeeper
+// ensemble of their own (test/support/clickhouse-replicas.ts), in the same rounds: its own ingress,
+// worker process, topic prefix and link; the replicas and ZooKeeper nodes are its `clickhouse` and
+// `zookeeper`. BENCH_CLICKHOUSE_REPLICAS=1 adds it (the six idle servers are busy time of every other
+// run's machine too, so it is left out by default).
 // Results: bench/results/redirect.json. Run: node bench/redirect.bench.ts
 // (BENCH_LINK=routed: a link with country rules and an A/B test, bench/results/redirect-routed.json;
 // BENCH_LINK=utm: a plain link with five UTM parameters to append, bench/results/redirect-utm.json)
 import { spawn } from 'node:child_process';
+import { REPLICAS, startTestReplicas, type TestReplicas } from '../test/support/clickhouse-replicas.ts';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { loadConfig } from '../src/platform/config.ts';
 import { prefixed } from '../src/platform/kafka/topic-definition.ts';
@@ -66,6 +72,7 @@ const LINK = UTM
   : { destination: 'https://example.com/landing?ref=bench' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CLUSTER = process.env.BENCH_KAFKA_CLUSTER !== '0';
+const CH_REPLICAS = process.env.BENCH_CLICKHOUSE_REPLICAS === '1';
 // A round on the secured stack (issue 51): Kafka over SASL_SSL with SCRAM-SHA-512, the registry
 // over HTTPS with basic auth, ClickHouse over HTTPS, Postgres and Redis over TLS, a stack of the
 // bench's own (test/support/secure-stack.ts) beside the plaintext one, with its own ingress and
@@ -163,7 +170,8 @@ const topicPrefix = `bench-redirect-${Date.now()}`;
 const clusterPrefix = `${topicPrefix}-cluster`;
 const nginxPort = freePort();
 const barePort = freePort();
-const ingressPorts = [freePort(), freePort(), freePort(), freePort(), freePort()];
+const ingressPorts = [freePort(), freePort(), freePort(), freePort(), freePort(), freePort()];
+const replicasPrefix = `${topicPrefix}-chreplicas`;
 const securePrefix = `${topicPrefix}-secure`;
 const baselinePrefix = `${topicPrefix}-baseline`;
 const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: String(port), REDIRECTS_PER_MINUTE_PER_IP: '1000000000', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, MAIL_RELAY_SMTP_PORT: '-1', MAIL_INBOUND_SMTP_PORT: '-1' });
@@ -171,6 +179,7 @@ const ingressEnv = (port: number) => ({ TOPIC_PREFIX: topicPrefix, HTTP_PORT: St
 const running: Proc[] = [];
 const admins: Admin[] = [];
 let cluster: TestCluster | undefined;
+let chReplicas: TestReplicas | undefined;
 let secureStack: SecureStack | undefined;
 const started = async (starting: Promise<Proc>) => {
   const proc = await starting;
@@ -292,9 +301,21 @@ try {
     };
   }
 
+  let onReplicas: { ingress: Proc; workers: Proc } | undefined;
+  if (CH_REPLICAS) {
+    chReplicas = await startTestReplicas();
+    const replicasEnv = { ...chReplicas.env, TOPIC_PREFIX: replicasPrefix };
+    onReplicas = {
+      ingress: await started(start('src/main.ts', { ...ingressEnv(ingressPorts[5]!), ...replicasEnv, SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-chreplicas` }, 'ingress listening', 180_000)),
+      workers: await started(start('workers/run.ts', replicasEnv, 'worker process ready', 180_000, kinds)),
+    };
+  }
+
   const base = (i: number) => `http://127.0.0.1:${ingressPorts[i]}`;
   const shortId = await makeLink(base(0));
   const clusterShortId = CLUSTER ? await makeLink(base(2)) : undefined;
+  const replicasShortId = onReplicas ? await makeLink(base(5)) : undefined;
+  const replicasPath = `/${replicasShortId}`;
   const baselineShortId = baseline ? await makeLink(base(3)) : undefined;
   const baselinePath = `/${baselineShortId}`;
   const secureShortId = onSecure ? await makeLink(base(4)) : undefined;
@@ -305,6 +326,7 @@ try {
   const single = await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, topicPrefix, scanGroups, shortId);
   const onClusterScans = cluster ? await scansOf(cluster.brokers, clusterPrefix, scanGroups, clusterShortId!) : undefined;
   const baselineScans = baseline ? await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, baselinePrefix, scanGroups, baselineShortId!, { CLICKHOUSE_DATABASE: BASELINE_DATABASE }) : undefined;
+  const replicasScans = onReplicas ? await scansOf(loadConfig({ ...process.env, ...BENCH_ENV }).KAFKA_BROKERS, replicasPrefix, scanGroups, replicasShortId!, chReplicas!.env) : undefined;
   const secureScans = onSecure ? await scansOf(secureStack!.env.KAFKA_BROKERS!, securePrefix, scanGroups, secureShortId!, secureEnv) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
@@ -320,6 +342,11 @@ try {
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
   }
+  if (replicasScans) {
+    const warm = await wrk(base(5), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(replicasPath) });
+    await replicasScans.drained(answered(warm));
+    await replicasScans.stored();
+  }
   if (secureScans) {
     const warm = await wrk(base(4), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(securePath) });
     await secureScans.drained(answered(warm));
@@ -333,16 +360,17 @@ try {
 
   // The kafka group is the brokers the server under test uses: the stack's one, or the cluster's three.
   const clusterPids = () => (cluster ? [1, 2, 3].map((n) => cluster!.pidOf(n as 1 | 2 | 3)) : []);
+  const replicaPids = () => (chReplicas ? REPLICAS.map((r) => chReplicas!.pidOf(r)) : []);
   const stack = () => {
     const processes = stackProcesses();
-    return { ...processes, kafka: processes.kafka!.filter((pid) => !clusterPids().includes(pid)) };
+    return { ...processes, kafka: processes.kafka!.filter((pid) => !clusterPids().includes(pid)), clickhouse: processes.clickhouse!.filter((pid) => !replicaPids().includes(pid)) };
   };
   // The ingress by thread (cpu.ts threadsOf): what the event loop spends, apart from the journal's shipper thread.
   const ingressThreads = (proc: Proc) => {
     const { main, workers, helpers } = threadsOf(proc.child.pid!);
     return { 'ingress main thread': main, 'ingress worker threads': workers, 'ingress helper threads': helpers };
   };
-  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline' | 'secure') => ({
+  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline' | 'secure' | 'replicas') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
     ...(server === 'ours' ? ingressThreads(ingresses[0]!) : {}),
@@ -354,6 +382,7 @@ try {
     // Looked up at each run's start: Postgres forks backends as pools connect.
     ...stack(),
     ...(server === 'cluster' ? { ingress: withChildren(onCluster!.ingress.child.pid!), workers: withChildren(onCluster!.workers.child.pid!), kafka: clusterPids() } : {}),
+    ...(server === 'replicas' ? { ingress: withChildren(onReplicas!.ingress.child.pid!), workers: withChildren(onReplicas!.workers.child.pid!), clickhouse: replicaPids(), zookeeper: REPLICAS.map((n) => chReplicas!.zookeeperPidOf(n)) } : {}),
   });
 
   console.log('measuring…');
@@ -369,6 +398,8 @@ try {
     if (baselineScans) await baselineScans.stored();
     const oursOnCluster = onClusterScans ? await measure(base(2), clusterPath, () => groupsFor('cluster'), (load) => onClusterScans.drained(answered(load))) : undefined;
     if (onClusterScans) await onClusterScans.stored();
+    const oursOnReplicas = replicasScans ? await measure(base(5), replicasPath, () => groupsFor('replicas'), (load) => replicasScans.drained(answered(load))) : undefined;
+    if (replicasScans) await replicasScans.stored();
     // Two ingresses, one per core: two wrk processes at once, half the connections each.
     const busyBefore = machineBusyMs();
     const both = await Promise.all([0, 1].map((i) => wrk(base(i), { connections: CONNECTIONS / 2, seconds: SECONDS, maxRequests: MAX_REQUESTS, script: script(path) })));
@@ -387,8 +418,10 @@ try {
         }
         : {}),
       ...(oursOnCluster ? { clusterOverSingleBroker: Number((oursOnCluster.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}),
+      ...(oursOnReplicas ? { oursOnReplicas, replicasOverSingleServer: Number((oursOnReplicas.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}),
       twoOverOne: Number((twoIngresses.requestsPerSecond / ours.load.requestsPerSecond).toFixed(2)),
     });
+    if (oursOnReplicas) console.log(`round ${round + 1}: on ClickHouse replicas ${oursOnReplicas.cpuPerRedirectUs} µs (${oursOnReplicas.load.requestsPerSecond} req/s): replicas/single ${rounds.at(-1)!.replicasOverSingleServer}`);
     if (secureRun) console.log(`round ${round + 1}: on the secured stack ${secureRun.cpuPerRedirectUs} µs (${secureRun.load.requestsPerSecond} req/s): secured/plain ${rounds.at(-1)!.secureOverPlain}`);
     if (baselineRun) console.log(`round ${round + 1}: today ${ours.cpuPerRedirectUs} µs (ingress ${ingressUs(ours)}), ${BASELINE_REF} ${baselineRun.cpuPerRedirectUs} µs (ingress ${ingressUs(baselineRun)}): today/baseline ${rounds.at(-1)!.todayOverBaseline}, ingress ${rounds.at(-1)!.ingressTodayOverBaseline}`);
     console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
@@ -400,6 +433,7 @@ try {
   const counted = await single.stored();
   const clusterCounted = onClusterScans ? await onClusterScans.stored() : undefined;
   const clusterRounds = rounds.flatMap((r) => (r.oursOnCluster ? [{ ...r, oursOnCluster: r.oursOnCluster, clusterOverSingleBroker: r.clusterOverSingleBroker! }] : []));
+  const replicasRounds = rounds.flatMap((r) => (r.oursOnReplicas ? [{ ...r, oursOnReplicas: r.oursOnReplicas, replicasOverSingleServer: r.replicasOverSingleServer! }] : []));
   const secureRounds = rounds.flatMap((r) => (r.oursSecure ? [{ ...r, oursSecure: r.oursSecure, secureOverPlain: r.secureOverPlain! }] : []));
   const baselineRounds = rounds.flatMap((r) => (r.baseline ? [{ ...r, todayOverBaseline: r.todayOverBaseline!, ingressTodayOverBaseline: r.ingressTodayOverBaseline! }] : []));
   // The headline: today's build against the baseline build, in the same rounds.
@@ -435,6 +469,18 @@ try {
         : {}),
     },
     ratioOursOverBare: ratio,
+    ...(replicasRounds.length > 0
+      ? {
+        onClickHouseReplicas: {
+          cpuPerRedirectUs: medianBy(replicasRounds, (r) => r.oursOnReplicas.cpuPerRedirectUs).oursOnReplicas.cpuPerRedirectUs,
+          clickhouseAndZooKeeperUs: medianBy(replicasRounds.map((r) => Number((r.oursOnReplicas.attributionUs.clickhouse! + r.oursOnReplicas.attributionUs.zookeeper!).toFixed(1))), (us) => us),
+          singleServerClickHouseUs: medianBy(replicasRounds.map((r) => r.ours.attributionUs.clickhouse!), (us) => us),
+          requestsPerSecond: medianBy(replicasRounds, (r) => r.oursOnReplicas.load.requestsPerSecond).oursOnReplicas.load.requestsPerSecond,
+          replicasOverSingleServer: medianBy(replicasRounds, (r) => r.replicasOverSingleServer).replicasOverSingleServer,
+          scansInClickHouse: { expected: replicasScans!.expected(), ...(await replicasScans!.stored()) },
+        },
+      }
+      : {}),
     ...(secureRounds.length > 0
       ? {
         secured: {
@@ -466,9 +512,11 @@ try {
   for (const admin of admins) await admin.disconnect();
   for (const proc of running.reverse()) await proc.stop();
   await cluster?.release();
+  await chReplicas?.release();
   await secureStack?.release();
   await deleteRunResources(topicPrefix);
   if (BASELINE_REF) await deleteRunResources(baselinePrefix);
   // The cluster's topics went with it; its registry subjects are the stack's.
   if (CLUSTER) await deleteRunResources(clusterPrefix);
+  if (CH_REPLICAS) await deleteRunResources(replicasPrefix);
 }

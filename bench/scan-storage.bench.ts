@@ -13,6 +13,8 @@
 // The traffic is a workspace's, not one link's: 1,000 links, 50,000 visitors, 15 countries, four
 // browsers (the redirect benchmark's single link and visitor fill each rollup with one row an
 // insert, its best case). Its own database, dropped at the end.
+// Then the replicated round (scan-storage-replicas.ts; BENCH_REPLICAS=0 leaves it out): the same scans
+// stored as the sink stores them on three replicas over ZooKeeper, against the single server.
 // Results: bench/results/scan-storage.json.   Run: node bench/scan-storage.bench.ts
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, type ClickHouse } from '../src/platform/clickhouse/client.ts';
@@ -24,6 +26,7 @@ import { createLogger } from '../src/platform/logger.ts';
 import type { ScanEvent } from '../src/links/scans/scan-event.ts';
 import { SCANS_TABLE, toScanRow } from '../src/links/scans/scan-sink.ts';
 import { stackProcesses, sampleCpu, cpuDelta } from './cpu.ts';
+import { replicasRounds } from './scan-storage-replicas.ts';
 import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -154,6 +157,7 @@ try {
     at10000ScansAnInsert: { rounds: earlierRounds, medians: medians(earlierRounds) },
     target: { tableWithRollupsUsAtMost: 15 },
     met: { tableWithRollups: headline.tableWithRollupsUs <= 15 },
+    ...(process.env.BENCH_REPLICAS === '0' ? {} : { onThreeReplicas: await replicasRounds(ROUNDS, SCANS) }),
   };
   console.log(JSON.stringify(result, null, 2));
   writeResult('scan-storage', result);

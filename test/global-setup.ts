@@ -9,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { Kafka, logLevel } from 'kafkajs';
 import { deleteOwned, ownedLeftovers, underPrefix, type SharedServices } from './support/kafka-leftovers.ts';
 import { removeLeftClusters, removeRunClusters } from './support/kafka-cluster.ts';
+import { removeLeftReplicas } from './support/clickhouse-replicas.ts';
 import { dropDatabases, dropLeftoverFileDatabases } from './support/drop-databases.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -92,6 +93,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // The run's shared three-node cluster, and those of fault tests whose process died before it removed them (their JVMs run on).
     await removeRunClusters();
     await removeLeftClusters();
+    // ClickHouse replicas of fault tests whose process died before it removed them.
+    await removeLeftReplicas();
     if (runName?.startsWith('auto_')) await dropDatabases(config, database);
     await locks.release();
     const owned = underPrefix(config.TOPIC_PREFIX);

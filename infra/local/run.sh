@@ -7,6 +7,8 @@
 #   bash infra/local/run.sh test    the whole test suite (unit + integration, real services)
 #
 # STACK_KAFKA_NODES=3 runs either on a three-node Kafka cluster (infra/local/README.md).
+# STACK_CLICKHOUSE_REPLICAS=3 runs either on three ClickHouse replicas over a ZooKeeper ensemble
+# (infra/local/README.md), their tables Replicated* (CLICKHOUSE_REPLICATED=on).
 # STACK_SECURE=1 runs either on the secured stack (TLS and passwords everywhere; README.md): every
 # process gets the settings in .stack/secure/service.env.
 set -euo pipefail
@@ -99,6 +101,13 @@ fi
 # so a client still finds the cluster while any one of them is down.
 KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash infra/local/stack.sh kafka-brokers)}"
 export KAFKA_BROKERS
+# With STACK_CLICKHOUSE_REPLICAS=3, every process gets the three ClickHouse replicas (the client spreads
+# reads over them and moves off one that is down) and Replicated* tables; settings already set win.
+if [ "${STACK_CLICKHOUSE_REPLICAS:-1}" = 3 ]; then
+  CLICKHOUSE_URL="${CLICKHOUSE_URL:-$(bash infra/local/stack.sh clickhouse-urls)}"
+  CLICKHOUSE_REPLICATED="${CLICKHOUSE_REPLICATED:-on}"
+  export CLICKHOUSE_URL CLICKHOUSE_REPLICATED
+fi
 
 # Stored secrets (DKIM keys, webhook secrets) are sealed with SECRETS_KEYS. Outside production, unless it
 # is set, a key made once for this machine and kept in .stack/secrets-key (LOCAL_STATE_DIR/secrets-key),

@@ -6,6 +6,8 @@
 #   bash infra/local/stack.sh start|stop|status kafka     the Kafka broker(s) alone
 #
 # STACK_KAFKA_NODES=3 runs Kafka as a three-node cluster instead of the single broker (README.md).
+# STACK_CLICKHOUSE_REPLICAS=3 runs ClickHouse as three replicas over a ZooKeeper ensemble instead of the
+# single server (README.md).
 #
 # Data, logs and pid files live in $REPO/.stack/ (git-ignored; STACK_DIR names another folder, which
 # with `start kafka` gives a second, separate Kafka: the tests' cluster does that). Downloads are cached outside
@@ -611,8 +613,11 @@ configure_apicurio() {
 # ClickHouse's config.xml and users.xml in `dir`, one shape for the plain stack and the secured one
 # (secure.sh): `listeners` are the port elements (and TLS settings) after listen_host, `users` the
 # <users> element's content; the rest (paths, caches, a 2 GB per-query cap, the quota) is the same.
+# A replica (below) sets, before calling: ch_cache_bytes (the mark and uncompressed caches, 256 MB
+# otherwise), ch_server_extra (more server elements: ZooKeeper, macros…), ch_profile_extra (more
+# settings of the default profile: pool sizes).
 write_clickhouse_config() { # dir generated-by listeners users
-  local dir=$1
+  local dir=$1 cache=${ch_cache_bytes:-268435456}
   mkdir -p "$dir/data" "$dir/tmp" "$dir/user_files" "$dir/log"
   cat >"$dir/config.xml" <<EOF
 <?xml version="1.0"?>
@@ -639,9 +644,10 @@ $3
   <max_connections>1024</max_connections>
   <max_concurrent_queries>50</max_concurrent_queries>
   <keep_alive_timeout>3</keep_alive_timeout>
-  <mark_cache_size>268435456</mark_cache_size>
-  <uncompressed_cache_size>268435456</uncompressed_cache_size>
+  <mark_cache_size>$cache</mark_cache_size>
+  <uncompressed_cache_size>$cache</uncompressed_cache_size>
   <mlock_executable>false</mlock_executable>
+${ch_server_extra:-}
 </yandex>
 EOF
   cat >"$dir/users.xml" <<EOF
@@ -653,6 +659,7 @@ EOF
       <max_memory_usage>2000000000</max_memory_usage>
       <use_uncompressed_cache>0</use_uncompressed_cache>
       <load_balancing>random</load_balancing>
+${ch_profile_extra:-}
     </default>
   </profiles>
   <users>
@@ -711,6 +718,224 @@ start_clickhouse() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# ClickHouse replicated (STACK_CLICKHOUSE_REPLICAS=3): three ZooKeeper 3.8 nodes (an ensemble) and
+# three ClickHouse servers, one shard of three replicas. Node i (1-3) has the ports
+# CH_REPLICA_PORT + 10i + 0 (HTTP), 1 (native), 2 (interserver HTTP), 5 (ZooKeeper client),
+# 6 (ZooKeeper peer), 7 (ZooKeeper election): 8210-8217, 8220-8227, 8230-8237 by default.
+# Folders $STACK/clickhouse-replicas/replica-<i>/ and $STACK/zookeeper/node-<i>/; pid files
+# run/clickhouse-<i>.pid, run/zookeeper-<i>.pid; logs logs/zookeeper-<i>.log and each replica's log/.
+# ---------------------------------------------------------------------------------------------
+
+CH_REPLICAS=${STACK_CLICKHOUSE_REPLICAS:-1}
+[[ $CH_REPLICAS == 1 || $CH_REPLICAS == 3 ]] || { echo "[stack] ERROR: STACK_CLICKHOUSE_REPLICAS must be 1 or 3" >&2; exit 2; }
+[[ $CH_REPLICAS == 1 || $SECURE == 0 ]] || { echo "[stack] ERROR: STACK_CLICKHOUSE_REPLICAS=3 is not offered with STACK_SECURE=1" >&2; exit 2; }
+CH_REPLICA_PORT=${STACK_CH_REPLICA_PORT:-8200}
+# ClickHouse 18.16's ZooKeeper client fails the handshake of a 3.9 server: 3.8 it is. Kafka 3.9 ships
+# its jars (it still has a ZooKeeper mode); a Kafka without them gets them from Maven Central.
+ZK_VERSION=3.8.4
+ZK_TIMEOUT=${STACK_ZK_TIMEOUT:-60}
+REPLICAS_DIR="$STACK/clickhouse-replicas"
+ZK_DIR="$STACK/zookeeper"
+# The cluster's name in remote_servers (one shard, the three replicas).
+CH_CLUSTER=linkmail
+
+replica_numbers() { seq 1 3; }
+replica_http_port() { echo $((CH_REPLICA_PORT + 10 * $1)); }
+replica_tcp_port() { echo $((CH_REPLICA_PORT + 10 * $1 + 1)); }
+replica_interserver_port() { echo $((CH_REPLICA_PORT + 10 * $1 + 2)); }
+zk_client_port() { echo $((CH_REPLICA_PORT + 10 * $1 + 5)); }
+zk_peer_port() { echo $((CH_REPLICA_PORT + 10 * $1 + 6)); }
+zk_election_port() { echo $((CH_REPLICA_PORT + 10 * $1 + 7)); }
+replica_marker() { echo "$REPLICAS_DIR/replica-$1/config.xml"; }
+zk_marker() { echo "$ZK_DIR/node-$1/zoo.cfg"; }
+
+# What CLICKHOUSE_URL should be for the configured ClickHouse: every replica's HTTP address.
+clickhouse_urls() {
+  local i list=()
+  if [[ $CH_REPLICAS == 1 ]]; then echo "http://$HOST:$CH_HTTP_PORT"; return; fi
+  for i in $(replica_numbers); do list+=("http://$HOST:$(replica_http_port "$i")"); done
+  (IFS=,; echo "${list[*]}")
+}
+
+zk_classpath() {
+  if compgen -G "$KAFKA_HOME/libs/zookeeper-3.8.*.jar" >/dev/null; then echo "$KAFKA_HOME/libs/*"
+  else echo "$CACHE/zookeeper-$ZK_VERSION/libs/*"; fi
+}
+
+install_zookeeper() {
+  install_kafka
+  compgen -G "$KAFKA_HOME/libs/zookeeper-3.8.*.jar" >/dev/null && return
+  local home="$CACHE/zookeeper-$ZK_VERSION"
+  [[ -f "$home/.complete" ]] && return
+  log "zookeeper: the cached Kafka has no 3.8 jars; fetching org.apache.zookeeper:zookeeper:$ZK_VERSION from Maven Central…"
+  mkdir -p "$home"
+  cat >"$home/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.stack</groupId><artifactId>zookeeper-runtime</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.zookeeper</groupId><artifactId>zookeeper</artifactId><version>$ZK_VERSION</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
+  </dependencies>
+</project>
+POM
+  (cd "$home" && mvn_q "$DEP_PLUGIN:copy-dependencies" -DincludeScope=runtime -DoutputDirectory="$home/libs") ||
+    { err "zookeeper: maven download failed"; return 1; }
+  touch "$home/.complete"
+}
+
+# A node is healthy once it serves as the ensemble's leader or a follower (the four-letter `srvr`).
+zk_healthy() { # node
+  local out
+  out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1; printf srvr >&3; cat <&3' "$HOST" "$(zk_client_port "$1")" 2>/dev/null) || return 1
+  [[ $out == *"Mode: leader"* || $out == *"Mode: follower"* ]]
+}
+
+# A replica is healthy once it answers a query that needs its ZooKeeper session.
+replica_healthy() { # replica
+  [[ "$(curl -s -m 3 --data-binary "SELECT count() > 0 FROM system.zookeeper WHERE path = '/'" \
+        "http://$HOST:$(replica_http_port "$1")/" 2>/dev/null)" == 1 ]]
+}
+
+configure_zookeeper_node() { # node
+  local i=$1 dir="$ZK_DIR/node-$1" j
+  mkdir -p "$dir/data" "$LOGS"
+  echo "$i" >"$dir/data/myid"
+  {
+    echo "# Generated by infra/local/stack.sh -- node $i of a three-node ZooKeeper $ZK_VERSION ensemble."
+    echo "tickTime=2000"
+    echo "initLimit=10"
+    echo "syncLimit=5"
+    echo "dataDir=$dir/data"
+    echo "clientPortAddress=$HOST"
+    echo "clientPort=$(zk_client_port "$i")"
+    for j in $(replica_numbers); do echo "server.$j=$HOST:$(zk_peer_port "$j"):$(zk_election_port "$j")"; done
+    echo "# No admin HTTP server (its Jetty is not on the class path, and it would take port 8080)."
+    echo "admin.enableServer=false"
+    echo "4lw.commands.whitelist=srvr,ruok,mntr"
+    echo "autopurge.snapRetainCount=3"
+    echo "autopurge.purgeInterval=1"
+  } >"$dir/zoo.cfg"
+  cat >"$dir/log4j.properties" <<L4J
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$LOGS/zookeeper-$i-server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=2
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+L4J
+}
+
+configure_replica() { # replica
+  local i=$1 j servers="" zookeepers=""
+  for j in $(replica_numbers); do
+    zookeepers+="    <node index=\"$j\"><host>$HOST</host><port>$(zk_client_port "$j")</port></node>
+"
+    servers+="        <replica><host>$HOST</host><port>$(replica_tcp_port "$j")</port></replica>
+"
+  done
+  # Three servers share two cores with the rest of the stack: small caches and few background threads.
+  local ch_cache_bytes=67108864
+  local ch_server_extra="  <interserver_http_host>$HOST</interserver_http_host>
+  <zookeeper>
+$zookeepers    <session_timeout_ms>30000</session_timeout_ms>
+    <operation_timeout_ms>10000</operation_timeout_ms>
+  </zookeeper>
+  <!-- Table paths in ZooKeeper and replica names: /clickhouse/tables/{shard}/<db>/<table>, {replica}. -->
+  <macros>
+    <shard>01</shard>
+    <replica>replica-$i</replica>
+  </macros>
+  <remote_servers>
+    <$CH_CLUSTER>
+      <shard>
+        <internal_replication>true</internal_replication>
+$servers      </shard>
+    </$CH_CLUSTER>
+  </remote_servers>"
+  local ch_profile_extra="      <background_pool_size>4</background_pool_size>
+      <background_schedule_pool_size>8</background_schedule_pool_size>"
+  write_clickhouse_config "$REPLICAS_DIR/replica-$i" "infra/local/stack.sh: replica $i of 3. Loopback only, small caches" \
+"  <http_port>$(replica_http_port "$i")</http_port>
+  <tcp_port>$(replica_tcp_port "$i")</tcp_port>
+  <interserver_http_port>$(replica_interserver_port "$i")</interserver_http_port>" \
+"    <default>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </default>"
+}
+
+# Starts the ZooKeeper nodes and replicas that are not running (one that died comes back while the
+# others keep serving), the replicas once the ensemble serves; then wait_replicas.
+start_replicas() {
+  local i port
+  for i in $(replica_numbers); do
+    if pid_alive "$(pid_of "zookeeper-$i")" "$(zk_marker "$i")"; then log "zookeeper-$i: already running"; continue; fi
+    for port in $(zk_client_port "$i") $(zk_peer_port "$i") $(zk_election_port "$i"); do
+      port_open "$HOST" "$port" && { err "port $port is taken by another process"; return 1; }
+    done
+    install_zookeeper
+    configure_zookeeper_node "$i"
+    log "zookeeper-$i: starting $ZK_VERSION on $HOST:$(zk_client_port "$i")"
+    launch "zookeeper-$i" "$LOGS/zookeeper-$i.log" java -Xms32m -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -Dlog4j.configuration="file:$ZK_DIR/node-$i/log4j.properties" \
+      -Dzookeeper.jmx.log4j.disable=true -cp "$(zk_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain "$(zk_marker "$i")"
+  done
+  # A replica whose tables are replicated exits at start while ZooKeeper has no quorum: wait for it.
+  for i in $(replica_numbers); do
+    wait_healthy "zookeeper-$i" "$ZK_TIMEOUT" "$LOGS/zookeeper-$i-server.log" "zk_healthy $i" "$(zk_marker "$i")" || return 1
+  done
+  [[ -x /usr/sbin/clickhouse-server ]] || apt_install_without_starting clickhouse-server
+  for i in $(replica_numbers); do
+    if pid_alive "$(pid_of "clickhouse-$i")" "$(replica_marker "$i")"; then log "clickhouse-$i: already running"; continue; fi
+    for port in $(replica_http_port "$i") $(replica_tcp_port "$i") $(replica_interserver_port "$i"); do
+      port_open "$HOST" "$port" && { err "port $port is taken by another process"; return 1; }
+    done
+    configure_replica "$i"
+    log "clickhouse-$i: starting on $HOST:$(replica_http_port "$i") (http) / $(replica_tcp_port "$i") (native) / $(replica_interserver_port "$i") (interserver)"
+    launch "clickhouse-$i" "$LOGS/clickhouse-$i.log" /usr/sbin/clickhouse-server --config-file="$(replica_marker "$i")"
+  done
+}
+
+wait_replicas() {
+  local i rc=0
+  for i in $(replica_numbers); do
+    wait_healthy "clickhouse-$i" "$CH_TIMEOUT" "$REPLICAS_DIR/replica-$i/log/clickhouse-server.err.log" "replica_healthy $i" "$(replica_marker "$i")" || rc=1
+  done
+  return $rc
+}
+
+# The replicas first (so they leave ZooKeeper cleanly), then the ensemble; each group all at once.
+stop_replicas() {
+  local i args=()
+  for i in $(replica_numbers); do [[ -e "$RUN/clickhouse-$i.pid" ]] && args+=("clickhouse-$i" "$(replica_marker "$i")"); done
+  [[ ${#args[@]} == 0 ]] || stop_together "${args[@]}"
+  args=()
+  for i in $(replica_numbers); do [[ -e "$RUN/zookeeper-$i.pid" ]] && args+=("zookeeper-$i" "$(zk_marker "$i")"); done
+  [[ ${#args[@]} == 0 ]] || stop_together "${args[@]}"
+}
+
+status_replicas() {
+  local i
+  for i in $(replica_numbers); do
+    status_line "zookeeper-$i" "$HOST:$(zk_client_port "$i") (peer $(zk_peer_port "$i"), election $(zk_election_port "$i"))" "zk_healthy $i"
+  done
+  for i in $(replica_numbers); do
+    status_line "clickhouse-$i" "http://$HOST:$(replica_http_port "$i") tcp:$(replica_tcp_port "$i") interserver:$(replica_interserver_port "$i")" "replica_healthy $i"
+  done
+}
+
+cmd_start_replicas() {
+  mkdir -p "$STACK" "$RUN" "$LOGS" "$CACHE"
+  start_replicas
+  wait_replicas || { err "clickhouse replicas start failed (logs in $LOGS and $REPLICAS_DIR/replica-*/log)"; return 1; }
+}
+
+# ---------------------------------------------------------------------------------------------
 # SMTP sink (Node; needs the repo's node_modules)
 # ---------------------------------------------------------------------------------------------
 
@@ -764,13 +989,15 @@ cmd_start() {
   ensure_redis
   # Downloads first (sequential: one maven local repo), then launch everything, then wait.
   start_kafka_configured
-  start_clickhouse
+  if [[ $CH_REPLICAS == 1 ]]; then start_clickhouse; else start_replicas; fi
   start_apicurio
   local smtp=0
   start_smtp && smtp=1
   local rc=0
   wait_kafka || rc=1
-  wait_healthy clickhouse "$CH_TIMEOUT" "$STACK/clickhouse/log/clickhouse-server.err.log" clickhouse_healthy "$STACK/clickhouse/config.xml" || rc=1
+  if [[ $CH_REPLICAS == 1 ]]; then
+    wait_healthy clickhouse "$CH_TIMEOUT" "$STACK/clickhouse/log/clickhouse-server.err.log" clickhouse_healthy "$STACK/clickhouse/config.xml" || rc=1
+  else wait_replicas || rc=1; fi
   if wait_healthy apicurio "$APICURIO_TIMEOUT" "$LOGS/apicurio.log" apicurio_healthy "-Dstack.dir=$STACK"; then
     configure_apicurio || rc=1
   else rc=1; fi
@@ -838,6 +1065,8 @@ cmd_stop() {
   stop_one smtp "$SCRIPT_DIR/smtp-sink.mjs"
   stop_one apicurio "-Dstack.dir=$STACK"
   stop_one clickhouse "$STACK/clickhouse/config.xml"
+  # Replicas that run, whatever STACK_CLICKHOUSE_REPLICAS says now.
+  stop_replicas
   stop_kafka
   log "stopped (postgres and redis are the machine's and keep running)"
 }
@@ -845,7 +1074,7 @@ cmd_stop() {
 status_line() { # name address check (a function, with its arguments in the same word)
   local state=down
   $3 && state=healthy
-  printf '%-11s %-44s %s\n' "$1" "$2" "$state"
+  printf '%-12s %-50s %s\n' "$1" "$2" "$state"
 }
 
 status_kafka() {
@@ -859,7 +1088,8 @@ status_kafka() {
 cmd_status() {
   status_kafka
   status_line apicurio "http://$HOST:$APICURIO_PORT/apis/ccompat/v7" apicurio_healthy
-  status_line clickhouse "http://$HOST:$CH_HTTP_PORT tcp:$CH_TCP_PORT" clickhouse_healthy
+  if [[ $CH_REPLICAS == 1 ]]; then status_line clickhouse "http://$HOST:$CH_HTTP_PORT tcp:$CH_TCP_PORT" clickhouse_healthy
+  else status_replicas; fi
   status_line postgres "$HOST:$PG_PORT" postgres_healthy
   status_line redis "$HOST:$REDIS_PORT" redis_healthy
   status_line smtp "smtp:$HOST:$SMTP_PORT http:$SMTP_HTTP_PORT" smtp_healthy
@@ -899,22 +1129,29 @@ if [[ $SECURE == 1 ]]; then source "$SCRIPT_DIR/secure.sh"; fi
 
 # Another STACK_DIR is for a second Kafka only: the other services' ports and Apicurio's database
 # are the machine's, and reset would drop the latter. (A secured stack has all its services of its own.)
-if [[ $SECURE == 0 && -n ${STACK_DIR:-} && ${2:-} != kafka && ${1:-} =~ ^(start|stop|reset)$ ]]; then
-  err "with STACK_DIR, use: $0 start|stop|status kafka"; exit 2
+if [[ $SECURE == 0 && -n ${STACK_DIR:-} && ${2:-} != kafka && ${2:-} != clickhouse-replicas && ${1:-} =~ ^(start|stop|reset)$ ]]; then
+  err "with STACK_DIR, use: $0 start|stop|status kafka|clickhouse-replicas"; exit 2
 fi
 
 case "${1:-} ${2:-}" in
   "start kafka") lock; cmd_start_kafka ;;
   "stop kafka") lock; stop_kafka ;;
   "status kafka") status_kafka ;;
+  # The three ClickHouse replicas and their ZooKeeper ensemble alone (whatever STACK_CLICKHOUSE_REPLICAS
+  # says): beside the stack, or in another STACK_DIR with STACK_CH_REPLICA_PORT (the tests' replicas).
+  "start clickhouse-replicas") lock; cmd_start_replicas ;;
+  "stop clickhouse-replicas") lock; stop_replicas ;;
+  "status clickhouse-replicas") status_replicas ;;
   "start ") lock; cmd_start ;;
   "stop ") lock; cmd_stop ;;
   "status ") cmd_status ;;
   "reset ") lock; cmd_reset ;;
   # KAFKA_BROKERS for the configured Kafka (all of a cluster's nodes); run.sh exports it.
   "kafka-brokers ") kafka_brokers ;;
+  # CLICKHOUSE_URL for the configured ClickHouse (all three replicas with STACK_CLICKHOUSE_REPLICAS=3); run.sh exports it.
+  "clickhouse-urls ") clickhouse_urls ;;
   # Run a Kafka CLI class with the stack's classpath, e.g.
   #   stack.sh kafka-tool org.apache.kafka.tools.TopicCommand --bootstrap-server 127.0.0.1:9092 --list
   "kafka-tool "*) shift; install_kafka >&2; kafka_java "$@" ;;
-  *) echo "usage: $0 start|stop|status [kafka] | reset | kafka-brokers | kafka-tool <class> [args]" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status [kafka|clickhouse-replicas] | reset | kafka-brokers | clickhouse-urls | kafka-tool <class> [args]" >&2; exit 2 ;;
 esac

@@ -71,7 +71,10 @@ export const ConfigSchema = Type.Object({
   SCHEMA_REGISTRY_USERNAME: Type.String({ default: '' }),
   SCHEMA_REGISTRY_PASSWORD: Type.String({ default: '', secret: true }),
   SCHEMA_REGISTRY_CA_FILE: Type.String({ default: '' }),
-  CLICKHOUSE_URL: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:8123' }),
+  /** The ClickHouse server, or the replicas of a replicated deployment comma-separated (reads go to those that serve). */
+  CLICKHOUSE_URL: Type.String({ pattern: '^https?://[^\\s,;/]+(/[^\\s,;]*)?(\\s*,\\s*https?://[^\\s,;/]+(/[^\\s,;]*)?)*$', default: 'http://127.0.0.1:8123' }),
+  /** `on`: tables are created Replicated*MergeTree (one shard; the servers' `{shard}` and `{replica}` macros, ZooKeeper); `off`: today's engines on a single server. */
+  CLICKHOUSE_REPLICATED: Type.Union(['on', 'off'].map((v) => Type.Literal(v)), { default: 'off' }),
   CLICKHOUSE_DATABASE: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', default: 'linkmail' }),
   CLICKHOUSE_USER: Type.String({ default: 'default' }),
   CLICKHOUSE_PASSWORD: Type.String({ default: '', secret: true }),
@@ -122,6 +125,12 @@ function combinedSchema(products: readonly ProductSettings[]): TObject {
   return Type.Object(properties);
 }
 
+/** Several ClickHouse servers are replicas of one another, or reads would see a different store each time. */
+export const clickhouseProblems = (config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_REPLICATED'>): string[] =>
+  listSetting(config.CLICKHOUSE_URL).length > 1 && config.CLICKHOUSE_REPLICATED !== 'on'
+    ? ['CLICKHOUSE_URL names several servers: they must be replicas of one shard, with CLICKHOUSE_REPLICATED=on']
+    : [];
+
 /** MCP_ALLOWED_ORIGINS entries that are not origins, one line each. */
 export const mcpOriginsProblems = (config: Pick<Config, 'MCP_ALLOWED_ORIGINS'>): string[] =>
   parseOrigins(config.MCP_ALLOWED_ORIGINS).invalid.map((entry) => `MCP_ALLOWED_ORIGINS: ${entry} is not an origin (scheme://host[:port], http or https, no path)`);
@@ -159,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, products: reado
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = withDatabaseCa(converted as Config);
-  const problems = [...secretsKeysProblems(config), ...mcpOriginsProblems(config), ...connectionProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
+  const problems = [...secretsKeysProblems(config), ...clickhouseProblems(config), ...mcpOriginsProblems(config), ...connectionProblems(config), ...products.flatMap((p) => p.check?.(config as never) ?? [])];
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return config;
 }

@@ -1,8 +1,9 @@
 // Drops a test's Postgres and ClickHouse databases (no vitest here: the global setup uses it too).
 import pg from 'pg';
-import { createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
+import type { ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
 import { ident, sql } from '../../src/platform/clickhouse/literal.ts';
 import { databaseUrlFor } from '../../src/platform/postgres/pool.ts';
+import { onEveryServer } from './clickhouse-servers.ts';
 
 /** How long sessions that are closing get before they are terminated. */
 const CLOSING_MS = 2000;
@@ -20,9 +21,7 @@ export async function dropDatabases(config: ClickHouseConfig & { DATABASE_URL: s
   }
   await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
   await admin.end();
-  const ch = createClickHouse(config, '');
-  await ch.exec(sql`DROP DATABASE IF EXISTS ${ident(name)}`);
-  await ch.close();
+  await onEveryServer(config, sql`DROP DATABASE IF EXISTS ${ident(name)}`, '');
 }
 
 /** Drops the databases test files made for themselves (own-databases.ts) in runs killed before their teardown. */

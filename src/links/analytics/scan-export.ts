@@ -86,10 +86,7 @@ export async function exportScans(ch: ClickHouse, request: ExportRequest, signal
   );
   const csv = request.format === 'csv';
   const format = new SqlFragment(csv ? 'CSVWithNames' : 'JSONEachRow');
-  const { stream } = await ch.client.exec({
-    query: sql`SELECT ${csv ? csvColumns : jsonColumns} FROM scans WHERE ${where} ORDER BY ts, scan_id LIMIT ${request.limit} FORMAT ${format}`.text,
-    abort_signal: signal,
-  });
+  const stream = await ch.stream(sql`SELECT ${csv ? csvColumns : jsonColumns} FROM scans WHERE ${where} ORDER BY ts, scan_id LIMIT ${request.limit} FORMAT ${format}`, { signal });
   if (csv) return stream;
   return pipeline(stream, jsonArray(), () => {
     // Errors reach the client as a cut connection; nothing more to do here.

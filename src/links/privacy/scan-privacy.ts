@@ -21,6 +21,9 @@
 //   per-partition locks), so no scan of those hours is counted twice;
 // - retention drops a workspace's scans before a UTC midnight, and the rollup
 //   rows before it, which hold exactly those scans: nothing to recompute;
+// - on ClickHouse replicas each replica applies a mutation in its own time, so
+//   the rebuild's query leaves out the erased scans itself, reads scans with
+//   sequential consistency and inserts with a quorum (scan-rollups.ts);
 // - one runner at a time (an advisory lock); each step is idempotent and the
 //   hours are stored before any scan is deleted, so a run cut short is simply
 //   run again.
@@ -29,11 +32,12 @@ import type { BackgroundTask } from '../../platform/actors/worker-kind.ts';
 import { Repeating } from '../../platform/background.ts';
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, inStrings, join, sql, type SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { readYourWritesSettings } from '../../platform/clickhouse/replication.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { withAdvisoryLock } from '../../platform/postgres/advisory-lock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mutate, mutationsDone } from './mutations.ts';
-import { bucketsWhere, hourRanges, refill, scanRollups, type AffectedHours } from './scan-rollups.ts';
+import { hourRanges, rebuildRollups, scanRollups, type AffectedHours } from './scan-rollups.ts';
 
 export interface ScanPrivacyOptions {
   ch: ClickHouse;
@@ -159,17 +163,19 @@ export class ScanPrivacy {
    */
   private async find(row: ErasureRow): Promise<ErasureRow | 'not_found' | undefined> {
     let visitorId: string | null = null;
+    // On replicas: from one that holds every stored scan, so no scan the sink stored is left out.
+    const settings = await readYourWritesSettings(this.o.ch, 'scans');
     if (row.kind === 'visitor') {
-      const [scan] = await this.o.ch.rows<{ visitor_id: string }>(sql`SELECT visitor_id FROM scans WHERE workspace_id = ${row.workspace_id} AND scan_id = ${row.scan_id!} LIMIT 1`);
+      const [scan] = await this.o.ch.rows<{ visitor_id: string }>(sql`SELECT visitor_id FROM scans WHERE workspace_id = ${row.workspace_id} AND scan_id = ${row.scan_id!} LIMIT 1`, { settings });
       if (!scan) return Date.now() - row.requested_at.getTime() < this.o.arrivalMs ? undefined : 'not_found';
       visitorId = scan.visitor_id;
     }
     const where = this.scansOf({ ...row, visitor_id: visitorId })!;
-    const perHour = await this.o.ch.rows<{ hour: string; n: string }>(sql`SELECT toUnixTimestamp(toStartOfHour(ts)) AS hour, count() AS n FROM scans WHERE ${where} GROUP BY hour ORDER BY hour`);
+    const perHour = await this.o.ch.rows<{ hour: string; n: string }>(sql`SELECT toUnixTimestamp(toStartOfHour(ts)) AS hour, count() AS n FROM scans WHERE ${where} GROUP BY hour ORDER BY hour`, { settings });
     const hours = perHour.map((h) => new Date(Number(h.hour) * 1000));
     const scans = perHour.reduce((sum, h) => sum + Number(h.n), 0);
     // A visitor's scans are one browser's of one day: few. Their IDs name the conversions to unlink.
-    const scanIds = row.kind === 'visitor' ? (await this.o.ch.rows<{ scan_id: string }>(sql`SELECT scan_id FROM scans WHERE ${where}`)).map((s) => s.scan_id) : null;
+    const scanIds = row.kind === 'visitor' ? (await this.o.ch.rows<{ scan_id: string }>(sql`SELECT scan_id FROM scans WHERE ${where}`, { settings })).map((s) => s.scan_id) : null;
     await this.o.pg.query('UPDATE scan_erasures SET visitor_id = $2, scan_ids = $3, hours = $4, scans = $5 WHERE id = $1', [row.id, visitorId, scanIds, hours, scans]);
     return { ...row, visitor_id: visitorId, scan_ids: scanIds, hours };
   }
@@ -184,7 +190,8 @@ export class ScanPrivacy {
   private async erase(rows: readonly ErasureRow[]): Promise<void> {
     const { ch } = this.o;
     const scans = rows.flatMap((r) => this.scansOf(r) ?? []);
-    if (scans.length > 0) await mutate(ch, 'scans', sql`DELETE WHERE ${join(scans.map((w) => sql`(${w})`), ' OR ')}`);
+    const erased = scans.length > 0 ? join(scans.map((w) => sql`(${w})`), ' OR ') : undefined;
+    if (erased) await mutate(ch, 'scans', sql`DELETE WHERE ${erased}`);
     // The erased scans' conversions stay (they are the workspace's revenue) but no longer name their
     // scans (the funnel counts them as no scan's) nor carry their external IDs (an order or customer
     // id): a visitor's by their scan IDs, a link's by the link.
@@ -198,7 +205,7 @@ export class ScanPrivacy {
       await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '', external_id = '' WHERE ${join(conversions, ' OR ')}`);
     }
     await mutationsDone(ch, ch.database, ['scans', 'conversions'], this.o.mutationTimeoutMs);
-    await this.recompute(affectedHours(rows));
+    await this.recompute(affectedHours(rows), erased);
     for (const row of rows) {
       const { conversions, deliveries } = await this.scrubPostgres(row);
       await this.o.pg.query("UPDATE scan_erasures SET status = 'done', done_at = now(), conversions = $2, deliveries = $3 WHERE id = $1", [row.id, conversions, deliveries]);
@@ -239,15 +246,9 @@ export class ScanPrivacy {
   }
 
   /** Deletes and rebuilds the rollup rows of these hours from the scans left, with the scan sink held. */
-  private async recompute(affected: AffectedHours[]): Promise<void> {
+  private async recompute(affected: AffectedHours[], erased: SqlFragment | undefined): Promise<void> {
     if (affected.length === 0) return;
-    const { ch } = this.o;
-    const rollups = await scanRollups(ch);
-    await this.withSinkHeld(async () => {
-      for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);
-      await mutationsDone(ch, ch.database, rollups.map((r) => r.table), this.o.mutationTimeoutMs);
-      for (const rollup of rollups) await refill(ch, rollup, affected);
-    });
+    await this.withSinkHeld(() => rebuildRollups(this.o.ch, affected, this.o.mutationTimeoutMs, erased));
   }
 
   /** Runs `fn` holding every partition lock of the scan sink (on one session; the sink takes one at a time, so no deadlock). */

@@ -7,6 +7,8 @@
 // this exact for every rollup, those added later included.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { ident, join, sql, SqlFragment } from '../../platform/clickhouse/literal.ts';
+import { insertSettings, readYourWritesSettings } from '../../platform/clickhouse/replication.ts';
+import { mutate, mutationsDone } from './mutations.ts';
 
 export interface ScanRollup {
   /** The target table. */
@@ -113,11 +115,34 @@ function scansWhere(rollup: Pick<ScanRollup, 'time'>, affected: AffectedHours): 
   return sql`workspace_id = ${affected.workspaceId} AND ${within(sql`ts`, bucketRanges(rollup, affected.ranges))}`;
 }
 
-/** Inserts the rollup's rows of these buckets again, from the scans the table holds now (one insert per workspace). */
-export async function refill(ch: ClickHouse, rollup: ScanRollup, affected: readonly AffectedHours[]): Promise<void> {
+/**
+ * Inserts the rollup's rows of these buckets again, from the scans the table holds now (one insert per
+ * workspace). `erased`: the scans just deleted, left out by the query itself, since on replicas the one
+ * that answers it may not have applied the deletion yet (mutations run on each replica in its time).
+ * On replicas the insert waits for a quorum, and is never deduplicated: a run again after a failure
+ * deletes these rows and inserts the same block, which ClickHouse would otherwise drop as a repeat.
+ */
+export async function refill(ch: ClickHouse, rollup: ScanRollup, affected: readonly AffectedHours[], erased?: SqlFragment): Promise<void> {
+  const quorum = await insertSettings(ch, rollup.table);
+  const settings = { ...quorum, ...(await readYourWritesSettings(ch, 'scans')), ...('insert_quorum' in quorum ? { insert_deduplicate: 0 as const } : {}) };
   for (const a of affected) {
-    const source = sql`(SELECT * FROM scans WHERE ${scansWhere(rollup, a)})`;
+    const source = sql`(SELECT * FROM scans WHERE ${scansWhere(rollup, a)}${erased ? sql` AND NOT (${erased})` : sql``})`;
     const select = new SqlFragment(rollup.select.replace('{source}', () => source.text));
-    await ch.exec(sql`INSERT INTO ${ident(rollup.table)} SELECT ${join(rollup.columns.map((c) => ident(c)), ', ')} FROM (${select})`);
+    await ch.exec(sql`INSERT INTO ${ident(rollup.table)} SELECT ${join(rollup.columns.map((c) => ident(c)), ', ')} FROM (${select})`, { settings });
   }
+}
+
+/**
+ * Deletes and rebuilds every rollup's rows of these buckets from the scans the table holds (less
+ * `erased`). The caller holds off every insert of these workspaces' scans meanwhile (the sink's
+ * partition locks), so no scan is counted twice or missed. The rebuilt rows are new parts, which a
+ * still pending deletion does not touch (a mutation covers the parts written before it); waiting for
+ * the deletions keeps the buckets from being counted twice meanwhile.
+ */
+export async function rebuildRollups(ch: ClickHouse, affected: readonly AffectedHours[], mutationTimeoutMs: number, erased?: SqlFragment): Promise<void> {
+  if (affected.length === 0) return;
+  const rollups = await scanRollups(ch);
+  for (const rollup of rollups) await mutate(ch, rollup.table, sql`DELETE WHERE ${bucketsWhere(rollup, affected)}`);
+  await mutationsDone(ch, ch.database, rollups.map((r) => r.table), mutationTimeoutMs);
+  for (const rollup of rollups) await refill(ch, rollup, affected, erased);
 }

@@ -1,8 +1,10 @@
-// ClickHouse client (HTTP). Queries take SqlFragment only, so every value has
-// gone through the literal helper; plain strings cannot be passed by mistake.
+// ClickHouse client (HTTP), over one server or several (replicas). Queries take SqlFragment only, so
+// every value has gone through the literal helper; plain strings cannot be passed by mistake.
 import { readFileSync } from 'node:fs';
-import { createClient, type ClickHouseClient, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
-import type { Config } from '../config.ts';
+import type { Readable } from 'node:stream';
+import { createClient, type ClickHouseClient, type ClickHouseSettings, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
+import { listSetting, type Config } from '../config.ts';
+import { ServerHealth, ServerUnavailable } from './server-health.ts';
 import type { Logger } from '../logger.ts';
 import type { SqlFragment } from './literal.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
@@ -22,23 +24,53 @@ function sizeSettings(text: string): { max_query_size?: string } {
   return bytes <= RAISE_FROM ? {} : { max_query_size: String(2 * bytes + 1024) };
 }
 
-export class ClickHouse {
-  readonly client: ClickHouseClient;
-  readonly database: string;
+export interface QueryOptions {
+  signal?: AbortSignal;
+  maxExecutionSeconds?: number;
+  /** Settings of this query alone (select_sequential_consistency…), besides the client's. */
+  settings?: ClickHouseSettings;
+}
 
-  constructor(client: ClickHouseClient, database: string) {
-    this.client = client;
+export interface WriteOptions {
+  /** Settings of this statement alone (insert_quorum…), besides the client's. */
+  settings?: ClickHouseSettings;
+}
+
+/**
+ * The ClickHouse servers of CLICKHOUSE_URL (one, or the replicas of a replicated deployment). Reads
+ * take turns over the servers that serve and, when one fails to answer (refused, cut, or a missed
+ * ping: server-health.ts), go to another: a read is idempotent. A write goes to one server (the first
+ * that serves); it is sent to another only when the first surely never received it (connection
+ * refused), else it fails with ServerUnavailable and the caller's retry finds a server that serves
+ * (the client never sends one write twice itself: on replicated tables block deduplication makes a
+ * retried insert harmless, which is the caller's part).
+ */
+export class ClickHouse {
+  readonly servers: readonly ServerHealth[];
+  readonly database: string;
+  private turn = 0;
+
+  constructor(servers: readonly ServerHealth[], database: string) {
+    if (servers.length === 0) throw new Error('ClickHouse: no server');
+    this.servers = servers;
     this.database = database;
   }
 
+  /** The first server's client (one server's: start-up checks and tests that speak to it directly). */
+  get client(): ClickHouseClient {
+    return this.servers[0]!.client;
+  }
+
+  /** The servers a request may try, in the order to try them: those that serve first, from `first`. */
+  private order(first: number): ServerHealth[] {
+    const n = this.servers.length;
+    const all = Array.from({ length: n }, (_, i) => this.servers[(first + i) % n]!);
+    return [...all.filter((s) => !s.down), ...all.filter((s) => s.down)];
+  }
+
   /** Runs a statement that returns no rows (DDL, ALTER, INSERT … SELECT). */
-  async exec(statement: SqlFragment): Promise<void> {
-    const result = await this.client.exec({ query: statement.text, clickhouse_settings: sizeSettings(statement.text) });
-    // Drain the response so the socket returns to the pool.
-    result.stream.resume();
-    await new Promise<void>((resolve, reject) => {
-      result.stream.once('end', resolve).once('close', resolve).once('error', reject);
-    });
+  async exec(statement: SqlFragment, options: WriteOptions = {}): Promise<void> {
+    await this.write((server, signal) => execOn(server.client, statement.text, { ...sizeSettings(statement.text), ...options.settings }, signal));
   }
 
   /**
@@ -46,37 +78,95 @@ export class ClickHouse {
    * the connection); ClickHouse 18.16 goes on with the query regardless, so `maxExecutionSeconds`
    * bounds it there.
    */
-  async rows<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number } = {}): Promise<T[]> {
+  async rows<T>(query: SqlFragment, options: QueryOptions = {}): Promise<T[]> {
+    return this.read((server, signal) => this.readOn<T>(server, query, options, signal), options.signal);
+  }
+
+  /**
+   * A SELECT's answer as a stream (an export), in `format` as the statement's FORMAT clause names it.
+   * Another server is tried only until one starts answering.
+   */
+  async stream(query: SqlFragment, options: { signal?: AbortSignal } = {}): Promise<Readable> {
+    return this.read(async (server, signal) => {
+      // The watch ends once the answer starts; the caller's signal goes on cancelling the stream.
+      const abort = options.signal ? AbortSignal.any([signal, options.signal]) : signal;
+      return (await server.client.exec({ query: query.text, abort_signal: abort, clickhouse_settings: sizeSettings(query.text) })).stream;
+    }, options.signal);
+  }
+
+  /**
+   * One request to one server: watched when there are others to move to; a single server's requests
+   * run as they always did (a ping missed on a busy machine must not cut a slow query with nowhere else to go).
+   */
+  private on<T>(server: ServerHealth, work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    if (this.servers.length === 1) return work(server, outer ?? new AbortController().signal);
+    return server.watched((signal) => work(server, signal), outer);
+  }
+
+  /** Tries the servers in turn until one answers; only a server's unavailability moves the read on. */
+  private async read<T>(work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    const servers = this.order(this.turn++ % this.servers.length);
+    let last: unknown;
+    for (const server of servers) {
+      try {
+        return await this.on(server, work, outer);
+      } catch (err) {
+        if (!(err instanceof ServerUnavailable) || outer?.aborted) throw err;
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  private async write(work: (server: ServerHealth, signal: AbortSignal) => Promise<void>): Promise<void> {
+    const servers = this.order(0);
+    let last: unknown;
+    for (const server of servers) {
+      try {
+        return await this.on(server, work);
+      } catch (err) {
+        if (!(err instanceof ServerUnavailable) || !err.notSent) throw err;
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  private async readOn<T>(server: ServerHealth, query: SqlFragment, options: QueryOptions, signal: AbortSignal): Promise<T[]> {
+    const once = async () => {
+      const result = await server.client.query({
+        query: query.text,
+        format: 'JSONEachRow',
+        abort_signal: signal,
+        clickhouse_settings: {
+          ...sizeSettings(query.text),
+          ...(options.maxExecutionSeconds === undefined ? {} : { max_execution_time: options.maxExecutionSeconds }),
+          ...options.settings,
+        },
+      });
+      return result.json<T>();
+    };
     try {
-      return await this.read<T>(query, options);
+      return await once();
     } catch (err) {
       // A kept-alive socket the server closed as the query went out on it: a read is safe to send
       // again, once, on a new socket (the idle TTL below makes this rare, a late timer not impossible).
-      if (!closedUnderUs(err) || options.signal?.aborted) throw err;
-      return this.read<T>(query, options);
+      if (!closedUnderUs(err) || signal.aborted) throw err;
+      return once();
     }
   }
 
-  private async read<T>(query: SqlFragment, options: { signal?: AbortSignal; maxExecutionSeconds?: number }): Promise<T[]> {
-    const result = await this.client.query({
-      query: query.text,
-      format: 'JSONEachRow',
-      abort_signal: options.signal,
-      clickhouse_settings: {
-        ...sizeSettings(query.text),
-        ...(options.maxExecutionSeconds === undefined ? {} : { max_execution_time: options.maxExecutionSeconds }),
-      },
-    });
-    return result.json<T>();
-  }
-
   /** Inserts rows as JSONEachRow into a table of this database. */
-  async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+  async insert(table: string, rows: readonly Record<string, unknown>[], options: WriteOptions = {}): Promise<void> {
     if (rows.length === 0) return;
     clickhouseInsertRows.observe({ table }, rows.length);
     const timer = clickhouseInsertDuration.startTimer({ table });
     try {
-      await this.client.insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow' });
+      await this.write((server, signal) =>
+        server.client
+          .insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) })
+          .then(() => undefined),
+      );
       timer({ outcome: 'ok' });
     } catch (err) {
       timer({ outcome: 'failed' });
@@ -84,14 +174,28 @@ export class ClickHouse {
     }
   }
 
+  /** Whether a server answers (any of them: reads go to those that do). */
   async ping(): Promise<boolean> {
-    const result = await this.client.ping();
-    return result.success;
+    for (const server of this.order(0)) {
+      if (await server.answersPing()) return true;
+      server.markDown();
+    }
+    return false;
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  async close(): Promise<void> {
+    for (const server of this.servers) server.close();
+    await Promise.all(this.servers.map((s) => s.client.close()));
   }
+}
+
+async function execOn(client: ClickHouseClient, query: string, settings: ClickHouseSettings, signal: AbortSignal): Promise<void> {
+  const result = await client.exec({ query, clickhouse_settings: settings, abort_signal: signal });
+  // Drain the response so the socket returns to the pool.
+  result.stream.resume();
+  await new Promise<void>((resolve, reject) => {
+    result.stream.once('end', resolve).once('close', resolve).once('error', reject);
+  });
 }
 
 /** The server closed the connection before answering: a kept-alive socket it had just timed out. */
@@ -112,13 +216,22 @@ const LONG_STATEMENT_MS = 60_000;
 
 /** requestTimeoutMs: how long one statement may run (default 30 s; migrations that backfill a table take longer). */
 export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000, log?: Logger): ClickHouse {
-  const client = createClient({
+  const ca = config.CLICKHOUSE_CA_FILE ? readFileSync(config.CLICKHOUSE_CA_FILE) : undefined;
+  const servers = clickhouseUrls(config).map((url) => new ServerHealth(url, clientOf(config, url, ca, database, requestTimeoutMs, log), ca));
+  return new ClickHouse(servers, database ?? 'default');
+}
+
+/** The servers CLICKHOUSE_URL names (comma-separated). */
+export const clickhouseUrls = (config: Pick<Config, 'CLICKHOUSE_URL'>): string[] => listSetting(config.CLICKHOUSE_URL);
+
+function clientOf(config: ClickHouseConfig, url: string, ca: Buffer | undefined, database: string | undefined, requestTimeoutMs: number, log?: Logger): ClickHouseClient {
+  return createClient({
     ...(log ? { log: { LoggerClass: clientLogOf(log) } } : {}),
-    url: config.CLICKHOUSE_URL,
+    url,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
     // An https URL's server is trusted through the system's CAs unless CLICKHOUSE_CA_FILE names its own.
-    ...(config.CLICKHOUSE_CA_FILE ? { tls: { ca_cert: readFileSync(config.CLICKHOUSE_CA_FILE) } } : {}),
+    ...(ca ? { tls: { ca_cert: ca } } : {}),
     ...(database ? { database } : {}),
     request_timeout: requestTimeoutMs,
     keep_alive: { idle_socket_ttl: IDLE_SOCKET_TTL_MS },
@@ -127,7 +240,6 @@ export function createClickHouse(config: ClickHouseConfig, database: string | un
     // a proxy between us and ClickHouse does not close a connection that carries no bytes for long.
     clickhouse_settings: requestTimeoutMs > LONG_STATEMENT_MS ? { send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '20000' } : {},
   });
-  return new ClickHouse(client, database ?? 'default');
 }
 
 /**

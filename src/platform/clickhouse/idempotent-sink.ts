@@ -10,6 +10,19 @@
 // Readers therefore need no FINAL, and materialized views fed by these inserts
 // are exact.
 //
+// On replicas (replication.ts) the check reads with sequential consistency and
+// the insert waits for a quorum. An insert whose outcome is unknown (a server
+// killed or hung under it, its quorum unconfirmed) is retried as is: the check
+// leaves out rows whose quorum is pending, and the rows left are sent in the
+// same blocks (sorted by id, cut at fixed sizes), which ClickHouse drops as
+// duplicates of the blocks it already has (block deduplication, by a hash of
+// the block's data, on whichever replica takes the retry).
+// Not covered: the materialized views of such an insert. 18.16 feeds them after
+// the quorum wait, and skips them for a block it deduplicates, so a server killed
+// between storing a block and feeding its views leaves the block without them:
+// the table holds every event once, its rollups may miss that block (seen in
+// clickhouse-replica-faults.test.ts; docs/operations.md).
+//
 // The table's sorting key must be (<tenant column>, ts, <id column>), e.g.
 // (workspace_id, ts, scan_id), so the existence check reads only the batch's
 // tenants and few seconds.
@@ -19,6 +32,7 @@ import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
 import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';
 import { ident, inStrings, sql } from './literal.ts';
+import { insertSettings, readYourWritesSettings } from './replication.ts';
 
 export interface SinkEvent {
   /** Milliseconds since the epoch; stored in the table's `ts` column. */
@@ -55,13 +69,25 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
   const all = [...unique.values()];
   const seconds = all.map((e) => Math.floor(e.timestamp / 1000));
   const id = ident(options.idColumn);
+  const settings = await readYourWritesSettings(clickhouse, options.table);
   const present = await clickhouse.rows<{ id: string }>(sql`
     SELECT ${id} AS id FROM ${ident(options.table)}
      WHERE ${ident(options.tenantColumn)} IN ${inStrings([...new Set(all.map((e) => options.tenantOf(e)))])}
        AND ts >= ${new Date(Math.min(...seconds) * 1000)} AND ts <= ${new Date(Math.max(...seconds) * 1000)}
-       AND ${id} IN ${inStrings([...unique.keys()])}`);
+       AND ${id} IN ${inStrings([...unique.keys()])}`, { settings });
   for (const row of present) unique.delete(row.id);
   return [...unique.values()];
+}
+
+/**
+ * The rows to insert as blocks: sorted by id and cut every `size` rows, so the same events always
+ * make the same blocks, whatever order they came in (ClickHouse deduplicates a block by its data).
+ */
+export function deterministicBlocks<E>(events: readonly E[], idOf: (event: E) => string, size: number): E[][] {
+  const sorted = [...events].sort((a, b) => (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
+  const blocks: E[][] = [];
+  for (let i = 0; i < sorted.length; i += size) blocks.push(sorted.slice(i, i + size));
+  return blocks;
 }
 
 /**
@@ -88,10 +114,11 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
       if (!first) return;
       await withAdvisoryLock(pg, `${options.kind}:${first.topic}:${first.partition}`, async (lease) => {
         const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
-        for (let i = 0; i < fresh.length; i += chunk) {
+        const settings = await insertSettings(clickhouse, options.table);
+        for (const block of deterministicBlocks(fresh, options.idOf, chunk)) {
           // A holder stopped since the check may have lost the lock to another, which stored these events.
           await lease.confirm();
-          await clickhouse.insert(options.table, fresh.slice(i, i + chunk).map(options.toRow));
+          await clickhouse.insert(options.table, block.map(options.toRow), { settings });
         }
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));

@@ -13,6 +13,7 @@ import { createClickHouse, type ClickHouse } from '../../../src/platform/clickho
 import { ident, sql, SqlFragment } from '../../../src/platform/clickhouse/literal.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR, migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
+import { onEveryServer } from '../../support/clickhouse-servers.ts';
 import { testConfig } from '../../support/env.ts';
 
 const base = testConfig();
@@ -107,17 +108,15 @@ async function expectCombinedRollupsMatchScans() {
 }
 
 beforeAll(async () => {
-  const server = createClickHouse(config, '');
-  await server.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
-  await server.close();
+  await onEveryServer(config, sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`, '');
   for (const file of readdirSync(CLICKHOUSE_MIGRATIONS_DIR)) if (file < FILTERED) copyFileSync(join(CLICKHOUSE_MIGRATIONS_DIR, file), join(dir, file));
   await migrateClickHouse(config, log, dir);
   ch = createClickHouse(config);
 }, 60_000);
 
 afterAll(async () => {
-  await ch?.exec(sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`);
   await ch?.close();
+  await onEveryServer(config, sql`DROP DATABASE IF EXISTS ${ident(config.CLICKHOUSE_DATABASE)}`, '');
 });
 
 /**

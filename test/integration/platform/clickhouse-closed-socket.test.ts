@@ -4,7 +4,7 @@
 // close every open connection as the next request arrives on it.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import { clickhouseUrls, createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
 import { testConfig } from '../../support/env.ts';
 
@@ -16,7 +16,8 @@ let closed = 0;
 
 beforeAll(async () => {
   const config = testConfig();
-  const target = new URL(config.CLICKHOUSE_URL);
+  // (The first server, when the run's ClickHouse is replicas.)
+  const target = new URL(clickhouseUrls(config)[0]!);
   proxy = createServer((client: Socket) => {
     const opened = Date.now();
     const server = createConnection(Number(target.port), target.hostname);

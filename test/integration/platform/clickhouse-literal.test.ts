@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { ident, inList, inStrings, sql } from '../../../src/platform/clickhouse/literal.ts';
+import { onEveryServer } from '../../support/clickhouse-servers.ts';
 import { testConfig } from '../../support/env.ts';
 
 let ch: ClickHouse;
@@ -10,7 +11,7 @@ const table = ident('literal_probe');
 
 beforeAll(async () => {
   ch = createClickHouse(testConfig());
-  await ch.exec(sql`CREATE TABLE IF NOT EXISTS ${table} (k String, v String, n Float64, at DateTime) ENGINE = MergeTree ORDER BY k`);
+  await onEveryServer(testConfig(), sql`CREATE TABLE IF NOT EXISTS ${table} (k String, v String, n Float64, at DateTime) ENGINE = MergeTree ORDER BY k`);
   await ch.exec(sql`TRUNCATE TABLE ${table}`);
 });
 afterAll(async () => {

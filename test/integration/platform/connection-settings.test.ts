@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import { clickhouseUrls, createClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { migrateAll } from '../../../src/platform/migrations.ts';
 import { runChecks } from '../../../src/platform/health.ts';
@@ -43,7 +43,7 @@ beforeAll(async () => {
   const registryUrl = new URL(plain.SCHEMA_REGISTRY_URL);
   [postgres, clickhouse, redis, registry] = await Promise.all([
     postgresTlsProxy(Number(pgUrl.port || 5432), ca),
-    tlsProxy(Number(new URL(plain.CLICKHOUSE_URL).port), ca),
+    tlsProxy(Number(new URL(clickhouseUrls(plain)[0]!).port), ca), // (the first of replicas)
     tlsProxy(Number(new URL(plain.REDIS_URL).port), ca),
     registryTlsProxy(registryUrl, ca, 'registry-user', 'registry-password'),
   ]);

@@ -6,6 +6,7 @@ import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { startPlatform, type Platform } from '../../../src/platform/platform.ts';
 import { deadLettersTopic } from '../../../src/platform/actors/dead-letters-topic.ts';
 import { probeTopic, type Probe } from '../../fixtures/probe-topics.ts';
+import { onEveryServer } from '../../support/clickhouse-servers.ts';
 import { eventually, testConfig } from '../../support/env.ts';
 import { startTs, waitForOutput } from '../../support/processes.ts';
 
@@ -17,9 +18,7 @@ beforeAll(async () => {
   platform = await startPlatform(testConfig(), { name: 'test', topics: [topic, deadLettersTopic], migrate: false });
   await platform.pg.query('CREATE TABLE IF NOT EXISTS probe_effects (id text PRIMARY KEY, actor text NOT NULL, seq int NOT NULL)');
   await platform.pg.query('CREATE TABLE IF NOT EXISTS probe_attempts (id text NOT NULL)');
-  await platform.clickhouse.exec(
-    sql`CREATE TABLE IF NOT EXISTS ${ident('probe_effects')} (id String, actor String, seq UInt32) ENGINE = ReplacingMergeTree ORDER BY id`,
-  );
+  await onEveryServer(testConfig(), sql`CREATE TABLE IF NOT EXISTS ${ident('probe_effects')} (id String, actor String, seq UInt32) ENGINE = ReplacingMergeTree ORDER BY id`);
 });
 afterAll(async () => {
   await platform?.shutdown.run('test done');

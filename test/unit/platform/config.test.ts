@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
 import { ConfigError, loadConfig } from '../../../src/platform/config.ts';
 import { loadServiceConfig } from '../../../src/service.ts';
+import { clickhouseUrls } from '../../../src/platform/clickhouse/client.ts';
 
 describe('configuration', () => {
   it('has defaults that match the local stack', () => {
@@ -30,6 +31,19 @@ describe('configuration', () => {
       expect(message).toContain('DATABASE_URL');
       expect(message).toContain('LOG_LEVEL');
     }
+  });
+
+  it('takes one ClickHouse server or several comma-separated (replicas), each an http(s) URL, and replicated tables on or off', () => {
+    expect(loadConfig({}).CLICKHOUSE_REPLICATED).toBe('off');
+    const replicas = loadConfig({ CLICKHOUSE_URL: 'http://127.0.0.1:8210, http://127.0.0.1:8220,http://127.0.0.1:8230', CLICKHOUSE_REPLICATED: 'on' });
+    expect(clickhouseUrls(replicas)).toEqual(['http://127.0.0.1:8210', 'http://127.0.0.1:8220', 'http://127.0.0.1:8230']);
+    expect(replicas.CLICKHOUSE_REPLICATED).toBe('on');
+    expect(clickhouseUrls(loadConfig({}))).toEqual(['http://127.0.0.1:8123']);
+    for (const bad of ['http://a:8123,', 'http://a:8123,,http://b:8123', 'http://a:8123;http://b:8123', 'http://a:8123,b:8123']) {
+      expect(() => loadConfig({ CLICKHOUSE_URL: bad }), bad).toThrow(/CLICKHOUSE_URL/);
+    }
+    expect(() => loadConfig({ CLICKHOUSE_REPLICATED: 'yes' })).toThrow(/CLICKHOUSE_REPLICATED.*expected one of on, off/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://a:8123,http://b:8123' })).toThrow(/CLICKHOUSE_URL names several servers: they must be replicas of one shard, with CLICKHOUSE_REPLICATED=on/);
   });
 });
 

@@ -1,0 +1,66 @@
+// How a table of ours is written and read when the deployment made it
+// Replicated* (over ZooKeeper), found from the table itself, so one code path
+// serves a single server and replicas. On replicas:
+// - an insert waits until a majority of the replicas hold it (insert_quorum), so
+//   a replica lost right after cannot take the only copy with it;
+// - a read that must see every finished insert (the sinks' existence check) asks
+//   for sequential consistency: it is answered only by a replica holding every
+//   quorum insert (others refuse: REPLICA_IS_NOT_IN_QUORUM, retried), and leaves
+//   out an insert whose quorum is still pending, whose retry is then dropped by
+//   block deduplication (the same rows in the same block: idempotent-sink.ts).
+import type { ClickHouseSettings } from '@clickhouse/client';
+import type { ClickHouse } from './client.ts';
+import { sql } from './literal.ts';
+
+/**
+ * How long a quorum insert waits for the other replicas (18.16's default: 10 minutes), below the
+ * client's request timeout (30 s) so the server answers UNKNOWN_STATUS_OF_INSERT (retried) rather
+ * than the request being cut while the insert may still complete.
+ */
+export const QUORUM_TIMEOUT_MS = 20_000;
+
+const replicasByServer = new WeakMap<ClickHouse, Map<string, Promise<number>>>();
+
+/** The table's replicas, 0 when it is not a Replicated* table; asked once per client and table. */
+export function replicasOf(ch: ClickHouse, table: string): Promise<number> {
+  const tables = replicasByServer.get(ch) ?? new Map<string, Promise<number>>();
+  replicasByServer.set(ch, tables);
+  let replicas = tables.get(table);
+  if (!replicas) {
+    replicas = lookUp(ch, table);
+    // A failed look-up is asked again next time.
+    replicas.catch(() => tables.delete(table));
+    tables.set(table, replicas);
+  }
+  return replicas;
+}
+
+async function lookUp(ch: ClickHouse, table: string): Promise<number> {
+  const [row] = await ch.rows<{ engine: string }>(sql`SELECT engine FROM system.tables WHERE database = ${ch.database} AND name = ${table}`);
+  if (!row) throw new Error(`ClickHouse table ${ch.database}.${table} does not exist`);
+  if (!row.engine.startsWith('Replicated')) return 0;
+  const [status] = await ch.rows<{ total: number; expired: number }>(
+    sql`SELECT total_replicas AS total, is_session_expired AS expired FROM system.replicas WHERE database = ${ch.database} AND table = ${table}`,
+  );
+  // Without a ZooKeeper session the server cannot tell how many replicas there are: an outage, asked again.
+  if (!status || Number(status.expired) === 1 || Number(status.total) < 1) {
+    throw Object.assign(new Error(`ClickHouse replica of ${ch.database}.${table} has no ZooKeeper session`), { retriable: true });
+  }
+  return Number(status.total);
+}
+
+/** A majority of the replicas: with three, two; ClickHouse takes a quorum of 1 as none. */
+export function quorumOf(replicas: number): number {
+  return Math.floor(replicas / 2) + 1;
+}
+
+/** Settings of an insert into the table: a majority quorum on replicas, none on a single server. */
+export async function insertSettings(ch: ClickHouse, table: string): Promise<ClickHouseSettings> {
+  const replicas = await replicasOf(ch, table);
+  return replicas > 1 ? { insert_quorum: String(quorumOf(replicas)), insert_quorum_timeout: QUORUM_TIMEOUT_MS } : {};
+}
+
+/** Settings of a read that must see every finished insert into the table. */
+export async function readYourWritesSettings(ch: ClickHouse, table: string): Promise<ClickHouseSettings> {
+  return (await replicasOf(ch, table)) > 1 ? { select_sequential_consistency: '1' } : {};
+}

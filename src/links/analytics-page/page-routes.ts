@@ -202,7 +202,9 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
     if (!session) return sendHtmlPage(reply, messagePage('Not signed in', '<p>Sign in on the analytics page first.</p>'), { status: 401 });
     const linkId = request.query.linkId?.toLowerCase();
     if (linkId !== undefined && !isUuid(linkId)) return sendHtmlPage(reply, NOT_FOUND, { status: 404 });
-    return deps.streams.serve(request, reply, { workspaceId: session.workspaceId, ...(linkId ? { linkId } : {}) }, async () => (await deps.sessions.forWorkspace(token)) !== undefined);
+    return deps.streams.serve(request, reply, { workspaceId: session.workspaceId, ...(linkId ? { linkId } : {}) }, {
+      key: `session:${token}`, allowed: async () => (await deps.sessions.forWorkspace(token)) !== undefined,
+    });
   });
 
   app.get('/analytics/:shareId', {
@@ -242,7 +244,9 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
       return now !== undefined && (now.share.password_hash === null || (await deps.sessions.forShare(token, now.share.id)));
     };
     if (!open || !(await allowed())) return notFoundPage(reply);
-    return deps.streams.serve(request, reply, { workspaceId: open.share.workspace_id, linkId: open.link.id }, allowed);
+    // Every viewer of a share without a password stands on the same thing: one check for them all.
+    const key = `share:${open.share.id}:${open.share.password_hash === null ? '' : token}`;
+    return deps.streams.serve(request, reply, { workspaceId: open.share.workspace_id, linkId: open.link.id }, { key, allowed });
   });
 
   // The forms: urlencoded fields in a scope of their own.

@@ -31,9 +31,15 @@ export function pageScan(data: string): string | undefined {
   return JSON.stringify({ t: Date.parse(s.timestamp), shortId: s.shortId, country: s.country, device: s.device, browser: s.browser, referrer: s.referrerHost, variant: s.variant, trigger: s.trigger });
 }
 
+/** What lets a stream go on: checked again every few seconds, once per key for all the streams that share it (a public share's many viewers). */
+export interface Permission {
+  key: string;
+  allowed: () => Promise<boolean>;
+}
+
 interface Open {
   stream: EventStream;
-  allowed: () => Promise<boolean>;
+  permission: Permission;
 }
 
 export class PageStreams {
@@ -68,8 +74,8 @@ export class PageStreams {
     else this.places.set(workspaceId, n);
   }
 
-  /** Answers the request with the stream of the workspace's (or link's) scans, while `allowed` holds. */
-  async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, allowed: () => Promise<boolean>): Promise<FastifyReply> {
+  /** Answers the request with the stream of the workspace's (or link's) scans, while its permission holds. */
+  async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, permission: Permission): Promise<FastifyReply> {
     // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
     if (!this.takePlace(scope.workspaceId)) {
@@ -103,7 +109,7 @@ export class PageStreams {
     }
     const sub = subscription;
     stream = new EventStream(reply, { heartbeatMs: this.options.heartbeatMs, maxBufferedBytes: this.options.maxBufferedBytes, position: () => sub.cursor() });
-    const entry: Open = { stream, allowed };
+    const entry: Open = { stream, permission };
     this.open.add(entry);
     stream.onEnd(() => {
       sub.close();
@@ -120,13 +126,14 @@ export class PageStreams {
     if (this.checking) return;
     this.checking = true;
     try {
-      for (const entry of [...this.open]) {
-        if (!entry.stream.open) continue;
-        const still = await entry.allowed().catch((err: unknown) => {
+      const byKey = new Map<string, Open[]>();
+      for (const entry of this.open) if (entry.stream.open) byKey.set(entry.permission.key, [...(byKey.get(entry.permission.key) ?? []), entry]);
+      for (const entries of byKey.values()) {
+        const still = await entries[0]!.permission.allowed().catch((err: unknown) => {
           this.options.log.warn({ err }, 'analytics page stream: permission not checked');
           return true;
         });
-        if (!still) entry.stream.end('revoked');
+        if (!still) for (const entry of entries) entry.stream.end('revoked');
       }
     } finally {
       this.checking = false;

@@ -6,7 +6,7 @@
 // nothing; when the hour turns, the chart gains its bucket. A screenshot of it goes to docs/analytics-page.png. Without JavaScript
 // the page shows the same numbers and the chart. A revoked or expired share
 // answers 404; a share with a password asks for it on a form, refuses a wrong one
-// and shows the page for the right one.
+// and shows the page for the right one. The workspace's own page signs in with a key on its form.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -265,6 +265,31 @@ describe('the shared analytics page in a browser', () => {
         expect(res?.status()).toBe(404);
         expect(await page.textContent('h1')).toBe('Not found');
       }
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('signs a workspace in with a key on its own page, lists its links, opens one, and signs out', async () => {
+    const reader = await api.post('/api/v1/keys', { name: 'page reader', scopes: ['analytics:read'] });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${ingress.url}/analytics`);
+      expect(await page.textContent('h1')).toBe('Workspace analytics');
+      await page.getByLabel('API key').fill(reader.body.key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForSelector('table[data-dim="link"]');
+      const listed = await page.locator('table[data-dim="link"] tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.value));
+      expect(listed).toContain(link.shortId);
+      await page.getByRole('link', { name: link.shortId, exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get('link') === link.shortId);
+      expect(await page.textContent('h1')).toBe(`Analytics of ${link.shortId}`);
+      expect(Number(await page.getAttribute('[data-stat="total"]', 'data-count'))).toBeGreaterThanOrEqual(history);
+      await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 10_000 });
+      await page.getByRole('link', { name: 'All links' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForSelector('input[name="key"]');
     } finally {
       await context.close();
     }

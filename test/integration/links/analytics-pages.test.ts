@@ -363,6 +363,9 @@ describe('the pages\' live streams', () => {
   it('carries the shared link\'s scans only, without bots or anything of the visitor, and ends when the share is revoked', async () => {
     const shareId = (await api.post(`/api/v1/links/${link.id}/analytics/shares`, {})).body.id;
     const shared = await openStream(ingress.url, `/analytics/${shareId}/stream`, undefined);
+    // A second viewer of the same share (their permission is checked once for both).
+    const alsoShared = await openStream(ingress.url, `/analytics/${shareId}/stream`, undefined);
+    streams.push(alsoShared);
     const workspace = await openStream(ingress.url, `/analytics/stream?token=${(await api.post('/api/v1/analytics/page-tokens', {})).body.token}`, undefined);
     streams.push(shared, workspace);
     expect(shared.status).toBe(200);
@@ -387,6 +390,9 @@ describe('the pages\' live streams', () => {
     await shared.until((events) => events.some((e) => e.event === 'end'), 5000, 'the end of the revoked share\'s stream');
     expect(JSON.parse(shared.events.find((e) => e.event === 'end')!.data)).toEqual({ reason: 'revoked' });
     await shared.ended;
+    await alsoShared.until((events) => events.some((e) => e.event === 'end'), 5000, 'the end of the second viewer\'s stream');
+    expect(alsoShared.scans()).toHaveLength(1);
+    await alsoShared.ended;
     // Nothing but the one scan came on the shared stream.
     expect(shared.events.filter((e) => e.event === 'scan')).toHaveLength(1);
   });

@@ -3,7 +3,7 @@
 // on a week of a link's scans (history from ClickHouse), the test makes redirects
 // of that link, by link and by QR code, and the page's numbers, tables and chart
 // change without a reload (its live stream); a redirect of another link changes
-// nothing; when the hour turns, the chart gains its bucket. A screenshot of it goes to docs/analytics-page.png. Without JavaScript
+// nothing; when the hour turns, the chart gains its bucket. A screenshot of it goes to .stack/analytics-page.png (docs/ with UPDATE_DOCS_SCREENSHOT=1). Without JavaScript
 // the page shows the same numbers and the chart. A revoked or expired share
 // answers 404; a share with a password asks for it on a form, refuses a wrong one
 // and shows the page for the right one. The workspace's own page signs in with a key on its form.
@@ -20,7 +20,9 @@ import { eventually } from '../../support/env.ts';
 import { DESKTOP_UA, linkScansStored, scan, scanSink } from '../../support/links/scans.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = fileURLToPath(new URL('../../../docs/analytics-page.png', import.meta.url));
+// The screenshot goes to .stack/ on every run (a run leaves the tree as it found it); UPDATE_DOCS_SCREENSHOT=1
+// writes the one in docs/ that the docs show.
+const SCREENSHOT = fileURLToPath(new URL(process.env.UPDATE_DOCS_SCREENSHOT === '1' ? '../../../docs/analytics-page.png' : '../../../.stack/analytics-page.png', import.meta.url));
 const HOUR = 3_600_000;
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 

@@ -5,6 +5,8 @@
 // minutes), each loaded by wrk (Debian's 4.1, -t1 -c50) for SECONDS:
 //   nginx        `return 302`, one worker (Debian's nginx-light, on loopback)
 //   bare         Fastify answering 302 from a Map (bench/baseline-redirect-server.ts)
+//   node http    Node's own http server answering 302 from a Map (bench/baseline-node-http-server.ts):
+//                the floor under Fastify and under our ingress (reported, not the ratio's baseline)
 //   ours         the ingress with scans recorded end to end: journal → Kafka → the four
 //                consumer kinds of `scans` (workers/run.ts) → ClickHouse and Postgres
 // CPU per redirect is the machine's busy time during the run (for ours, until every
@@ -170,6 +172,7 @@ const topicPrefix = `bench-redirect-${Date.now()}`;
 const clusterPrefix = `${topicPrefix}-cluster`;
 const nginxPort = freePort();
 const barePort = freePort();
+const nodeHttpPort = freePort();
 const ingressPorts = [freePort(), freePort(), freePort(), freePort(), freePort(), freePort()];
 const replicasPrefix = `${topicPrefix}-chreplicas`;
 const securePrefix = `${topicPrefix}-secure`;
@@ -256,6 +259,7 @@ async function scansOf(brokers: string, prefix: string, groups: string[], shortI
 try {
   const nginx = await started(startNginx(nginxPort));
   const bare = await started(start('bench/baseline-redirect-server.ts', { HTTP_PORT: String(barePort) }, 'baseline listening'));
+  const nodeHttp = await started(start('bench/baseline-node-http-server.ts', { HTTP_PORT: String(nodeHttpPort) }, 'node http baseline listening'));
   const ingresses = [
     await started(start('src/main.ts', ingressEnv(ingressPorts[0]!), 'ingress listening')),
     await started(start('src/main.ts', { ...ingressEnv(ingressPorts[1]!), SCAN_JOURNAL_DIR: `${BENCH_ENV.SCAN_JOURNAL_DIR}-2` }, 'ingress listening')),
@@ -331,8 +335,8 @@ try {
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
   let warmedUp = 0;
-  for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, base(0), base(1)]) {
-    const warm = await wrk(url, { connections: 10, seconds: 2, maxRequests: 20_000, script: script(url.endsWith(String(barePort)) ? '/bench' : path) });
+  for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, `http://127.0.0.1:${nodeHttpPort}`, base(0), base(1)]) {
+    const warm = await wrk(url, { connections: 10, seconds: 2, maxRequests: 20_000, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
     if (url === base(0) || url === base(1)) warmedUp += answered(warm);
   }
   await single.drained(warmedUp);
@@ -370,9 +374,10 @@ try {
     const { main, workers, helpers } = threadsOf(proc.child.pid!);
     return { 'ingress main thread': main, 'ingress worker threads': workers, 'ingress helper threads': helpers };
   };
-  const groupsFor = (server: 'nginx' | 'bare' | 'ours' | 'both' | 'cluster' | 'baseline' | 'secure' | 'replicas') => ({
+  const groupsFor = (server: 'nginx' | 'bare' | 'node http' | 'ours' | 'both' | 'cluster' | 'baseline' | 'secure' | 'replicas') => ({
     ...(server === 'nginx' ? { nginx: withChildren(nginx.child.pid!) } : {}),
     ...(server === 'bare' ? { bare: withChildren(bare.child.pid!) } : {}),
+    ...(server === 'node http' ? { 'node http': withChildren(nodeHttp.child.pid!) } : {}),
     ...(server === 'ours' ? ingressThreads(ingresses[0]!) : {}),
     ...(server === 'secure' ? { ...ingressThreads(onSecure!.ingress), workers: withChildren(onSecure!.workers.child.pid!) } : {}),
     ...(server === 'baseline' ? { ...ingressThreads(baseline!.ingress), workers: withChildren(baseline!.workers.child.pid!) } : {}),
@@ -390,6 +395,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const nginxRun = await measure(`http://127.0.0.1:${nginxPort}`, path, () => groupsFor('nginx'));
     const bareRun = await measure(`http://127.0.0.1:${barePort}`, '/bench', () => groupsFor('bare'));
+    const nodeHttpRun = await measure(`http://127.0.0.1:${nodeHttpPort}`, '/bench', () => groupsFor('node http'));
     const ours = await measure(base(0), path, () => groupsFor('ours'), (load) => single.drained(answered(load)));
     await single.stored();
     const secureRun = secureScans ? await measure(base(4), securePath, () => groupsFor('secure'), (load) => secureScans.drained(answered(load))) : undefined;
@@ -409,7 +415,7 @@ try {
     const twoRequests = both.reduce((sum, l) => sum + l.requests, 0);
     const twoIngresses = { requestsPerSecond: both.reduce((sum, l) => sum + l.requestsPerSecond, 0), p99Ms: Math.max(...both.map((l) => l.latencyMs.p99)), cpuPerRedirectUs: Number(((twoBusy * 1000) / twoRequests).toFixed(1)) };
     rounds.push({
-      nginx: nginxRun, bare: bareRun, ours, ...(baselineRun ? { baseline: baselineRun } : {}), ...(secureRun ? { oursSecure: secureRun, secureOverPlain: Number((secureRun.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}), ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
+      nginx: nginxRun, bare: bareRun, nodeHttp: nodeHttpRun, ours, ...(baselineRun ? { baseline: baselineRun } : {}), ...(secureRun ? { oursSecure: secureRun, secureOverPlain: Number((secureRun.cpuPerRedirectUs / ours.cpuPerRedirectUs).toFixed(2)) } : {}), ...(oursOnCluster ? { oursOnCluster } : {}), twoIngresses,
       ratio: Number((ours.cpuPerRedirectUs / bareRun.cpuPerRedirectUs).toFixed(2)),
       ...(baselineRun
         ? {
@@ -424,7 +430,7 @@ try {
     if (oursOnReplicas) console.log(`round ${round + 1}: on ClickHouse replicas ${oursOnReplicas.cpuPerRedirectUs} µs (${oursOnReplicas.load.requestsPerSecond} req/s): replicas/single ${rounds.at(-1)!.replicasOverSingleServer}`);
     if (secureRun) console.log(`round ${round + 1}: on the secured stack ${secureRun.cpuPerRedirectUs} µs (${secureRun.load.requestsPerSecond} req/s): secured/plain ${rounds.at(-1)!.secureOverPlain}`);
     if (baselineRun) console.log(`round ${round + 1}: today ${ours.cpuPerRedirectUs} µs (ingress ${ingressUs(ours)}), ${BASELINE_REF} ${baselineRun.cpuPerRedirectUs} µs (ingress ${ingressUs(baselineRun)}): today/baseline ${rounds.at(-1)!.todayOverBaseline}, ingress ${rounds.at(-1)!.ingressTodayOverBaseline}`);
-    console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
+    console.log(`round ${round + 1}: nginx ${nginxRun.cpuPerRedirectUs} µs, bare ${bareRun.cpuPerRedirectUs} µs, node http ${nodeHttpRun.cpuPerRedirectUs} µs, ours ${ours.cpuPerRedirectUs} µs (${rounds.at(-1)!.ratio}×), ` +
       `${ours.load.requestsPerSecond} req/s;${oursOnCluster ? ` on the cluster ${oursOnCluster.cpuPerRedirectUs} µs, ${oursOnCluster.load.requestsPerSecond} req/s;` : ''} two ingresses ${twoIngresses.requestsPerSecond} req/s`);
   }
   const ratio = medianBy(rounds, (r) => r.ratio).ratio;
@@ -457,6 +463,7 @@ try {
     medians: {
       nginxCpuPerRedirectUs: medianBy(rounds, (r) => r.nginx.cpuPerRedirectUs).nginx.cpuPerRedirectUs,
       bareCpuPerRedirectUs: medianBy(rounds, (r) => r.bare.cpuPerRedirectUs).bare.cpuPerRedirectUs,
+      nodeHttpCpuPerRedirectUs: medianBy(rounds, (r) => r.nodeHttp.cpuPerRedirectUs).nodeHttp.cpuPerRedirectUs,
       oursCpuPerRedirectUs: medianBy(rounds, (r) => r.ours.cpuPerRedirectUs).ours.cpuPerRedirectUs,
       oursRequestsPerSecond: oursMax,
       twoIngressesOverOne: medianBy(rounds, (r) => r.twoOverOne).twoOverOne,

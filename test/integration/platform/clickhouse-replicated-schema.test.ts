@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
-import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
+import { onEveryServer } from '../../support/clickhouse-servers.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR, migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 import { startTestReplicas, REPLICAS, type Replica, type TestReplicas } from '../../support/clickhouse-replicas.ts';
@@ -73,10 +74,14 @@ it('creates every table and rollup Replicated* on each replica, the same objects
   const database = 'repl_fresh';
   const config = testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: database });
   await migrateClickHouse(config, SILENT);
-  // The run's database on the stack's single server, migrated from the same files.
+  // A database of this test's own on the stack's single server, migrated from the same files (not the
+  // run's, where other files of the suite make tables of their own while this runs).
+  const reference = `${testConfig().CLICKHOUSE_DATABASE}_repl_single`;
+  await migrateClickHouse(testConfig({ CLICKHOUSE_DATABASE: reference }), SILENT);
   const stack = createClickHouse(testConfig());
-  const single = await stack.rows<{ name: string; engine: string }>(sql`SELECT name, engine FROM system.tables WHERE database = ${testConfig().CLICKHOUSE_DATABASE} AND name != 'schema_migrations' ORDER BY name`);
+  const single = await stack.rows<{ name: string; engine: string }>(sql`SELECT name, engine FROM system.tables WHERE database = ${reference} AND name != 'schema_migrations' ORDER BY name`);
   await stack.close();
+  await onEveryServer(testConfig(), sql`DROP DATABASE IF EXISTS ${ident(reference)}`, '');
   const first = await objectsOn(1, database);
   expect(Object.keys(first)).toEqual(single.map((t) => t.name));
   for (const { name, engine } of single) expect(first[name]).toBe(engine.endsWith('MergeTree') ? `Replicated${engine}` : engine);

@@ -70,5 +70,5 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   await app.ready();
   // Every route is registered now: links made before their ID became a route's path are named once.
   void reportShadowedLinks(platform.pg, app.reservedPaths.list(), platform.log);
-  return Object.assign(app, { redirects, outboxes, gauges: [liveStreamGauges(linksSurface.liveScans)], inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
+  return Object.assign(app, { redirects, outboxes, liveScans: linksSurface.liveScans, gauges: [liveStreamGauges(linksSurface.liveScans)], inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

@@ -100,8 +100,10 @@ export interface ScanHubOptions {
   maxPerPartition: number;
   /** With no stream open for this long, the consumer stops and the rings are dropped. */
   idleStopMs: number;
-  /** At most this long to read back the retention when the consumer starts. */
+  /** At most this long to read back the retention when the consumer starts (default 60 s). */
   startTimeoutMs?: number;
+  /** A subscribe waits at most this long for the start (default 15 s; Kafka away, its client retries for about a minute); the start goes on. */
+  startWaitMs?: number;
   /** The consumer crashed for good: the hub no longer follows the topic. */
   onFailed?: (error: Error) => void;
 }
@@ -142,6 +144,8 @@ export class ScanHub {
   private chain: Promise<unknown> = Promise.resolve();
   /** The consumer's start (resolved: it runs), shared by concurrent subscribes; undefined while stopped or stopping. */
   private running: Promise<void> | undefined;
+  /** `running` has resolved: the consumer is live. */
+  private ready = false;
   /** Starts and stops, one after the other. Never rejects. */
   private lifecycle: Promise<void> = Promise.resolve();
   /** Subscriptions open or being opened: the consumer stops only when there are none. */
@@ -172,8 +176,13 @@ export class ScanHub {
     if (!this.running) {
       const run = this.lifecycle.then(() => this.startConsumer());
       this.running = run;
-      // A failed start leaves nothing running (startConsumer cleans up): the next subscribe tries again.
-      this.lifecycle = run.then(() => {}, () => {
+      this.lifecycle = run.then(() => {
+        if (this.running !== run) return;
+        this.ready = true;
+        // Every subscribe that wanted it stopped waiting: it stops after the linger like any idle consumer.
+        if (this.users === 0) this.armIdleStop();
+      }, () => {
+        // A failed start leaves nothing running (startConsumer cleans up): the next subscribe tries again.
         if (this.running === run) this.running = undefined;
       });
     }
@@ -182,12 +191,18 @@ export class ScanHub {
 
   /** A subscription closed (or failed to open): with none left, stop after the linger. */
   private release(): void {
-    if (--this.users > 0 || this.closed || !this.running) return;
+    if (--this.users === 0) this.armIdleStop();
+  }
+
+  /** Not before the start is done: a start nobody waits for any more lingers from its end (see ensureRunning). */
+  private armIdleStop(): void {
+    if (this.closed || !this.ready) return;
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
-      if (this.users > 0 || !this.running || this.closed) return;
+      if (this.users > 0 || !this.ready || this.closed) return;
       this.running = undefined;
+      this.ready = false;
       this.lifecycle = this.lifecycle.then(() => this.stopConsumer());
     }, this.options.idleStopMs);
     this.idleTimer.unref();
@@ -211,6 +226,7 @@ export class ScanHub {
     try {
       await this.readBackThenLive();
     } catch (err) {
+      this.options.log.warn({ err }, 'live scans consumer did not start');
       await this.stopConsumer();
       throw err;
     }
@@ -299,6 +315,7 @@ export class ScanHub {
     this.closed = true;
     clearTimeout(this.idleTimer);
     this.running = undefined;
+    this.ready = false;
     this.lifecycle = this.lifecycle.then(() => this.stopConsumer());
     await this.lifecycle;
   }
@@ -313,7 +330,8 @@ export class ScanHub {
     this.users++;
     clearTimeout(this.idleTimer);
     try {
-      await this.ensureRunning().catch((err: unknown) => {
+      const waitMs = this.options.startWaitMs ?? 15_000;
+      await within(this.ensureRunning(), waitMs, `the live scans consumer did not start within ${waitMs} ms`).catch((err: unknown) => {
         throw err instanceof LiveScansUnavailable ? err : new LiveScansUnavailable('the live scans consumer did not start', { cause: err });
       });
       return await this.subscribed(workspaceId, filter, subscriber, resumeFrom);

@@ -13,8 +13,8 @@
 //
 // Exports, for the API's streams and any other (a shared analytics page):
 //   ScanHub                — new ScanHub(options); endAll() before the server closes (each
-//                            subscriber's onShutdown: its stream ends with `end: shutdown`);
-//                            stop() (for good). The ingress owns one (links-http.ts:
+//                            subscriber's onShutdown: its stream ends with `end: shutdown`; no
+//                            subscribe is taken after it); stop() (for good). The ingress owns one (links-http.ts:
 //                            LinksHttp.liveScans, which calls both).
 //   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?)
 //                          — starts the consumer if it is not running (resolves once it has read
@@ -259,6 +259,7 @@ export class ScanHub {
       markCaughtUp = resolve;
       markCrashed = reject;
     });
+    caughtUp.catch(() => {}); // a crash before the wait below is still the wait's answer
     let live = false;
     const check = () => pending.size === 0 && markCaughtUp();
 
@@ -305,12 +306,15 @@ export class ScanHub {
 
   /** Tells every subscriber the ingress is stopping (the owner calls it before the server closes). */
   endAll(): void {
+    // No subscribe from here on (one still waiting for the start would open a stream nobody ends).
+    this.closed = true;
+    clearTimeout(this.idleTimer);
     for (const subs of [...this.byWorkspace.values()]) {
       for (const sub of [...subs]) sub.subscriber.onShutdown?.();
     }
   }
 
-  /** Stops the consumer for good (the ingress is closing); a later subscribe is refused. */
+  /** Stops the consumer for good (the ingress is closing, after endAll); a later subscribe is refused. */
   async stop(): Promise<void> {
     this.closed = true;
     clearTimeout(this.idleTimer);
@@ -334,6 +338,7 @@ export class ScanHub {
       await within(this.ensureRunning(), waitMs, `the live scans consumer did not start within ${waitMs} ms`).catch((err: unknown) => {
         throw err instanceof LiveScansUnavailable ? err : new LiveScansUnavailable('the live scans consumer did not start', { cause: err });
       });
+      if (this.closed) throw new LiveScansUnavailable('the scan hub is stopping');
       return await this.subscribed(workspaceId, filter, subscriber, resumeFrom);
     } catch (err) {
       this.release();

@@ -19,11 +19,12 @@ import { wireMail } from './mail/wiring.ts';
 import type { Redirects } from './links/redirect/redirects.ts';
 import type { Registry } from 'prom-client';
 import { liveStreamGauges } from './links/live/live-gauges.ts';
+import type { ScanHub } from './links/live/scan-hub.ts';
 import { registerMcpEndpoint } from './platform/mcp/mcp-endpoint.ts';
 import { resendNotFoundAtRoot } from './mail/resend/resend-errors.ts';
 import { MCP_SERVICE_INFO, SERVICE_INFO, type ServiceConfig } from './service.ts';
 
-export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; gauges: Array<(registry: Registry) => void>; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
+export async function buildIngress(platform: Platform, config: ServiceConfig): Promise<App & { redirects: Redirects; outboxes: Outbox[]; liveScans: ScanHub; gauges: Array<(registry: Registry) => void>; inboundSmtpPort: number | undefined; relaySmtpPort: number | undefined }> {
   const trustProxy = config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean);
   // One allowance of failed credentials per IP, for every product's keys and the operator token;
   // API responses that checked no credential describe it (api-limit-headers.ts).
@@ -70,5 +71,5 @@ export async function buildIngress(platform: Platform, config: ServiceConfig): P
   await app.ready();
   // Every route is registered now: links made before their ID became a route's path are named once.
   void reportShadowedLinks(platform.pg, app.reservedPaths.list(), platform.log);
-  return Object.assign(app, { redirects, outboxes, gauges: [liveStreamGauges(linksSurface.liveScans)], inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
+  return Object.assign(app, { redirects, outboxes, liveScans: linksSurface.liveScans, gauges: [liveStreamGauges(linksSurface.liveScans)], inboundSmtpPort: inbound?.port, relaySmtpPort: relay?.port });
 }

@@ -95,12 +95,18 @@ export const LinksConfigSchema = Type.Object({
   LINK_IMPORT_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 20, default: 2 }),
   /**
    * Live scan streams (src/links/live/): how far back a stream resumes from its Last-Event-ID (each
-   * ingress keeps the scans of this long, read again from Kafka at start) and at most how many scans
-   * per partition of `scans` it keeps for that (the memory bound: under more scans a second, the
-   * reach is shorter and an older Last-Event-ID gets a `resync` event).
+   * ingress keeps the scans of this long, read again from Kafka when its first stream opens) and at
+   * most how many scans per partition of `scans` it keeps for that (the memory bound: under more
+   * scans a second, the reach is shorter and an older Last-Event-ID gets a `resync` event).
    */
   LIVE_STREAM_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 360_000 }),
   LIVE_STREAM_RING_PER_PARTITION: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 100_000 }),
+  /**
+   * An ingress reads the scans topic only while a live stream is open on it: this long after its last
+   * stream closes it stops and drops the scans it kept (a stream reconnecting later resumes from what
+   * the next start reads back, LIVE_STREAM_RETENTION_MS of it). Default: the retention.
+   */
+  LIVE_STREAM_IDLE_STOP_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 360_000 }),
   /** A quiet stream gets a heartbeat (a comment with its position) this often. */
   LIVE_STREAM_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 15_000 }),
   /** A client whose unsent bytes pass this is dropped with a final `end` event (slow_client). */

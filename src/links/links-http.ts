@@ -70,7 +70,7 @@ export interface LinksHttp {
   api: ApiProduct;
   /** Its part of the MCP endpoint. */
   mcp: McpProduct<LinksToolContext>;
-  /** Every workspace's live scans, from the `scans` topic (live/scan-hub.ts); started by registerRoot. */
+  /** Every workspace's live scans, from the `scans` topic (live/scan-hub.ts); its consumer runs while streams are open (and a while after). */
   liveScans: ScanHub;
   /** Registers the root routes (redirects, public QR codes); call after the API shell and the MCP endpoint. */
   registerRoot: (app: App) => Promise<Redirects>;
@@ -99,6 +99,7 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     log,
     retentionMs: links.config.LIVE_STREAM_RETENTION_MS,
     maxPerPartition: links.config.LIVE_STREAM_RING_PER_PARTITION,
+    idleStopMs: links.config.LIVE_STREAM_IDLE_STOP_MS,
     onFailed: (err) => platform.shutdown.fail('consumer live-scans', err),
   });
   // Analytics pages (issue 54): shares and sessions for the API and the pages alike.
@@ -162,7 +163,6 @@ export function linksHttp(platform: Platform, links: LinksServices, guard: Attem
     }),
     registerRoot: async (app) => {
       const redirects = await registerRedirects(app, platform, links, served);
-      await liveScans.start();
       // Open streams end (`end: shutdown`) before the server waits for its connections to close.
       app.addHook('preClose', async () => liveScans.endAll());
       app.addHook('onClose', () => liveScans.stop());

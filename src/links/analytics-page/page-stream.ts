@@ -10,7 +10,8 @@ import { ApiError } from '../../platform/http/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { EventStream } from '../live/event-stream.ts';
 import { parseCursor } from '../live/live-cursor.ts';
-import { InvalidResume, type LiveScanEvent, type ScanHub } from '../live/scan-hub.ts';
+import { liveScansUnavailable } from '../live/live-routes.ts';
+import { InvalidResume, LiveScansUnavailable, type LiveScanEvent, type ScanHub } from '../live/scan-hub.ts';
 
 /** Open page streams per workspace on one ingress (a shared page may have many viewers; each costs a socket). */
 export const PAGE_STREAMS_PER_WORKSPACE = 200;
@@ -105,7 +106,7 @@ export class PageStreams {
       });
     } catch (err) {
       this.givePlace(scope.workspaceId);
-      throw err;
+      throw err instanceof LiveScansUnavailable ? liveScansUnavailable() : err;
     }
     const sub = subscription;
     stream = new EventStream(reply, { heartbeatMs: this.options.heartbeatMs, maxBufferedBytes: this.options.maxBufferedBytes, position: () => sub.cursor() });

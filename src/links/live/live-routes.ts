@@ -16,7 +16,7 @@ import { streamScans } from './event-stream.ts';
 import { KeyWatch } from './key-watch.ts';
 import { parseCursor } from './live-cursor.ts';
 import { LinkStreamQuery, STREAM_DESCRIPTION, WorkspaceStreamQuery } from './live-schemas.ts';
-import { InvalidResume, type ScanFilter, type ScanHub } from './scan-hub.ts';
+import { InvalidResume, LiveScansUnavailable, type ScanFilter, type ScanHub } from './scan-hub.ts';
 import { StreamSlots } from './stream-slots.ts';
 
 export interface LiveRoutesDeps {
@@ -66,6 +66,7 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
     } catch (err) {
       slot.release();
       if (err instanceof InvalidResume) throw invalidLastEventId();
+      if (err instanceof LiveScansUnavailable) throw liveScansUnavailable();
       throw err;
     }
     const { stream } = opened;
@@ -83,7 +84,7 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
       description: `${STREAM_DESCRIPTION} Filters: linkId, country, device, trigger; a linkId the workspace does not have is 404 not_found.`,
       querystring: WorkspaceStreamQuery,
       headers: LastEventIdHeader,
-      response: { 200: eventStreamResponse as never, ...errorResponses(...API_ERRORS, 404) },
+      response: { 200: eventStreamResponse as never, ...errorResponses(...API_ERRORS, 404, 503) },
     },
   }, async (request, reply) => {
     const q = request.query;
@@ -98,7 +99,7 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
       params: Type.Object({ id: Type.String({ description: 'Link UUID, in any case.' }) }),
       querystring: LinkStreamQuery,
       headers: LastEventIdHeader,
-      response: { 200: eventStreamResponse as never, ...errorResponses(...API_ERRORS, 404) },
+      response: { 200: eventStreamResponse as never, ...errorResponses(...API_ERRORS, 404, 503) },
     },
   }, async (request, reply) => {
     const link = await deps.links.get(request.linksAuth.workspaceId, request.params.id);
@@ -118,3 +119,7 @@ function filterOf(q: { linkId?: string; country?: string; device?: string; trigg
 
 const invalidLastEventId = () =>
   new ApiError(400, 'invalid_last_event_id', 'Last-Event-ID is not an id this stream sent; reconnect without it to start from now.', [{ path: '/headers/last-event-id', message: 'not a stream position' }]);
+
+/** The hub's consumer could not start (Kafka away): the stream cannot be served for now; the next request tries again. */
+export const liveScansUnavailable = () =>
+  new ApiError(503, 'live_scans_unavailable', 'Live scans cannot be followed on this server right now; retry in a moment.', undefined, { 'retry-after': '5' });

@@ -25,4 +25,5 @@ export const STREAM_DESCRIPTION = [
   'A `resync` event ({"reason":"resume_expired"}) says the Last-Event-ID was older than what is kept: scans between it and now are not sent.',
   'The stream ends with an `end` event whose `reason` is slow_client (the client read too slowly; reconnect with Last-Event-ID), revoked (the key was revoked), or shutdown (the ingress is stopping; reconnect).',
   'Open streams per workspace: 100 (Enterprise); beyond that 429 stream_limit_reached.',
+  'When this server cannot read the scans right now (Kafka away), 503 live_scans_unavailable with Retry-After.',
 ].join(' ');

@@ -3,19 +3,29 @@
 // committing nothing) and hands each scan to the streams open on this ingress for its
 // workspace. Nothing on the redirect path: scans arrive from Kafka as the scan sink's do.
 //
+// The consumer runs only while a stream may want it: an ingress where no stream is open reads
+// nothing and holds nothing. The first subscribe starts it (reading back the retention, then
+// live) and waits for it; concurrent first subscribes share that start. When the last
+// subscription closes the hub lingers idleStopMs (by default the retention, so a client that
+// reconnects within it still resumes from the ring), then stops the consumer and drops the
+// rings; a subscribe meanwhile waits for the stop and starts it again. Starts and stops run one
+// after the other (`lifecycle`), so there is never a second consumer nor one without its rings.
+//
 // Exports, for the API's streams and any other (a shared analytics page):
-//   ScanHub                — new ScanHub(options); start() once (resolves when it has read
-//                            what was published before it, so a new stream starts at "now");
-//                            endAll() before the server closes (each subscriber's onShutdown: its
-//                            stream ends with `end: shutdown`); stop(). The ingress owns one
-//                            (links-http.ts: LinksHttp.liveScans, which calls both).
+//   ScanHub                — new ScanHub(options); endAll() before the server closes (each
+//                            subscriber's onShutdown: its stream ends with `end: shutdown`; no
+//                            subscribe is taken after it); stop() (for good). The ingress owns one (links-http.ts:
+//                            LinksHttp.liveScans, which calls both).
 //   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?)
-//                          — a Subscription: the workspace's scans that match `filter`, each
+//                          — starts the consumer if it is not running (resolves once it has read
+//                            what was published before, so a new stream starts at "now"); then
+//                            a Subscription: the workspace's scans that match `filter`, each
 //                            once, in order per partition, as LiveScanEvent batches to
 //                            subscriber.onEvents (called synchronously, never concurrently).
 //                            resumeFrom: a parsed Last-Event-ID (live-cursor.ts parseCursor);
 //                            the scans after it are sent first. Throws InvalidResume for a
-//                            cursor naming partitions the topic lacks.
+//                            cursor naming partitions the topic lacks, LiveScansUnavailable
+//                            when the consumer could not start (the next subscribe tries again).
 //   Subscription           — cursor() (the text of its position now, for an `id:` line),
 //                            resumed ('live' | 'resumed' | 'expired': the ring no longer held
 //                            every scan after the cursor, so some were skipped), close().
@@ -25,8 +35,9 @@
 //
 // Resuming: a stream's position is, per partition, the offset of the last message it has
 // passed (cursor). The hub keeps the last RETENTION of messages per partition in a ring
-// (bounded in count too), read again from Kafka by timestamp at start, so a stream resumes
-// on any ingress, even one started after the first was killed.
+// (bounded in count too), read again from Kafka by timestamp whenever the consumer starts, so
+// a stream resumes on any ingress, even one started after the first was killed or one whose
+// consumer stopped for want of streams.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
@@ -72,6 +83,9 @@ export interface Subscription {
 
 export class InvalidResume extends Error {}
 
+/** The consumer could not start (Kafka does not answer, say): no stream for now. */
+export class LiveScansUnavailable extends Error {}
+
 /** Scans handed out between two turns of the event loop. */
 const YIELD_EVERY = 64;
 
@@ -84,6 +98,12 @@ export interface ScanHubOptions {
   retentionMs: number;
   /** At most this many scans per partition in the ring, whatever their age. */
   maxPerPartition: number;
+  /** With no stream open for this long, the consumer stops and the rings are dropped. */
+  idleStopMs: number;
+  /** At most this long to read back the retention when the consumer starts (default 60 s). */
+  startTimeoutMs?: number;
+  /** A subscribe waits at most this long for the start (default 15 s; Kafka away, its client retries for about a minute); the start goes on. */
+  startWaitMs?: number;
   /** The consumer crashed for good: the hub no longer follows the topic. */
   onFailed?: (error: Error) => void;
 }
@@ -122,8 +142,16 @@ export class ScanHub {
   private readonly workspaceIds = new Map<string, string>();
   private consumer: Consumer | undefined;
   private chain: Promise<unknown> = Promise.resolve();
-  private stopping = false;
-  private started = false;
+  /** The consumer's start (resolved: it runs), shared by concurrent subscribes; undefined while stopped or stopping. */
+  private running: Promise<void> | undefined;
+  /** `running` has resolved: the consumer is live. */
+  private ready = false;
+  /** Starts and stops, one after the other. Never rejects. */
+  private lifecycle: Promise<void> = Promise.resolve();
+  /** Subscriptions open or being opened: the consumer stops only when there are none. */
+  private users = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(options: ScanHubOptions) {
     this.options = options;
@@ -142,8 +170,70 @@ export class ScanHub {
     return n;
   }
 
-  async start(timeoutMs = 60_000): Promise<void> {
-    const { kafka, topicPrefix, retentionMs, maxPerPartition, log } = this.options;
+  /** Starts the consumer unless it runs or is starting; waits for an earlier stop first. */
+  private ensureRunning(): Promise<void> {
+    if (this.closed) return Promise.reject(new LiveScansUnavailable('the scan hub is stopped'));
+    if (!this.running) {
+      const run = this.lifecycle.then(() => this.startConsumer());
+      this.running = run;
+      this.lifecycle = run.then(() => {
+        if (this.running !== run) return;
+        this.ready = true;
+        // Every subscribe that wanted it stopped waiting: it stops after the linger like any idle consumer.
+        if (this.users === 0) this.armIdleStop();
+      }, () => {
+        // A failed start leaves nothing running (startConsumer cleans up): the next subscribe tries again.
+        if (this.running === run) this.running = undefined;
+      });
+    }
+    return this.running;
+  }
+
+  /** A subscription closed (or failed to open): with none left, stop after the linger. */
+  private release(): void {
+    if (--this.users === 0) this.armIdleStop();
+  }
+
+  /** Not before the start is done: a start nobody waits for any more lingers from its end (see ensureRunning). */
+  private armIdleStop(): void {
+    if (this.closed || !this.ready) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.users > 0 || !this.ready || this.closed) return;
+      this.running = undefined;
+      this.ready = false;
+      this.lifecycle = this.lifecycle.then(() => this.stopConsumer());
+    }, this.options.idleStopMs);
+    this.idleTimer.unref();
+  }
+
+  /** Disconnects the consumer (after the batch in hand) and drops the rings. Never rejects. */
+  private async stopConsumer(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    try {
+      await consumer?.disconnect();
+    } catch (err) {
+      this.options.log.warn({ err }, 'live scans consumer did not disconnect cleanly');
+    }
+    await this.chain;
+    this.rings.clear();
+    this.workspaceIds.clear();
+  }
+
+  private async startConsumer(): Promise<void> {
+    try {
+      await this.readBackThenLive();
+    } catch (err) {
+      this.options.log.warn({ err }, 'live scans consumer did not start');
+      await this.stopConsumer();
+      throw err;
+    }
+  }
+
+  private async readBackThenLive(): Promise<void> {
+    const { kafka, topicPrefix, retentionMs, maxPerPartition, log, startTimeoutMs: timeoutMs = 60_000 } = this.options;
     const topic = prefixed(topicPrefix, scansTopic.name);
     const admin = kafka.admin();
     await admin.connect();
@@ -164,14 +254,24 @@ export class ScanHub {
       if (high > from) pending.set(end.partition, high - 1);
     }
     let markCaughtUp!: () => void;
-    const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+    let markCrashed!: (error: Error) => void;
+    const caughtUp = new Promise<void>((resolve, reject) => {
+      markCaughtUp = resolve;
+      markCrashed = reject;
+    });
+    caughtUp.catch(() => {}); // a crash before the wait below is still the wait's answer
+    let live = false;
     const check = () => pending.size === 0 && markCaughtUp();
 
     const consumer = kafka.consumer({ groupId: prefixed(topicPrefix, `ingress-live-scans-${randomUUID()}`), maxWaitTimeInMs: 100, metadataMaxAge: METADATA_MAX_AGE_MS });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, (event) => {
+      if (this.consumer !== consumer) return; // stopped meanwhile
       log[event.payload.restart ? 'warn' : 'error']({ err: event.payload.error, restart: event.payload.restart }, 'live scans consumer crashed');
-      if (!event.payload.restart && !this.stopping) this.options.onFailed?.(event.payload.error);
+      if (event.payload.restart) return;
+      // Before it is live, the start fails (that subscribe is refused); after, the streams would silently starve.
+      if (live) this.options.onFailed?.(event.payload.error);
+      else markCrashed(event.payload.error);
     });
     // The group commits nothing: after any (re)join, each partition goes on after what was passed,
     // instead of from the topic's beginning.
@@ -201,25 +301,52 @@ export class ScanHub {
     seekToPassed();
     check();
     await within(caughtUp, timeoutMs, `live scans not caught up after ${timeoutMs} ms`);
-    this.started = true;
+    live = true;
   }
 
   /** Tells every subscriber the ingress is stopping (the owner calls it before the server closes). */
   endAll(): void {
+    // No subscribe from here on (one still waiting for the start would open a stream nobody ends).
+    this.closed = true;
+    clearTimeout(this.idleTimer);
     for (const subs of [...this.byWorkspace.values()]) {
       for (const sub of [...subs]) sub.subscriber.onShutdown?.();
     }
   }
 
+  /** Stops the consumer for good (the ingress is closing, after endAll); a later subscribe is refused. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    await this.consumer?.disconnect();
-    this.consumer = undefined;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    this.running = undefined;
+    this.ready = false;
+    this.lifecycle = this.lifecycle.then(() => this.stopConsumer());
+    await this.lifecycle;
+  }
+
+  /** Whether the consumer runs (or is starting): false on an ingress with no stream for idleStopMs. */
+  get active(): boolean {
+    return this.running !== undefined;
   }
 
   /** See the file's head. */
   async subscribe(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor): Promise<Subscription> {
-    if (!this.started) throw new Error('the scan hub has not started');
+    this.users++;
+    clearTimeout(this.idleTimer);
+    try {
+      const waitMs = this.options.startWaitMs ?? 15_000;
+      await within(this.ensureRunning(), waitMs, `the live scans consumer did not start within ${waitMs} ms`).catch((err: unknown) => {
+        throw err instanceof LiveScansUnavailable ? err : new LiveScansUnavailable('the live scans consumer did not start', { cause: err });
+      });
+      if (this.closed) throw new LiveScansUnavailable('the scan hub is stopping');
+      return await this.subscribed(workspaceId, filter, subscriber, resumeFrom);
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  private async subscribed(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor): Promise<Subscription> {
     for (const partition of resumeFrom?.keys() ?? []) {
       if (!this.rings.has(partition)) throw new InvalidResume(`partition ${partition} is not one of the scans topic's`);
     }
@@ -249,13 +376,17 @@ export class ScanHub {
       subs.add(sub);
       this.flush(sub);
     });
+    let closed = false;
     return {
       resumed,
       cursor: () => this.cursorOf(sub),
       close: () => {
+        if (closed) return;
+        closed = true;
         const subs = this.byWorkspace.get(workspaceId);
         subs?.delete(sub);
         if (subs?.size === 0) this.byWorkspace.delete(workspaceId);
+        this.release();
       },
     };
   }

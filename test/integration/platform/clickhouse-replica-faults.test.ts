@@ -154,6 +154,10 @@ async function zookeeperLeader(): Promise<Replica> {
 async function storedOn(replica: Replica, made: readonly Workspace[]): Promise<Record<string, number>> {
   const db = own.name;
   const ws = made.map((w) => `'${w.workspaceId}'`).join(', ');
+  // A replica whose ZooKeeper session expired while it was hung (or while the leader was away) is read-only
+  // until its restarting thread opens a new one; SYSTEM SYNC REPLICA then fails with "Session expired"
+  // (code 999). Wait for the session, not for a time.
+  await eventually(async () => (await replicas.query(replica, `SELECT count() FROM system.replicas WHERE database = '${db}' AND table IN ('scans', 'conversions') AND (is_readonly OR is_session_expired)`)).trim() === '0' || undefined, 60_000, 250);
   for (const table of ['scans', 'conversions']) await replicas.query(replica, `SYSTEM SYNC REPLICA ${db}.${table}`);
   const answer = await replicas.query(replica, `
     SELECT (SELECT count() FROM ${db}.scans WHERE workspace_id IN (${ws})),

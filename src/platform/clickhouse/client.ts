@@ -5,9 +5,17 @@ import type { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient, type ClickHouseSettings, type ErrorLogParams, type LogParams, type Logger as ClientLogger, type WarnLogParams } from '@clickhouse/client';
 import { listSetting, type Config } from '../config.ts';
 import { ServerHealth, ServerUnavailable } from './server-health.ts';
+import { clickHouseCode } from './replication-errors.ts';
 import type { Logger } from '../logger.ts';
 import type { SqlFragment } from './literal.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
+
+/**
+ * A replica that cannot answer a read yet while another may: 289 REPLICA_IS_NOT_IN_QUORUM (a
+ * sequentially consistent read, the replica behind a quorum write), 225 NO_ZOOKEEPER, 999 KEEPER_EXCEPTION
+ * (its ZooKeeper session lost, as after it was hung).
+ */
+const REPLICA_NOT_READY = new Set([289, 225, 999]);
 
 export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'> & Partial<Pick<Config, 'CLICKHOUSE_CA_FILE'>>;
 
@@ -103,7 +111,12 @@ export class ClickHouse {
     return server.watched((signal) => work(server, signal), outer);
   }
 
-  /** Tries the servers in turn until one answers; only a server's unavailability moves the read on. */
+  /**
+   * Tries the servers in turn until one answers. A server's unavailability moves the read on, and so
+   * does a replica that cannot answer it yet: one behind a quorum write that a sequentially consistent
+   * read must see (code 289, whose message says to ask another replica), or one without its ZooKeeper
+   * session. Any other error is the query's own and is thrown.
+   */
   private async read<T>(work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
     const servers = this.order(this.turn++ % this.servers.length);
     let last: unknown;
@@ -111,7 +124,8 @@ export class ClickHouse {
       try {
         return await this.on(server, work, outer);
       } catch (err) {
-        if (!(err instanceof ServerUnavailable) || outer?.aborted) throw err;
+        const anotherMayAnswer = err instanceof ServerUnavailable || (this.servers.length > 1 && REPLICA_NOT_READY.has(clickHouseCode(err) ?? 0));
+        if (!anotherMayAnswer || outer?.aborted) throw err;
         last = err;
       }
     }

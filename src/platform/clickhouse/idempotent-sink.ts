@@ -84,7 +84,8 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
  * make the same blocks, whatever order they came in (ClickHouse deduplicates a block by its data).
  */
 export function deterministicBlocks<E>(events: readonly E[], idOf: (event: E) => string, size: number): E[][] {
-  const sorted = [...events].sort((a, b) => (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
+  // Each id made once, not in the comparator (a sink's 20,000 events take some 600,000 comparisons).
+  const sorted = events.map((event) => ({ id: idOf(event), event })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((keyed) => keyed.event);
   const blocks: E[][] = [];
   for (let i = 0; i < sorted.length; i += size) blocks.push(sorted.slice(i, i + size));
   return blocks;

@@ -8,10 +8,18 @@ import { RecentCache } from '../recent-cache.ts';
 
 export const CachedDefaultPartitioner: ICustomPartitioner = () => {
   const partitioner = Partitioners.DefaultPartitioner();
-  const known = new RecentCache<number>(10_000);
+  // A cache per topic and partition count, looked up by the key alone: a key joined with the topic
+  // and count made a new string to hash per message (0.3-0.4 µs of the scan shipper's time each).
+  const caches = new Map<string, { partitions: number; known: RecentCache<number> }>();
   return (args) => {
     const { topic, partitionMetadata, message } = args;
     if (typeof message.key !== 'string' || (message.partition !== null && message.partition !== undefined)) return partitioner(args);
-    return known.get(`${topic}\u0000${partitionMetadata.length}\u0000${message.key}`, () => partitioner(args));
+    let cache = caches.get(topic);
+    if (cache?.partitions !== partitionMetadata.length) {
+      // Partitions added to the topic: its keys map anew.
+      cache = { partitions: partitionMetadata.length, known: new RecentCache<number>(10_000) };
+      caches.set(topic, cache);
+    }
+    return cache.known.get(message.key, () => partitioner(args));
   };
 };

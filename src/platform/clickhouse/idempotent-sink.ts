@@ -70,11 +70,12 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
   const seconds = all.map((e) => Math.floor(e.timestamp / 1000));
   const id = ident(options.idColumn);
   const settings = await readYourWritesSettings(clickhouse, options.table);
-  const present = await clickhouse.rows<{ id: string }>(sql`
+  // The batch's ids go beside the query as a table of their own (external-values.ts).
+  const present = await clickhouse.rowsWith<{ id: string }>(sql`
     SELECT ${id} AS id FROM ${ident(options.table)}
      WHERE ${ident(options.tenantColumn)} IN ${inStrings([...new Set(all.map((e) => options.tenantOf(e)))])}
        AND ts >= ${new Date(Math.min(...seconds) * 1000)} AND ts <= ${new Date(Math.max(...seconds) * 1000)}
-       AND ${id} IN ${inStrings([...unique.keys()])}`, { settings });
+       AND ${id} IN batch_ids`, { name: 'batch_ids', column: 'id', values: [...unique.keys()] }, { settings });
   for (const row of present) unique.delete(row.id);
   return [...unique.values()];
 }

@@ -67,6 +67,16 @@ describe('ClickHouse literal helper against the server', () => {
     expect(some.map((r) => r.v)).toEqual([nasty[0]]);
   });
 
+  it('matches values sent beside the query as a table of their own (rowsWith), every nasty string exactly', async () => {
+    const filler = Array.from({ length: 20_000 }, (_, i) => `absent-${i}`);
+    const found = await ch.rowsWith<{ v: string }>(sql`SELECT v FROM ${table} WHERE v IN probe_values`, { name: 'probe_values', column: 'v', values: [...filler, ...nasty, 'a,b'] });
+    expect(found.map((r) => r.v).sort()).toEqual([...nasty].sort());
+    // A value that is no row's finds nothing; the table still holds what was inserted.
+    expect(await ch.rowsWith(sql`SELECT v FROM ${table} WHERE v IN probe_values`, { name: 'probe_values', column: 'v', values: ["x' OR '1'='1\\"] })).toEqual([]);
+    const count = await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${table}`);
+    expect(Number(count[0]!.n)).toBe(nasty.length);
+  });
+
   it('runs statements longer than the default max_query_size (256 KiB)', async () => {
     const ids = [...Array.from({ length: 12_000 }, (_, i) => `a-long-enough-identifier-${i}`), nasty[0]!];
     const query = sql`SELECT v FROM ${table} WHERE v IN ${inList(ids)}`;

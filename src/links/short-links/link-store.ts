@@ -510,7 +510,8 @@ export class LinkStore {
 
   /** Of these links, those with a scan limit that are still open. */
   async limitedOpen(ids: readonly string[]): Promise<LimitedLink[]> {
-    const uuids = [...new Set(ids.filter(isUuid))];
+    // Distinct first: a sink's batch names the same few links thousands of times.
+    const uuids = [...new Set(ids)].filter(isUuid);
     if (uuids.length === 0) return [];
     const { rows } = await this.pg.query<{ id: string; workspace_id: string; scan_limit: number }>(
       'SELECT id, workspace_id, scan_limit FROM links WHERE id = ANY($1::uuid[]) AND scan_limit IS NOT NULL AND exhausted_at IS NULL',

@@ -4,6 +4,7 @@
 // and base, near and past the limits of a Number.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { varint } from '../../support/kafka-varint.ts';
 
 const require = createRequire(import.meta.url);
 const decodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/decoder') as (
@@ -11,18 +12,6 @@ const decodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/decoder
   context: { firstOffset: string; firstTimestamp: string; magicByte: number; timestampType?: number; maxTimestamp?: string },
 ) => { offset: string; timestamp: string; key: Buffer | null; value: Buffer | null; headers: Record<string, unknown> };
 const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => { offset: number };
-
-/** Kafka's zigzag varint of any 64-bit integer, written the plain way. */
-function varint(n: bigint): Buffer {
-  let z = n >= 0n ? n << 1n : ((-n) << 1n) - 1n;
-  const bytes: number[] = [];
-  while (z >= 0x80n) {
-    bytes.push(Number(z & 0x7fn) | 0x80);
-    z >>= 7n;
-  }
-  bytes.push(Number(z));
-  return Buffer.from(bytes);
-}
 
 /** A record's body (after its length) as Kafka's protocol guide lays it out, with one header. */
 function recordBody(timestampDelta: bigint, offsetDelta: bigint): Buffer {

@@ -2,23 +2,12 @@
 // written in place. The bytes must be Kafka's record format (v2) exactly, for every kind of field.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { varint } from '../../support/kafka-varint.ts';
 
 const require = createRequire(import.meta.url);
 const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (r: { offsetDelta?: number; timestampDelta?: number; key: unknown; value: unknown; headers?: Record<string, unknown> }) => { buffer: Buffer };
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => { writeEncoderArray(v: unknown[]): { buffer: Buffer }; writeVarLong(v: unknown): { buffer: Buffer } };
 
-/** Kafka's zigzag varint of any integer (as a bigint), written the plain way. */
-function varint(n: bigint | number): Buffer {
-  const v = BigInt(n);
-  let z = v >= 0n ? v << 1n : ((-v) << 1n) - 1n;
-  const bytes: number[] = [];
-  while (z >= 0x80n) {
-    bytes.push(Number(z & 0x7fn) | 0x80);
-    z >>= 7n;
-  }
-  bytes.push(Number(z));
-  return Buffer.from(bytes);
-}
 const bytesOf = (v: unknown): Buffer | null => (v == null ? null : Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
 const sized = (v: unknown): Buffer => {
   const b = bytesOf(v);

@@ -114,14 +114,26 @@ it('completes an insert cut after some views stored its block: its retry sends t
   }
 }, 60_000);
 
+/** Until replica 1 runs an insert into scans_input (at most 10 s), or `handling` ended first. */
+async function insertRunning(handling: Promise<unknown>): Promise<void> {
+  let ended = false;
+  void handling.then(() => (ended = true));
+  for (const end = Date.now() + 10_000; !ended && Date.now() < end; await new Promise((r) => setTimeout(r, 5))) {
+    const running = await replicas.query(1, "SELECT count() FROM system.processes WHERE query LIKE 'INSERT INTO%scans_input%' AND query NOT LIKE '%system.processes%'");
+    if (running.trim() !== '0') return;
+  }
+}
+
 it('loses no scan from any rollup when the replica taking the inserts is killed under them', async () => {
   const workspaceId = randomUUID();
   const cuts: string[] = [];
   let stored = 0;
-  for (let round = 0; round < 4; round++) {
+  for (let round = 0; round < 5; round++) {
     const events = scans(workspaceId, 20_000);
     const handling = sink.handleBatch(batch(events)).then(() => undefined, (err: Error) => err);
-    await new Promise((r) => setTimeout(r, 50 + Math.random() * 600));
+    // Killed at a random moment of its insert (seen running on the replica), while its views run.
+    await insertRunning(handling);
+    await new Promise((r) => setTimeout(r, Math.random() * 400));
     await replicas.kill(1);
     const failed = await handling;
     if (failed) {

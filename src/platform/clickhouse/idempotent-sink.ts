@@ -134,9 +134,9 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
       await withAdvisoryLock(pg, partition, async (lease) => {
         const settings = await insertSettings(clickhouse, options.table);
         const send = async (block: E[]) => {
-          // A holder stopped since the check may have lost the lock to another, which stored these events.
-          await lease.confirm();
           try {
+            // A holder stopped since the check may have lost the lock to another, which stored these events.
+            await lease.confirm();
             await clickhouse.insert(into, block.map(options.toRow), { settings });
           } catch (err) {
             // A single server deduplicates no block: there the check decides again.
@@ -145,8 +145,9 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
           }
         };
         const again = unsettled.get(partition);
-        unsettled.delete(partition);
         let fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
+        // (Kept until the check answered: a check that fails leaves the block to the next try.)
+        unsettled.delete(partition);
         // The same events handed over again (the runtime's retry): their block as it was, unless the
         // table has every one of its rows, which are then in every rollup too (the table's view comes
         // last), stored by that insert or by another holder of the partition meanwhile.

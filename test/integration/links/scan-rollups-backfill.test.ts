@@ -155,4 +155,15 @@ it('moves the views onto scans_input, run again whole after a run cut short, the
   await appliesOnceThenKeepsUp(INPUT, expectCombinedRollupsMatchScans);
   const marked = await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans_dims WHERE block_mark != 0`);
   expect(Number(marked[0]!.n)).toBeGreaterThan(0);
+  // ClickHouse feeds scans_input's views in name order: the one storing the scans must come last, so
+  // that scans holds a block only once every rollup has it (idempotent-sink.ts). A rollup view added
+  // later must be named to sort before store_scans_mv.
+  const views = (await ch.rows<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${config.CLICKHOUSE_DATABASE} AND engine = 'MaterializedView' ORDER BY name`)).map((v) => v.name);
+  const fromInput: string[] = [];
+  for (const name of views) {
+    const [shown] = await ch.rows<{ statement: string }>(sql`SHOW CREATE TABLE ${ident(name)}`);
+    if (/FROM\s+\S*scans_input\b/.test(shown!.statement)) fromInput.push(name);
+  }
+  expect(fromInput.length).toBe(11);
+  expect(fromInput.at(-1)).toBe('store_scans_mv');
 }, 120_000);

@@ -137,7 +137,8 @@ it('loses no scan from any rollup when the replica taking the inserts is killed 
     await replicas.kill(1);
     const failed = await handling;
     if (failed) {
-      // What the kill left on the others (a cut between targets, or nothing), then the runtime's retries.
+      // What the kill left on the others (a cut between targets, or nothing; replica 2 as it is, not
+      // synced, so a part it has yet to fetch counts as missing), then the runtime's retries.
       const left = rollupCounts(await replicas.query(2, rollupCountsQuery(DATABASE, [workspaceId]))).counts;
       const fed = ['scans_country_dims', 'scans_dims', 'scans_link_dims', 'scans_link_dims_daily', 'scans_link_triggers', 'scans_link_variants', 'scans'].map((t) => `${t} ${left[t]! - stored}`);
       cuts.push(`round ${round}: on replica 2 before the retry ${fed.join(', ')} (${failed.message.slice(0, 80)})`);

@@ -75,7 +75,7 @@ async function generate(state: State): Promise<void> {
   for (let offset = 0; offset < SCANS; offset += CHUNK) {
     const n = Math.min(CHUNK, SCANS - offset);
     await ch.exec(sql`
-      INSERT INTO scans (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser,
+      INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser,
                          referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id, variant, trigger)
       SELECT toString(generateUUIDv4()), '', ${state.workspaceId}, ${state.linkId}, ${state.shortId}, '',
              toDateTime(${from} + intDiv(number * ${30 * 86400}, ${SCANS})), 'https://example.com/menu',

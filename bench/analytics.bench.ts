@@ -82,7 +82,7 @@ async function generate(state: State): Promise<void> {
   for (let offset = 0; offset < SCANS; offset += CHUNK) {
     const n = Math.min(CHUNK, SCANS - offset);
     await ch.exec(sql`
-      INSERT INTO scans (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser,
+      INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser,
                          referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
       SELECT toString(generateUUIDv4()), '', ${state.workspaceId}, arrayElement(${ids}, (number % ${LINKS}) + 1), arrayElement(${shortIds}, (number % ${LINKS}) + 1), '',
              toDateTime(${start} + intDiv(number * ${30 * 86400}, ${SCANS})), 'https://example.com/',

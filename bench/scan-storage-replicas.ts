@@ -54,7 +54,7 @@ function batch(size: number): ScanEvent[] {
 async function store(ch: ClickHouse, events: ScanEvent[]): Promise<void> {
   const fresh = await newEvents(ch, SCANS_TABLE, events);
   const settings = await insertSettings(ch, 'scans');
-  for (const block of deterministicBlocks(fresh, SCANS_TABLE.idOf, BATCH)) await ch.insert('scans', block.map(toScanRow), { settings });
+  for (const block of deterministicBlocks(fresh, SCANS_TABLE.idOf, BATCH)) await ch.insert(SCANS_TABLE.inputTable, block.map(toScanRow), { settings });
 }
 
 /** Until, on every server, no merge nor replication task of the database has been seen for two seconds (at most a minute). */

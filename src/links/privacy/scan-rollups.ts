@@ -1,7 +1,8 @@
-// The rollups fed by the scans table, found in ClickHouse itself: every
-// materialized view that selects FROM scans, with its target table and its
-// SELECT. Erasing scans from an aggregate cannot subtract them (HyperLogLog
-// sketches and countState have no inverse), so the affected keys are
+// The rollups of scans, found in ClickHouse itself: every materialized view
+// that selects FROM scans_input (the Null table scans enter by, migration 009)
+// into a table other than scans, with its target table and its SELECT.
+// Erasing scans from an aggregate cannot subtract them (HyperLogLog sketches
+// and countState have no inverse), so the affected keys are
 // recomputed: their rows deleted (a mutation), then the view's own SELECT run
 // again over those keys' remaining scans. Reading the views' definitions keeps
 // this exact for every rollup, those added later included.
@@ -29,8 +30,9 @@ export async function scanRollups(ch: ClickHouse): Promise<ScanRollup[]> {
     const statement = shown?.statement ?? '';
     const target = /\bTO\s+`?\w+`?\.`?(\w+)`?/.exec(statement)?.[1];
     const selectAt = statement.indexOf(' AS SELECT ');
-    const source = new RegExp(`FROM\\s+\`?${ch.database}\`?\\.\`?scans\`?(?=\\s|$)`);
-    if (!target || selectAt === -1 || !source.test(statement)) continue;
+    const source = new RegExp(`FROM\\s+\`?${ch.database}\`?\\.\`?scans_input\`?(?=\\s|$)`);
+    // (The view that stores scans themselves is none.)
+    if (!target || target === 'scans' || selectAt === -1 || !source.test(statement)) continue;
     const columns = (await ch.rows<{ name: string }>(sql`SELECT name FROM system.columns WHERE database = ${ch.database} AND table = ${target}`)).map((c) => c.name);
     const time = columns.includes('hour') ? 'hour' : columns.includes('day') ? 'day' : undefined;
     if (!time) throw new Error(`rollup ${target} has neither an hour nor a day column: erasure cannot recompute it`);

@@ -1,6 +1,7 @@
 // The scan sink: writes scans from the `scans` topic to ClickHouse, each scan
-// exactly once (see idempotent-sink.ts for how). Analytics therefore read
-// without FINAL, and the rollup views fed by these inserts are exact, exact
+// exactly once (see idempotent-sink.ts for how), through the Null table
+// scans_input whose views store them in scans and in every rollup (migration
+// 009). Analytics therefore read without FINAL, and the rollups are exact, exact
 // enough to hold scan limits to: after each batch the sink closes the links
 // that reached theirs (scan-limit-closer.ts).
 import type { BatchWorkerKind } from '../../platform/actors/worker-kind.ts';
@@ -52,6 +53,7 @@ export function toScanRow(e: ScanEvent): Record<string, unknown> {
 /** Where the sink stores scans and how it tells them apart (also what its exactly-once check asks). */
 export const SCANS_TABLE = {
   table: 'scans',
+  inputTable: 'scans_input',
   tenantColumn: 'workspace_id',
   tenantOf: (e: ScanEvent) => e.workspaceId.toLowerCase(),
   idColumn: 'scan_id',

@@ -11,17 +11,26 @@
 // are exact.
 //
 // On replicas (replication.ts) the check reads with sequential consistency and
-// the insert waits for a quorum. An insert whose outcome is unknown (a server
-// killed or hung under it, its quorum unconfirmed) is retried as is: the check
-// leaves out rows whose quorum is pending, and the rows left are sent in the
-// same blocks (sorted by id, cut at fixed sizes), which ClickHouse drops as
-// duplicates of the blocks it already has (block deduplication, by a hash of
-// the block's data, on whichever replica takes the retry).
-// Not covered: the materialized views of such an insert. 18.16 feeds them after
-// the quorum wait, and skips them for a block it deduplicates, so a server killed
-// between storing a block and feeding its views leaves the block without them:
-// the table holds every event once, its rollups may miss that block (seen in
-// clickhouse-replica-faults.test.ts; docs/operations.md).
+// the insert waits for a quorum. The rows are sent in deterministic blocks
+// (sorted by id, cut at fixed sizes), and a block whose insert failed with its
+// outcome unknown (a server killed or hung under it, its quorum unconfirmed) is
+// sent again as it was when the batch is handled again, not cut anew from what
+// the check leaves: ClickHouse drops it where it is stored already (block
+// deduplication, by a hash of the block's data, on whichever replica takes it)
+// and stores it where it is not.
+// A table with materialized views (scans and its rollups) is written through a
+// Null input table whose views store each block in the table and in every
+// rollup (`inputTable`; migration 009): a server killed between those targets
+// leaves some with the block and some without, and only the same block sent
+// again into the input fills the others (each Replicated target deduplicates by
+// itself). The table's own view comes last, so rows the check finds in the
+// table are in every rollup: the block is passed over only when the table has
+// all of its rows; with some (a block cut across two months' partitions) it is
+// still sent whole.
+// Not covered: a worker that stops while its insert's outcome is unknown (the
+// block it would have sent again is in its memory only); the batch replayed by
+// another may be cut into other blocks, counted again by the rollups that had
+// the first (docs/operations.md, Known gaps).
 //
 // The table's sorting key must be (<tenant column>, ts, <id column>), e.g.
 // (workspace_id, ts, scan_id), so the existence check reads only the batch's
@@ -43,6 +52,11 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   kind: string;
   topic: TopicDefinition;
   table: string;
+  /**
+   * Where inserts go, when not `table`: a Null table whose materialized views store each block in
+   * `table` and in its rollups (see above). The check still reads `table`.
+   */
+  inputTable?: string;
   /** The column naming the event's tenant, first in the sorting key (e.g. workspace_id). */
   tenantColumn: string;
   tenantOf: (event: E) => string;
@@ -106,6 +120,10 @@ async function afterStored<E>(run: (events: readonly E[]) => Promise<void>, even
 
 export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, pg: Pool, options: IdempotentSinkOptions<E>): BatchWorkerKind<E> {
   const chunk = options.insertChunk ?? 5000;
+  const into = options.inputTable ?? options.table;
+  // On replicas, per partition: the block whose insert failed, its outcome unknown, to be sent again
+  // as it was when the runtime hands the batch over again.
+  const unsettled = new Map<string, E[]>();
   return {
     kind: options.kind,
     topics: [options.topic],
@@ -114,14 +132,35 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
     handleBatch: async (messages: ActorMessage<E>[]) => {
       const first = messages[0];
       if (!first) return;
-      await withAdvisoryLock(pg, `${options.kind}:${first.topic}:${first.partition}`, async (lease) => {
-        const fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
+      const partition = `${options.kind}:${first.topic}:${first.partition}`;
+      await withAdvisoryLock(pg, partition, async (lease) => {
         const settings = await insertSettings(clickhouse, options.table);
-        for (const block of deterministicBlocks(fresh, options.idOf, chunk)) {
-          // A holder stopped since the check may have lost the lock to another, which stored these events.
-          await lease.confirm();
-          await clickhouse.insert(options.table, block.map(options.toRow), { settings });
+        const send = async (block: E[]) => {
+          try {
+            // A holder stopped since the check may have lost the lock to another, which stored these events.
+            await lease.confirm();
+            await clickhouse.insert(into, block.map(options.toRow), { settings });
+          } catch (err) {
+            // A single server deduplicates no block: there the check decides again.
+            if ('insert_quorum' in settings) unsettled.set(partition, block);
+            throw err;
+          }
+        };
+        const again = unsettled.get(partition);
+        let fresh = await newEvents(clickhouse, options, messages.map((m) => m.value));
+        // (Kept until the check answered: a check that fails leaves the block to the next try.)
+        unsettled.delete(partition);
+        // The same events handed over again (the runtime's retry): their block as it was, unless the
+        // table has every one of its rows, which are then in every rollup too (the table's view comes
+        // last), stored by that insert or by another holder of the partition meanwhile.
+        const ids = new Set(messages.map((m) => options.idOf(m.value)));
+        const missing = new Set(fresh.map((e) => options.idOf(e)));
+        if (again && again.every((e) => ids.has(options.idOf(e))) && again.some((e) => missing.has(options.idOf(e)))) {
+          await send(again);
+          const sent = new Set(again.map((e) => options.idOf(e)));
+          fresh = fresh.filter((e) => !sent.has(options.idOf(e)));
         }
+        for (const block of deterministicBlocks(fresh, options.idOf, chunk)) await send(block);
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));
     },

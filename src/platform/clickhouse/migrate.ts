@@ -1,7 +1,8 @@
 // ClickHouse DDL migrations: SQL files in migrations/clickhouse, applied in name
 // order, each recorded in a `schema_migrations` table (per server). ClickHouse has no
 // transactions, so every statement must be idempotent (IF NOT EXISTS) and a
-// half-applied file is simply run again. With CLICKHOUSE_REPLICATED=on, on every
+// half-applied file is simply run again; 18.16 has no ADD COLUMN IF NOT EXISTS,
+// so an ADD COLUMN whose column is there is passed over (columnAdded). With CLICKHOUSE_REPLICATED=on, on every
 // replica of CLICKHOUSE_URL, with Replicated* engines (migrateReplicas).
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +37,10 @@ export async function migrateClickHouse(config: MigrationConfig, log: Logger, di
     const done = await applied(server, db);
     for (const file of await migrationFiles(dir)) {
       if (done.has(file)) continue;
-      for (const statement of await statementsOf(dir, file, db)) await server.exec(new SqlFragment(statement));
+      for (const statement of await statementsOf(dir, file, db)) {
+        if (await columnAdded(server, config.CLICKHOUSE_DATABASE, statement)) continue;
+        await server.exec(new SqlFragment(statement));
+      }
       await server.exec(sql`INSERT INTO ${db}.schema_migrations (name) VALUES (${file})`);
       log.info({ migration: file }, 'clickhouse migration applied');
     }
@@ -102,6 +106,8 @@ async function migrateReplicas(config: MigrationConfig, log: Logger, dir: string
       if (done.every((d) => d.has(file))) continue;
       for (const statement of await statementsOf(dir, file, db)) {
         const replicated = replicatedStatement(statement, database);
+        // (Replicated, an added column is on every replica once the first has it: replicatedEverywhere.)
+        if (await columnAdded(servers[0]!, database, replicated)) continue;
         if (/^\s*(INSERT|ALTER)\b/i.test(replicated)) {
           await servers[0]!.exec(new SqlFragment(replicated));
           await replicatedEverywhere(servers, replicated, database);
@@ -115,6 +121,17 @@ async function migrateReplicas(config: MigrationConfig, log: Logger, dir: string
   } finally {
     await Promise.all(servers.map((server) => server.close()));
   }
+}
+
+/** ALTER TABLE [db.]table ADD COLUMN name … (one change alone): the table and the column. */
+const ADD_COLUMN = /^\s*ALTER\s+TABLE\s+(?:`?\w+`?\.)?`?(\w+)`?\s+ADD\s+COLUMN\s+`?(\w+)`?(?![\s\S]*,\s*(?:ADD|DROP|MODIFY|CLEAR|COMMENT)\b)/i;
+
+/** Whether the statement adds one column that the table already has (a file cut short after it, run again). */
+async function columnAdded(server: ClickHouse, database: string, statement: string): Promise<boolean> {
+  const added = ADD_COLUMN.exec(statement);
+  if (!added) return false;
+  const [, table, column] = added;
+  return (await server.rows(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = ${table!} AND name = ${column!}`)).length > 0;
 }
 
 /** The table an INSERT or ALTER statement writes to. */

@@ -98,7 +98,7 @@ describe('erasure outcomes', () => {
     const quiet = (await other.post('/api/v1/links', { destination: 'https://example.com/quiet' })).body;
     expect((await scan(stack.ingress.url, quiet.shortId)).status).toBe(302);
     // One scan an hour for 20,000 hours (2.3 years), stored as the sink stores them (the views fill the rollups).
-    await ch.exec(sql`INSERT INTO scans (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
+    await ch.exec(sql`INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
       SELECT generateUUIDv4(), '', ${a.workspaceId}, ${busy.id}, ${busy.shortId}, '', toDateTime(${Math.floor(Date.now() / 1000) - 3600}) - number * 3600, 'https://example.com/busy',
              'DE', '', '', 'mobile', 'iOS', 'Safari', '', '', '', '', '', '', '', 0, '', concat('v', toString(number % 50))
         FROM numbers(20000)`);

@@ -31,7 +31,7 @@ beforeAll(async () => {
   // In chunks: INSERT … SELECT squashes its rows into one block, which the rollup view expands 13-fold.
   for (let offset = 0; offset < ROWS; offset += 5000) {
     await ch.exec(sql`
-      INSERT INTO scans (scan_id, workspace_id, link_id, short_id, ts, device, user_agent, visitor_id)
+      INSERT INTO scans_input (scan_id, workspace_id, link_id, short_id, ts, device, user_agent, visitor_id)
       SELECT toString(generateUUIDv4()), ${ws.workspaceId}, 'l', 's', toDateTime(${Math.floor(Date.now() / 1000) - 7200} + intDiv(number, 100)), 'desktop',
              concat('agent-', toString(number), '-', ${'x'.repeat(2000)}), toString(number)
         FROM system.numbers LIMIT ${Math.min(5000, ROWS - offset)} OFFSET ${offset}`);

@@ -78,7 +78,7 @@ describe('QR scans', () => {
 
     // ClickHouse, with a scan stored before triggers existed (no value: the column's default).
     const ch = ingress.platform.clickhouse;
-    await ch.exec(sql`INSERT INTO scans (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
+    await ch.exec(sql`INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
       VALUES (${randomUUID()}, 'old', ${workspaceId}, ${link.id}, ${link.shortId}, '', ${new Date()}, 'https://example.com/menu', 'US', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`);
     await eventually(() => scansStored(ch, workspaceId, 5), 30_000);
     const stored = await ch.rows<{ trigger: string; n: string }>(sql`SELECT trigger, count() AS n FROM scans WHERE workspace_id = ${workspaceId} GROUP BY trigger ORDER BY trigger`);

@@ -168,7 +168,7 @@ describe('scan erasure and retention', () => {
     const old = new Date(Date.now() - 40 * DAY);
     const before = { a: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${aId}`))[0]!.n), b: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${bId}`))[0]!.n) };
     for (const ws of [aId, bId]) {
-      await ch.exec(sql`INSERT INTO scans (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
+      await ch.exec(sql`INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
         VALUES (${randomUUID()}, 'old', ${ws}, ${randomUUID()}, 'old', '', ${old}, 'https://example.com/old', 'DE', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`);
     }
     await eventually(() => scansStored(ch, aId, before.a + 1), 10_000);

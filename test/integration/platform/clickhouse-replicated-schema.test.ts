@@ -58,7 +58,7 @@ async function populate(url: string, database: string, scans: number, first = 0)
   const ch = createClickHouse(testConfig({ ...replicas.env, CLICKHOUSE_URL: url, CLICKHOUSE_REPLICATED: 'off' }), database);
   try {
     for (let from = 0; from < scans; from += 500) {
-      await ch.insert('scans', Array.from({ length: Math.min(500, scans - from) }, (_, k) => {
+      await ch.insert('scans_input', Array.from({ length: Math.min(500, scans - from) }, (_, k) => {
         const i = first + from + k;
         return { scan_id: `s${i}`, workspace_id: `w${i % 2}`, link_id: `l${i % 7}`, short_id: `x${i % 7}`, ts: hour(i), country: ['DE', 'FR', 'US'][i % 3], device: 'desktop', visitor_id: `v${i % 50}` };
       }));
@@ -88,7 +88,7 @@ it('creates every table and rollup Replicated* on each replica, the same objects
   for (const r of [2, 3] as const) expect(await objectsOn(r, database)).toEqual(first);
   // Each server records each file once; a second run applies nothing.
   await migrateClickHouse(config, SILENT);
-  for (const r of REPLICAS) expect(await replicas.query(r, `SELECT count(), uniqExact(name) FROM ${database}.schema_migrations`)).toBe('8\t8\n');
+  for (const r of REPLICAS) expect(await replicas.query(r, `SELECT count(), uniqExact(name) FROM ${database}.schema_migrations`)).toBe('9\t9\n');
 
   // A scan stored through one replica is on all three, in the scans table and the rollups its views feed.
   await populate(replicas.urlOf(2), database, 3);
@@ -103,7 +103,7 @@ it('gives a replica added later (an empty server) the tables as they are now, an
   expect(await objectsOn(3, database)).toEqual(await objectsOn(1, database));
   await syncAll(database, ['scans', 'scans_dims']);
   expect(await replicas.query(3, scansAndRollup(database))).toBe('3\t3\n');
-  expect(await replicas.query(3, `SELECT count() FROM ${database}.schema_migrations`)).toBe('8\n');
+  expect(await replicas.query(3, `SELECT count() FROM ${database}.schema_migrations`)).toBe('9\n');
 }, 120_000);
 
 it('lets a process start while a replica is down when nothing is left to migrate, and refuses a migration that would miss it', async () => {
@@ -154,7 +154,7 @@ it('moves a populated single-server database onto the replicas in place: every r
     for (const t of tables) expect(on[t], `${t} on replica ${r}`).toBe(`Replicated${objects[t]}`);
     expect(await countsOn(r, database, tables), `replica ${r}`).toEqual(before);
     expect(await replicas.query(r, rollupSum)).toBe(rollupsBefore);
-    expect(await replicas.query(r, `SELECT count() FROM ${database}.schema_migrations`)).toBe('8\n');
+    expect(await replicas.query(r, `SELECT count() FROM ${database}.schema_migrations`)).toBe('9\n');
   }
   // The old tables stay on the old server until dropped by hand.
   expect(Number(await replicas.query(1, `SELECT count() FROM ${database}.scans__single`))).toBe(2000);

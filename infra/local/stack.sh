@@ -678,16 +678,19 @@ $4
 EOF
 }
 
-configure_clickhouse() {
-  write_clickhouse_config "$STACK/clickhouse" "infra/local/stack.sh. Loopback only, no interserver port, small caches" \
-"  <http_port>$CH_HTTP_PORT</http_port>
-  <tcp_port>$CH_TCP_PORT</tcp_port>" \
-"    <default>
+# The plain stack's one user (the single server and each replica): `default`, no password, loopback only.
+CH_DEFAULT_USER="    <default>
       <password></password>
       <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
       <profile>default</profile>
       <quota>default</quota>
     </default>"
+
+configure_clickhouse() {
+  write_clickhouse_config "$STACK/clickhouse" "infra/local/stack.sh. Loopback only, no interserver port, small caches" \
+"  <http_port>$CH_HTTP_PORT</http_port>
+  <tcp_port>$CH_TCP_PORT</tcp_port>" \
+"$CH_DEFAULT_USER"
 }
 
 start_clickhouse() {
@@ -861,12 +864,7 @@ $servers      </shard>
 "  <http_port>$(replica_http_port "$i")</http_port>
   <tcp_port>$(replica_tcp_port "$i")</tcp_port>
   <interserver_http_port>$(replica_interserver_port "$i")</interserver_http_port>" \
-"    <default>
-      <password></password>
-      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
-      <profile>default</profile>
-      <quota>default</quota>
-    </default>"
+"$CH_DEFAULT_USER"
 }
 
 # Starts the ZooKeeper nodes and replicas that are not running (one that died comes back while the

@@ -8,7 +8,7 @@
 // or expired, its link deleted, its workspace off the API's plans, a key revoked, a
 // session over), checked every few seconds; and when the ingress closes. A viewer who
 // leaves while the stream is being opened gives its place back at once; a
-// Last-Event-ID from further back than PAGE_RESUME_WITHIN starts live.
+// Last-Event-ID from further back than pageResumeWithin starts live.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -20,12 +20,17 @@ import { InvalidResume, LiveScansUnavailable, type LiveScanEvent, type ScanHub }
 /** Open page streams per workspace on one ingress (a shared page may have many viewers; each costs a socket). */
 export const PAGE_STREAMS_PER_WORKSPACE = 200;
 
+/** At most this many of the workspace's scans are replayed to a page stream that resumes. */
+export const PAGE_RESUME_SCANS = 500;
+
 /**
  * How far back a page stream's Last-Event-ID is resumed from: a browser coming back after a blip or
- * an ingress's shutdown. Anyone with a share's URL may send any cursor, so one further back starts
- * live instead of replaying (and decoding) the ring; the page's numbers reload with the page anyway.
+ * an ingress's shutdown, whose position may be a heartbeat old (a quiet page's moves only with its
+ * heartbeats), so two heartbeats and 5 s (35 s by default), and PAGE_RESUME_SCANS. Anyone with a
+ * share's URL may send any cursor: one further back starts live instead of replaying (and decoding)
+ * the ring; the page's numbers reload with the page anyway.
  */
-export const PAGE_RESUME_WITHIN = { ms: 15_000, scans: 500 };
+export const pageResumeWithin = (heartbeatMs: number) => ({ ms: 2 * heartbeatMs + 5_000, scans: PAGE_RESUME_SCANS });
 
 /** A scan as a page's event: what it counts, or only its position for a bot's. */
 function pageEvent(e: LiveScanEvent): string {
@@ -110,7 +115,7 @@ export class PageStreams {
     const filter = scope.linkId ? { linkId: scope.linkId } : {};
     const { hub, heartbeatMs, maxBufferedBytes } = this.options;
     const open = (from: typeof resumeFrom) => streamScans(reply, hub, {
-      workspaceId: scope.workspaceId, filter, ...(from ? { resumeFrom: from } : {}), gone, heartbeatMs, maxBufferedBytes, format: pageEvent, replayWithin: PAGE_RESUME_WITHIN,
+      workspaceId: scope.workspaceId, filter, ...(from ? { resumeFrom: from } : {}), gone, heartbeatMs, maxBufferedBytes, format: pageEvent, replayWithin: pageResumeWithin(heartbeatMs),
     });
     let opened;
     try {

@@ -21,7 +21,7 @@ import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
 import { linkScansStored, scanSink, scansStored } from '../../support/links/scans.ts';
 import { openStream, type SseStream } from '../../support/links/sse-client.ts';
-import { PAGE_RESUME_WITHIN, PAGE_STREAMS_PER_WORKSPACE } from '../../../src/links/analytics-page/page-stream.ts';
+import { PAGE_RESUME_SCANS, PAGE_STREAMS_PER_WORKSPACE } from '../../../src/links/analytics-page/page-stream.ts';
 import { LINKS_SHOWN } from '../../../src/links/analytics-page/page-routes.ts';
 
 const HOUR = 3_600_000;
@@ -476,7 +476,7 @@ describe('the pages\' live streams', () => {
     expect(resumed.scans().map((x) => x.referrer)).toEqual(['r-0', 'r-1', 'r-2']);
 
     // More scans of the link than a page replays; an API stream (its documented resume) takes them all from the ring.
-    const many = PAGE_RESUME_WITHIN.scans + 100;
+    const many = PAGE_RESUME_SCANS + 100;
     await publish(Array.from({ length: many }, (_, i) => scanOfMine(`m-${i}`)));
     const farBack = Array.from({ length: scansTopic.partitions }, (_, p) => `${p}.-1`).join('_');
     const apiStream = await openStream(ingress.url, `/api/v1/links/${mine.id}/analytics/stream`, ws.key, { 'last-event-id': farBack });

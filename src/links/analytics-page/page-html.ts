@@ -167,8 +167,6 @@ ${rankedTable('variant', 'A/B test variants', 'Variant', rows(result.variants), 
   return `${body}${documentEnd(view.streamUrl !== undefined)}`;
 }
 
-export const analyticsPage = (view: PageView): string => pageStart(view) + pageRest(view, view.result, view.links);
-
 /** A small page of one message (not found, a refusal, a form around it). */
 export function messagePage(title: string, inner: string): string {
   return document(title, `<header><h1>${escapeHtml(title)}</h1></header><main><div class="card">${inner}</div></main>`, false);

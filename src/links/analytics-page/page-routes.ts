@@ -98,7 +98,7 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
   // Pages for people, not API responses (no key, no X-RateLimit headers): a tag of their own.
   const tags = ['analytics-pages'];
   const attempts = new SlidingWindowLimiter(deps.redis, 'analytics-share-password', PASSWORD_ATTEMPTS, PASSWORD_WINDOW_MS);
-  const reads = new InFlight<[PageResult, { shortId: string; scans: number }[] | undefined]>();
+  const reads = new InFlight<[PageResult, { links: { shortId: string; scans: number }[]; scanned: number } | undefined]>();
   const notFoundPage = (reply: FastifyReply) => sendHtmlPage(reply, NOT_FOUND, { status: 404 });
   /** A refused query (bad range) as a page with its code. */
   const refusal = (reply: FastifyReply, err: ApiError, back: string) =>
@@ -135,11 +135,11 @@ export async function pageRoutes(app: App, deps: PageRoutesDeps): Promise<void> 
       const key = JSON.stringify([view.workspaceId, view.linkId ?? null, range.from.getTime(), range.to.getTime(), range.interval, view.withLinks]);
       const [result, links] = await reads.get(key, () => Promise.all([
         view.linkId ? linkPageResult(deps.clickhouse, view.workspaceId, range, [view.linkId]) : deps.queries.summary(view.workspaceId, range, {}, false, 10).then(pageResultOf),
-        view.withLinks ? deps.queries.linkScans(view.workspaceId, range, false) : Promise.resolve(undefined),
+        // The most scanned links, and how many there were: a workspace of thousands would make a page no one reads (the export has them all).
+        view.withLinks ? deps.queries.topLinkScans(view.workspaceId, range, false, LINKS_SHOWN) : Promise.resolve(undefined),
       ]));
-      // The most scanned links: a workspace of thousands would make a page no one reads (the export has them all).
-      const shown = links?.slice(0, LINKS_SHOWN).map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans }));
-      page.end(pageRest(frame, result, shown && { rows: shown, more: links!.length - shown.length, href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));
+      const shown = links?.links.map((l) => ({ value: l.shortId, label: l.shortId, count: l.scans }));
+      page.end(pageRest(frame, result, shown && { rows: shown, more: links!.scanned - shown.length, href: (shortId: string) => urlWith({ link: shortId, ...rangeParams(query) }) }));
     } catch (err) {
       deps.log.error({ err }, 'analytics page: its numbers could not be read');
       page.end(pageFailed);

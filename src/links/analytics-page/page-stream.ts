@@ -1,20 +1,43 @@
 // The live streams the analytics pages listen to: the ingress's scan hub
 // (live/scan-hub.ts: fed from the `scans` topic, resumable by Last-Event-ID on any
 // ingress) narrowed to a workspace, or one link, and each scan cut down to what a
-// page counts (no click ID, visitor, user agent or destination: a shared page is
-// public), bots left out as the page's numbers leave them out. A stream ends when
-// what allowed it no longer does (a share revoked or expired, a key revoked, a
-// session over), checked every few seconds; and when the ingress closes.
+// page counts (no click ID, visitor, user agent, IP or full referrer URL: a shared page
+// is public; an A/B scan's variant is its destination URL, which the page shows
+// beside the link's own destination anyway), bots left out as the page's numbers
+// leave them out. A stream ends when what allowed it no longer does (a share revoked
+// or expired, its link deleted, its workspace off the API's plans, a key revoked, a
+// session over), checked every few seconds; and when the ingress closes. A viewer who
+// leaves while the stream is being opened gives its place back at once; a
+// Last-Event-ID from further back than pageResumeWithin starts live.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { EventStream } from '../live/event-stream.ts';
+import { clientGone, streamScans, type EventStream } from '../live/event-stream.ts';
 import { parseCursor } from '../live/live-cursor.ts';
 import { liveScansUnavailable } from '../live/live-routes.ts';
 import { InvalidResume, LiveScansUnavailable, type LiveScanEvent, type ScanHub } from '../live/scan-hub.ts';
 
 /** Open page streams per workspace on one ingress (a shared page may have many viewers; each costs a socket). */
 export const PAGE_STREAMS_PER_WORKSPACE = 200;
+
+/** At most this many of the workspace's scans are replayed to a page stream that resumes. */
+export const PAGE_RESUME_SCANS = 500;
+
+/**
+ * How far back a page stream's Last-Event-ID is resumed from: a browser coming back after a blip or
+ * an ingress's shutdown, whose position may be a heartbeat old (a quiet page's moves only with its
+ * heartbeats), so two heartbeats and 5 s (35 s by default), and PAGE_RESUME_SCANS. Anyone with a
+ * share's URL may send any cursor: one further back starts live instead of replaying (and decoding)
+ * the ring; the page's numbers reload with the page anyway.
+ */
+export const pageResumeWithin = (heartbeatMs: number) => ({ ms: 2 * heartbeatMs + 5_000, scans: PAGE_RESUME_SCANS });
+
+/** A scan as a page's event: what it counts, or only its position for a bot's. */
+function pageEvent(e: LiveScanEvent): string {
+  const data = pageScan(e.data);
+  // A bot's scan still moves the stream's position (an id-only event), so a resume does not see it again.
+  return data === undefined ? `id: ${e.id}\n\n` : `id: ${e.id}\nevent: scan\ndata: ${data}\n\n`;
+}
 
 export interface PageStreamOptions {
   hub: ScanHub;
@@ -50,6 +73,7 @@ export class PageStreams {
   private readonly places = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private checking = false;
+  private closed = false;
 
   constructor(options: PageStreamOptions) {
     this.options = options;
@@ -79,46 +103,44 @@ export class PageStreams {
   async serve(request: FastifyRequest, reply: FastifyReply, scope: { workspaceId: string; linkId?: string }, permission: Permission): Promise<FastifyReply> {
     // HEAD (Fastify answers it with the GET route): the headers a stream would have, and no stream.
     if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
+    if (this.closed) throw liveScansUnavailable();
     if (!this.takePlace(scope.workspaceId)) {
       throw new ApiError(429, 'too_many_streams', `This workspace has ${PAGE_STREAMS_PER_WORKSPACE} open page streams on this server; try again later.`, undefined, { 'retry-after': '30' });
     }
+    // Watched from before the first await: a viewer gone while the hub starts gives its place back.
+    const gone = clientGone(reply);
     const lastId = request.headers['last-event-id'];
     // An id this service did not write (or of another topic's partitions) starts the stream live: a page reloads its numbers anyway.
     const resumeFrom = typeof lastId === 'string' ? parseCursor(lastId) : undefined;
-    let stream: EventStream | undefined;
-    const early: string[] = [];
-    const onEvents = (events: LiveScanEvent[]) => {
-      let text = '';
-      for (const e of events) {
-        const data = pageScan(e.data);
-        // A bot's scan still moves the stream's position (an id-only event), so a resume does not see it again.
-        text += data === undefined ? `id: ${e.id}\n\n` : `id: ${e.id}\nevent: scan\ndata: ${data}\n\n`;
-      }
-      if (stream) stream.write(text);
-      else early.push(text);
-    };
     const filter = scope.linkId ? { linkId: scope.linkId } : {};
-    let subscription;
+    const { hub, heartbeatMs, maxBufferedBytes } = this.options;
+    const open = (from: typeof resumeFrom) => streamScans(reply, hub, {
+      workspaceId: scope.workspaceId, filter, ...(from ? { resumeFrom: from } : {}), gone, heartbeatMs, maxBufferedBytes, format: pageEvent, replayWithin: pageResumeWithin(heartbeatMs),
+    });
+    let opened;
     try {
-      subscription = await this.options.hub.subscribe(scope.workspaceId, filter, { onEvents }, resumeFrom).catch((err: unknown) => {
+      opened = await open(resumeFrom).catch((err: unknown) => {
         if (!(err instanceof InvalidResume)) throw err;
-        return this.options.hub.subscribe(scope.workspaceId, filter, { onEvents });
+        return open(undefined);
       });
     } catch (err) {
       this.givePlace(scope.workspaceId);
       throw err instanceof LiveScansUnavailable ? liveScansUnavailable() : err;
     }
-    const sub = subscription;
-    stream = new EventStream(reply, { heartbeatMs: this.options.heartbeatMs, maxBufferedBytes: this.options.maxBufferedBytes, position: () => sub.cursor() });
+    if (!opened) {
+      this.givePlace(scope.workspaceId);
+      return reply;
+    }
+    const { stream } = opened;
     const entry: Open = { stream, permission };
     this.open.add(entry);
+    // Called at once if the stream has ended already (its client left just as it opened).
     stream.onEnd(() => {
-      sub.close();
       this.open.delete(entry);
       this.givePlace(scope.workspaceId);
     });
-    for (const text of early) stream.write(text);
-    if (stream.open) stream.write(`id: ${sub.cursor()}\n\n`);
+    // close() came while this one was being opened.
+    if (this.closed) stream.end('shutdown');
     return reply;
   }
 
@@ -128,7 +150,12 @@ export class PageStreams {
     this.checking = true;
     try {
       const byKey = new Map<string, Open[]>();
-      for (const entry of this.open) if (entry.stream.open) byKey.set(entry.permission.key, [...(byKey.get(entry.permission.key) ?? []), entry]);
+      for (const entry of this.open) {
+        if (!entry.stream.open) continue;
+        const entries = byKey.get(entry.permission.key);
+        if (entries) entries.push(entry);
+        else byKey.set(entry.permission.key, [entry]);
+      }
       for (const entries of byKey.values()) {
         const still = await entries[0]!.permission.allowed().catch((err: unknown) => {
           this.options.log.warn({ err }, 'analytics page stream: permission not checked');
@@ -143,6 +170,7 @@ export class PageStreams {
 
   /** Ends every stream (the ingress is closing). */
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     for (const entry of [...this.open]) entry.stream.end('shutdown');
   }

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { isUuid } from '../../platform/http/validation.ts';
+import { canUseApi, type Plan } from '../workspaces/plans.ts';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const SHARE_ID_PATTERN = /^sh_[0-9A-Za-z]{24}$/;
@@ -92,18 +93,23 @@ export class ShareStore {
     return rows[0];
   }
 
-  /** The share behind a page, while it is neither revoked nor expired, with its link. */
+  /**
+   * The share behind a page, with its link, while it is neither revoked nor expired, its link is
+   * not deleted (DELETE /links/:id is a soft delete: deactivated, and a deactivated link is the
+   * same row, so its shares answer 404 until it is reactivated), and its workspace's plan has the
+   * API (the rule the workspace page's sessions and the API's streams follow: canUseApi).
+   */
   async open(shareId: string): Promise<OpenShare | undefined> {
     if (!SHARE_ID_PATTERN.test(shareId)) return undefined;
-    const { rows } = await this.pg.query<ShareRow & { short_id: string; domain: string | null; destination: string; title: string | null }>(
-      `SELECT s.*, l.short_id, l.domain, l.destination, l.title
-         FROM link_analytics_shares s JOIN links l ON l.id = s.link_id
-        WHERE s.id = $1 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now())`,
+    const { rows } = await this.pg.query<ShareRow & { short_id: string; domain: string | null; destination: string; title: string | null; plan: Plan }>(
+      `SELECT s.*, l.short_id, l.domain, l.destination, l.title, w.plan
+         FROM link_analytics_shares s JOIN links l ON l.id = s.link_id JOIN workspaces w ON w.id = s.workspace_id
+        WHERE s.id = $1 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now()) AND l.is_active`,
       [shareId],
     );
     const r = rows[0];
-    if (!r) return undefined;
-    const { short_id, domain, destination, title, ...share } = r;
+    if (!r || !canUseApi(r.plan)) return undefined;
+    const { short_id, domain, destination, title, plan: _plan, ...share } = r;
     return { share, link: { id: share.link_id, shortId: short_id, domain, destination, title } };
   }
 }

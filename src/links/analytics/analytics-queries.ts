@@ -217,6 +217,17 @@ export class AnalyticsQueries {
     return rows.map((r) => ({ shortId: r.value, scans: Number(r.count) }));
   }
 
+  /** The `limit` most scanned links of the workspace in the range, and how many links were scanned in all (from the rollups). */
+  async topLinkScans(workspaceId: string, range: TimeRange, includeBots: boolean, limit: number): Promise<{ links: { shortId: string; scans: number }[]; scanned: number }> {
+    const where = sql`${rollupWhere(workspaceId, range, includeBots)} AND dim = 'link' AND value != ''`;
+    const [rows, [count]] = await Promise.all([
+      this.ch.rows<{ value: string; count: string }>(sql`SELECT value, sum(scans) AS count FROM scans_dims WHERE ${where} GROUP BY value ORDER BY count DESC, value LIMIT ${limit}`),
+      // Every link in the range, as the list above counts them (its values before the LIMIT).
+      this.ch.rows<{ n: string }>(sql`SELECT uniqExact(value) AS n FROM scans_dims WHERE ${where}`),
+    ]);
+    return { links: rows.map((r) => ({ shortId: r.value, scans: Number(r.count) })), scanned: Math.max(rows.length, Number(count?.n ?? 0)) };
+  }
+
   /** Scans by weekday (1 = Monday … 7 = Sunday) and hour of day, in UTC; only cells with scans (from the rollups). */
   async weekdayHourScans(workspaceId: string, range: TimeRange, includeBots: boolean): Promise<{ weekday: number; hour: number; scans: number }[]> {
     const rows = await this.ch.rows<{ weekday: string; hour_of_day: string; count: string }>(

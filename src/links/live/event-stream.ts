@@ -11,14 +11,19 @@
 //                            `id:` when `position` is given (a quiet stream's Last-Event-ID stays new).
 //                            A client whose unsent bytes pass maxBufferedBytes is dropped with
 //                            end('slow_client'): nothing is buffered without bound.
-//   streamScans(reply, hub, { workspaceId, filter, resumeFrom, heartbeatMs, maxBufferedBytes })
+//   clientGone(reply)      — an AbortSignal aborted when the request's connection closes: taken
+//                            before a stream's first await, so a client that leaves while its
+//                            stream is being opened is seen (its `close` comes only once).
+//   streamScans(reply, hub, { workspaceId, filter, resumeFrom, gone, heartbeatMs, maxBufferedBytes, format?, replayWithin? })
 //                          — an EventStream of the hub's scans: an `id:` line at once (the position
 //                            to resume from even before the first scan), a `resync` event when
 //                            resumeFrom was older than the hub's ring ({"reason":"resume_expired"}),
-//                            then one `scan` event per scan (id: the cursor, data: the scan's JSON).
-//                            Resolves to { stream, subscription } once subscribed; the subscription
+//                            then one `scan` event per scan (id: the cursor, data: the scan's JSON;
+//                            `format` writes each its own way). Resolves to { stream, subscription }
+//                            once subscribed, or undefined when the client left meanwhile (`gone`:
+//                            nothing is held, the caller gives back what it took). The subscription
 //                            is closed when the stream ends, and the stream ends (shutdown) when the
-//                            hub's owner calls hub.endAll() as the ingress stops.
+//                            hub's owner calls hub.endAll() as the ingress stops, even mid-opening.
 //
 // Why no library: the SSE plugins for Fastify (fastify-sse-v2; @fastify/sse, still 0.x) take
 // events through a Node stream, an async iterator or a send() that waits for the socket to drain.
@@ -30,7 +35,7 @@
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Cursor } from './live-cursor.ts';
-import type { ScanFilter, ScanHub, Subscription } from './scan-hub.ts';
+import { SubscribeAbandoned, type LiveScanEvent, type ScanFilter, type ScanHub, type SubscribeOptions, type Subscription } from './scan-hub.ts';
 
 export interface EventStreamOptions {
   heartbeatMs: number;
@@ -76,6 +81,8 @@ export class EventStream {
       this.write(`: heartbeat\n${id ? `id: ${id}\n` : ''}\n`);
     }, options.heartbeatMs);
     this.heartbeat.unref();
+    // The client left before the stream was made (its `close` has come and gone): the stream ends now.
+    if (this.raw.destroyed) this.finish('client_closed');
   }
 
   get open(): boolean {
@@ -128,37 +135,69 @@ export function formatEvent(event: { id?: string; event?: string; data?: string 
   return `${out}\n`;
 }
 
+/** See the file's head. */
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  if (reply.raw.destroyed) controller.abort();
+  else reply.raw.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 export interface ScanStreamOptions {
   workspaceId: string;
   filter: ScanFilter;
   resumeFrom?: Cursor;
+  /** clientGone(reply), taken before the caller's first await. */
+  gone: AbortSignal;
   heartbeatMs: number;
   maxBufferedBytes: number;
+  /** One scan as SSE text (default: a `scan` event of the scan's JSON). */
+  format?: (event: LiveScanEvent) => string;
+  replayWithin?: SubscribeOptions['replayWithin'];
 }
+
+const scanEvent = (e: LiveScanEvent) => `id: ${e.id}\nevent: scan\ndata: ${e.data}\n\n`;
 
 /**
  * Subscribes first (an InvalidResume throws before anything is written, so the route can answer
  * 400), then takes the response over. Events the hub hands out before the stream exists wait in
  * a short list.
  */
-export async function streamScans(reply: FastifyReply, hub: ScanHub, options: ScanStreamOptions): Promise<{ stream: EventStream; subscription: Subscription }> {
+export async function streamScans(reply: FastifyReply, hub: ScanHub, options: ScanStreamOptions): Promise<{ stream: EventStream; subscription: Subscription } | undefined> {
   let stream: EventStream | undefined;
+  let shutdown = false;
   const early: string[] = [];
-  const subscription = await hub.subscribe(options.workspaceId, options.filter, {
-    onEvents: (events) => {
-      let text = '';
-      for (const e of events) text += `id: ${e.id}\nevent: scan\ndata: ${e.data}\n\n`;
-      if (stream) stream.write(text);
-      else early.push(text);
-    },
-    onShutdown: () => stream?.end('shutdown'),
-  }, options.resumeFrom);
-  const opened = new EventStream(reply, { heartbeatMs: options.heartbeatMs, maxBufferedBytes: options.maxBufferedBytes, position: () => subscription.cursor() });
-  opened.onEnd(() => subscription.close());
-  if (subscription.resumed === 'expired') opened.send({ event: 'resync', data: JSON.stringify({ reason: 'resume_expired' }) });
+  const format = options.format ?? scanEvent;
+  let subscription: Subscription;
+  try {
+    subscription = await hub.subscribe(options.workspaceId, options.filter, {
+      onEvents: (events) => {
+        let text = '';
+        for (const e of events) text += format(e);
+        if (stream) stream.write(text);
+        else early.push(text);
+      },
+      onShutdown: () => {
+        shutdown = true;
+        stream?.end('shutdown');
+      },
+    }, options.resumeFrom, { signal: options.gone, ...(options.replayWithin ? { replayWithin: options.replayWithin } : {}) });
+  } catch (err) {
+    if (!(err instanceof SubscribeAbandoned)) throw err;
+    // Nobody to answer: the response is dropped (Fastify would try to send one to a closed socket).
+    reply.hijack();
+    reply.raw.destroy();
+    return undefined;
+  }
+  const sub = subscription;
+  const opened = new EventStream(reply, { heartbeatMs: options.heartbeatMs, maxBufferedBytes: options.maxBufferedBytes, position: () => sub.cursor() });
+  opened.onEnd(() => sub.close());
+  // endAll came while the subscription was being made: this stream ends as the others did.
+  if (shutdown) opened.end('shutdown');
+  if (sub.resumed === 'expired') opened.send({ event: 'resync', data: JSON.stringify({ reason: 'resume_expired' }) });
   for (const text of early) opened.write(text);
   // Where the stream stands now (after the replay): a client that sees no scan can still resume here.
-  if (opened.open) opened.write(`id: ${subscription.cursor()}\n\n`);
+  if (opened.open) opened.write(`id: ${sub.cursor()}\n\n`);
   stream = opened;
-  return { stream: opened, subscription };
+  return { stream: opened, subscription: sub };
 }

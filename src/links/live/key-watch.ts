@@ -1,9 +1,10 @@
 // Closes the live streams of revoked keys: every interval, one query for the keys that hold
 // streams on this ingress (whichever ingress revoked them), so a revoked key's streams end
-// within about the interval. A workspace moved off the plan that gives API access counts as
-// revoked too.
+// within about the interval. A workspace moved off the plans that give API access (canUseApi,
+// as API_PLANS) counts as revoked too.
 import type { Logger } from '../../platform/logger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { API_PLANS } from '../workspaces/plans.ts';
 
 export class KeyWatch {
   private readonly pg: Pool;
@@ -36,8 +37,8 @@ export class KeyWatch {
     try {
       const { rows } = await this.pg.query<{ id: string }>(
         `SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-          WHERE k.id = ANY($1::uuid[]) AND (k.revoked_at IS NOT NULL OR w.plan <> 'enterprise')`,
-        [[...this.watched.keys()]],
+          WHERE k.id = ANY($1::uuid[]) AND (k.revoked_at IS NOT NULL OR w.plan <> ALL($2::text[]))`,
+        [[...this.watched.keys()], API_PLANS],
       );
       for (const { id } of rows) {
         const listeners = this.watched.get(id);

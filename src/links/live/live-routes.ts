@@ -12,7 +12,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import type { Redis } from '../../platform/redis.ts';
 import type { LinkStore } from '../short-links/link-store.ts';
 import { liveStreamLimit } from '../workspaces/plans.ts';
-import { streamScans } from './event-stream.ts';
+import { clientGone, streamScans } from './event-stream.ts';
 import { KeyWatch } from './key-watch.ts';
 import { parseCursor } from './live-cursor.ts';
 import { LinkStreamQuery, STREAM_DESCRIPTION, WorkspaceStreamQuery } from './live-schemas.ts';
@@ -56,18 +56,24 @@ export async function liveRoutes(app: App, deps: LiveRoutesDeps): Promise<void> 
     const header = request.headers['last-event-id'];
     const resumeFrom = typeof header === 'string' && header !== '' ? parseCursor(header) : undefined;
     if (typeof header === 'string' && header !== '' && !resumeFrom) throw invalidLastEventId();
+    // Watched from here: a client gone while its slot is taken or the hub starts gives both back.
+    const gone = clientGone(reply);
     const slot = await slots.acquire(auth.workspaceId, liveStreamLimit(auth.plan));
     if (!slot) {
       throw new ApiError(429, 'stream_limit_reached', `This workspace has ${liveStreamLimit(auth.plan)} live streams open, its plan's limit; close one first.`, undefined, { 'retry-after': '15' });
     }
     let opened;
     try {
-      opened = await streamScans(reply, deps.hub, { workspaceId: auth.workspaceId, filter, resumeFrom, heartbeatMs: deps.heartbeatMs, maxBufferedBytes: deps.maxBufferedBytes });
+      opened = await streamScans(reply, deps.hub, { workspaceId: auth.workspaceId, filter, resumeFrom, gone, heartbeatMs: deps.heartbeatMs, maxBufferedBytes: deps.maxBufferedBytes });
     } catch (err) {
       slot.release();
       if (err instanceof InvalidResume) throw invalidLastEventId();
       if (err instanceof LiveScansUnavailable) throw liveScansUnavailable();
       throw err;
+    }
+    if (!opened) {
+      slot.release();
+      return reply;
     }
     const { stream } = opened;
     const unwatch = keys.watch(auth.keyId, () => stream.end('revoked'));

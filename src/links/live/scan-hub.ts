@@ -16,16 +16,21 @@
 //                            subscriber's onShutdown: its stream ends with `end: shutdown`; no
 //                            subscribe is taken after it); stop() (for good). The ingress owns one (links-http.ts:
 //                            LinksHttp.liveScans, which calls both).
-//   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?)
+//   hub.subscribe(workspaceId, filter, subscriber, resumeFrom?, { signal?, replayWithin? })
 //                          — starts the consumer if it is not running (resolves once it has read
 //                            what was published before, so a new stream starts at "now"); then
 //                            a Subscription: the workspace's scans that match `filter`, each
 //                            once, in order per partition, as LiveScanEvent batches to
 //                            subscriber.onEvents (called synchronously, never concurrently).
 //                            resumeFrom: a parsed Last-Event-ID (live-cursor.ts parseCursor);
-//                            the scans after it are sent first. Throws InvalidResume for a
-//                            cursor naming partitions the topic lacks, LiveScansUnavailable
-//                            when the consumer could not start (the next subscribe tries again).
+//                            the scans after it are sent first (decoded outside the hub's lock,
+//                            a slice at a time: a long replay holds up no other stream).
+//                            replayWithin: a resume from further back than that starts live
+//                            instead (a public page's stream: anyone may send any cursor).
+//                            signal: the client went away while waiting; SubscribeAbandoned.
+//                            Throws InvalidResume for a cursor naming partitions the topic lacks,
+//                            LiveScansUnavailable when the consumer could not start (the next
+//                            subscribe tries again) or the hub is stopping (endAll).
 //   Subscription           — cursor() (the text of its position now, for an `id:` line),
 //                            resumed ('live' | 'resumed' | 'expired': the ring no longer held
 //                            every scan after the cursor, so some were skipped), close().
@@ -83,6 +88,16 @@ export interface Subscription {
 
 export class InvalidResume extends Error {}
 
+/** The subscribe's signal was aborted (its client left) before the subscription was made: nothing is held. */
+export class SubscribeAbandoned extends Error {}
+
+export interface SubscribeOptions {
+  /** Aborted when the client leaves: a subscribe still waiting (for the start, the lock, its replay) gives up. */
+  signal?: AbortSignal;
+  /** A resume whose replay would reach back further than `ms` or pass more than `scans` of the workspace starts live instead. */
+  replayWithin?: { ms: number; scans: number };
+}
+
 /** The consumer could not start (Kafka does not answer, say): no stream for now. */
 export class LiveScansUnavailable extends Error {}
 
@@ -132,6 +147,8 @@ interface Sub {
   /** Positions given at resume that the hub may not have passed yet: nothing at or below them is sent again. */
   floor: Cursor;
   pending: LiveScanEvent[];
+  /** Its replay is being decoded: live scans wait in `pending` behind it. */
+  holding: boolean;
 }
 
 export class ScanHub {
@@ -152,6 +169,8 @@ export class ScanHub {
   private users = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Aborted by endAll: subscribes still waiting for the start are refused at once. */
+  private readonly ending = new AbortController();
 
   constructor(options: ScanHubOptions) {
     this.options = options;
@@ -309,6 +328,7 @@ export class ScanHub {
     // No subscribe from here on (one still waiting for the start would open a stream nobody ends).
     this.closed = true;
     clearTimeout(this.idleTimer);
+    this.ending.abort();
     for (const subs of [...this.byWorkspace.values()]) {
       for (const sub of [...subs]) sub.subscriber.onShutdown?.();
     }
@@ -330,65 +350,119 @@ export class ScanHub {
   }
 
   /** See the file's head. */
-  async subscribe(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor): Promise<Subscription> {
+  async subscribe(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor, options: SubscribeOptions = {}): Promise<Subscription> {
     this.users++;
     clearTimeout(this.idleTimer);
     try {
+      if (options.signal?.aborted) throw new SubscribeAbandoned('the client left');
       const waitMs = this.options.startWaitMs ?? 15_000;
-      await within(this.ensureRunning(), waitMs, `the live scans consumer did not start within ${waitMs} ms`).catch((err: unknown) => {
-        throw err instanceof LiveScansUnavailable ? err : new LiveScansUnavailable('the live scans consumer did not start', { cause: err });
+      const started = untilAborted(untilAborted(this.ensureRunning(), options.signal, () => new SubscribeAbandoned('the client left')), this.ending.signal, () => new LiveScansUnavailable('the scan hub is stopping'));
+      await within(started, waitMs, `the live scans consumer did not start within ${waitMs} ms`).catch((err: unknown) => {
+        throw err instanceof LiveScansUnavailable || err instanceof SubscribeAbandoned ? err : new LiveScansUnavailable('the live scans consumer did not start', { cause: err });
       });
       if (this.closed) throw new LiveScansUnavailable('the scan hub is stopping');
-      return await this.subscribed(workspaceId, filter, subscriber, resumeFrom);
+      return await this.subscribed(workspaceId, filter, subscriber, resumeFrom, options);
     } catch (err) {
       this.release();
       throw err;
     }
   }
 
-  private async subscribed(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom?: Cursor): Promise<Subscription> {
+  private async subscribed(workspaceId: string, filter: ScanFilter, subscriber: ScanSubscriber, resumeFrom: Cursor | undefined, options: SubscribeOptions): Promise<Subscription> {
     for (const partition of resumeFrom?.keys() ?? []) {
       if (!this.rings.has(partition)) throw new InvalidResume(`partition ${partition} is not one of the scans topic's`);
     }
-    const sub: Sub = { workspaceId, filter, subscriber, floor: new Map(), pending: [] };
+    const sub: Sub = { workspaceId, filter, subscriber, floor: new Map(), pending: [], holding: false };
     let resumed: Subscription['resumed'] = 'live';
-    // In the lock: no batch is handed out between the replay and joining the live streams.
-    await this.locked(async () => {
-      if (resumeFrom) {
+    const replay: Array<{ partition: number; entry: RingScan }> = [];
+    const replayFrom: Cursor = new Map();
+    const { signal, replayWithin } = options;
+    // In the lock, and without an await: no batch is handed out between finding the replay and
+    // joining the live streams, and endAll either sees this subscription or it is refused here.
+    await this.locked(() => {
+      if (this.closed) throw new LiveScansUnavailable('the scan hub is stopping');
+      if (signal?.aborted) throw new SubscribeAbandoned('the client left');
+      if (resumeFrom && !(replayWithin && this.reachesBack(workspaceId, resumeFrom, replayWithin))) {
         resumed = 'resumed';
-        const replay: Array<{ partition: number; entry: RingScan }> = [];
         for (const [partition, ring] of this.rings) {
           const after = resumeFrom.get(partition) ?? ring.passed;
           if (after + 1 < ring.coveredFrom) resumed = 'expired';
-          sub.floor.set(partition, after);
-          for (const entry of ring.scans.after(after, workspaceId)) replay.push({ partition, entry });
-        }
-        // Partition by partition, each in offset order (a workspace's scans are all on one: its key).
-        for (const { partition, entry } of replay) {
-          const scan = await this.decoded(entry.value, entry.offset);
-          sub.floor.set(partition, entry.offset);
-          // Only the replayed positions: later scans of other partitions are still to come.
-          if (scan && matches(scan, filter)) sub.pending.push({ id: formatCursor(sub.floor), data: scan.data });
+          replayFrom.set(partition, after);
+          let last = after;
+          // The entries are views of the ring's slabs, which are never reused: still valid after an eviction.
+          for (const entry of ring.scans.after(after, workspaceId)) {
+            replay.push({ partition, entry });
+            last = entry.offset;
+          }
+          sub.floor.set(partition, last);
         }
       }
+      sub.holding = replay.length > 0;
       let subs = this.byWorkspace.get(workspaceId);
       if (!subs) this.byWorkspace.set(workspaceId, (subs = new Set()));
       subs.add(sub);
-      this.flush(sub);
     });
     let closed = false;
-    return {
-      resumed,
-      cursor: () => this.cursorOf(sub),
-      close: () => {
-        if (closed) return;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      const subs = this.byWorkspace.get(workspaceId);
+      subs?.delete(sub);
+      if (subs?.size === 0) this.byWorkspace.delete(workspaceId);
+      this.release();
+    };
+    if (sub.holding) {
+      let events: LiveScanEvent[];
+      try {
+        events = await this.decodeReplay(replay, replayFrom, filter, signal);
+      } catch (err) {
+        // The caller's catch releases this subscribe's use of the hub.
         closed = true;
         const subs = this.byWorkspace.get(workspaceId);
         subs?.delete(sub);
         if (subs?.size === 0) this.byWorkspace.delete(workspaceId);
-        this.release();
-      },
-    };
+        throw err;
+      }
+      // The replay first, then what came live meanwhile (every live scan is after every replayed one).
+      sub.pending = events.concat(sub.pending);
+      sub.holding = false;
+      this.flush(sub);
+    }
+    return { resumed, cursor: () => this.cursorOf(sub), close };
+  }
+
+  /** Whether a resume would replay from further back than `within` allows (older than its ms, or more than its scans). */
+  private reachesBack(workspaceId: string, resumeFrom: Cursor, within: { ms: number; scans: number }): boolean {
+    const since = Date.now() - within.ms;
+    let scans = 0;
+    for (const [partition, after] of resumeFrom) {
+      const ring = this.rings.get(partition)!;
+      if (after >= ring.passed) continue;
+      if (after + 1 < ring.coveredFrom) return true;
+      const first = ring.scans.firstAfter(after);
+      if (first && first.at < since) return true;
+      for (const _ of ring.scans.after(after, workspaceId)) if (++scans > within.scans) return true;
+    }
+    return false;
+  }
+
+  /** A replay's events, decoded outside the lock a slice at a time (each decode is Avro work; the event loop serves others between slices). */
+  private async decodeReplay(replay: Array<{ partition: number; entry: RingScan }>, from: Cursor, filter: ScanFilter, signal: AbortSignal | undefined): Promise<LiveScanEvent[]> {
+    const position = new Map(from);
+    const events: LiveScanEvent[] = [];
+    let n = 0;
+    // Partition by partition, each in offset order (a workspace's scans are all on one: its key).
+    for (const { partition, entry } of replay) {
+      if (++n % YIELD_EVERY === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal?.aborted) throw new SubscribeAbandoned('the client left');
+      }
+      const scan = await this.decoded(entry.value, entry.offset);
+      position.set(partition, entry.offset);
+      // Only the replayed positions: later scans of other partitions are still to come.
+      if (scan && matches(scan, filter)) events.push({ id: formatCursor(position), data: scan.data });
+    }
+    return events;
   }
 
   /** Runs `work` after every earlier batch and subscription. */
@@ -445,7 +519,7 @@ export class ScanHub {
   }
 
   private flush(sub: Sub): void {
-    if (sub.pending.length === 0) return;
+    if (sub.pending.length === 0 || sub.holding) return;
     const events = sub.pending;
     sub.pending = [];
     try {
@@ -473,6 +547,21 @@ export class ScanHub {
       ring.scans.shift();
     }
   }
+}
+
+/** `work`, or `error()` as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, error: () => Error): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(error());
+  }
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(error());
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 function matches(scan: Decoded, filter: ScanFilter): boolean {

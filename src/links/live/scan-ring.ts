@@ -67,12 +67,44 @@ export class ScanRing {
     }
   }
 
-  /** The scans of a workspace after an offset, oldest first. */
+  /** Where the first scan after `offset` is: its slab and index (past the end when there is none). */
+  private locate(offset: number): { s: number; i: number } {
+    // Offsets only grow along the ring: the first slab whose last offset is past `offset`, then within it.
+    let lo = 0;
+    let hi = this.slabs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const slab = this.slabs[mid]!;
+      if (slab.offsets[slab.offsets.length - 1]! <= offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const slab = this.slabs[lo];
+    if (!slab) return { s: lo, i: 0 };
+    let a = lo === 0 ? this.head : 0;
+    let b = slab.offsets.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (slab.offsets[mid]! <= offset) a = mid + 1;
+      else b = mid;
+    }
+    return { s: lo, i: a };
+  }
+
+  /** The first scan after an offset (of any workspace): its offset and timestamp. */
+  firstAfter(offset: number): { offset: number; at: number } | undefined {
+    const { s, i } = this.locate(offset);
+    const slab = this.slabs[s];
+    if (!slab || i >= slab.offsets.length) return undefined;
+    return { offset: slab.offsets[i]!, at: slab.ats[i]! };
+  }
+
+  /** The scans of a workspace after an offset, oldest first (found by offset, not by reading the ring from its start). */
   *after(offset: number, workspaceId: string): Generator<RingScan> {
-    for (let s = 0; s < this.slabs.length; s++) {
+    const start = this.locate(offset);
+    for (let s = start.s; s < this.slabs.length; s++) {
       const slab = this.slabs[s]!;
-      for (let i = s === 0 ? this.head : 0; i < slab.offsets.length; i++) {
-        if (slab.offsets[i]! <= offset || slab.workspaces[i] !== workspaceId) continue;
+      for (let i = s === start.s ? start.i : 0; i < slab.offsets.length; i++) {
+        if (slab.workspaces[i] !== workspaceId) continue;
         const end = i + 1 < slab.starts.length ? slab.starts[i + 1]! : slab.used;
         yield { offset: slab.offsets[i]!, at: slab.ats[i]!, workspaceId, value: slab.bytes.subarray(slab.starts[i]!, end) };
       }

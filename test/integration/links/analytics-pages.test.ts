@@ -6,8 +6,9 @@
 // form's attempt limit, 404 for a share unknown, revoked or expired; the
 // workspace's own page by sign-in and by page token, ended by revoking the key;
 // and the pages' live streams: one link's scans only, no bots, nothing of the
-// visitor, ended when the share is revoked. The browser's view of the same
-// pages: analytics-page-browser.test.ts.
+// visitor, ended when the share is revoked, its link deleted or its workspace off
+// the API's plan; resumed from a recent Last-Event-ID, started live from a far one.
+// The browser's view of the same pages: analytics-page-browser.test.ts.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkers } from '../../../src/platform/actors/host.ts';
@@ -18,9 +19,10 @@ import { scansTopic } from '../../../topics/scans.ts';
 import { call, client, freshIp, startIngress, type TestIngress } from '../../support/ingress.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { eventually } from '../../support/env.ts';
-import { linkScansStored, scanSink } from '../../support/links/scans.ts';
+import { linkScansStored, scanSink, scansStored } from '../../support/links/scans.ts';
 import { openStream, type SseStream } from '../../support/links/sse-client.ts';
-import { PAGE_STREAMS_PER_WORKSPACE } from '../../../src/links/analytics-page/page-stream.ts';
+import { PAGE_RESUME_SCANS, PAGE_STREAMS_PER_WORKSPACE } from '../../../src/links/analytics-page/page-stream.ts';
+import { LINKS_SHOWN } from '../../../src/links/analytics-page/page-routes.ts';
 
 const HOUR = 3_600_000;
 let ingress: TestIngress;
@@ -211,7 +213,10 @@ describe('the shared page', () => {
     const earlier = await page(`/analytics/${shareId}?from=2020-01-01&to=2020-01-31`);
     expect(numbersOf(earlier.body).total).toBe(0);
     expect(earlier.body).toContain('No scans in this range.');
-    for (const [query, code] of [['interval=week', 'validation_failed'], ['range=1y', 'validation_failed'], ['from=2024-02-01&to=2024-01-01', 'invalid_range'], ['from=yesterday', 'validation_failed'], ['from=2020-01-01&to=2024-01-01', 'invalid_range'], ['from=2024-01-01&to=2024-03-01&interval=hour', 'too_many_buckets']]) {
+    for (const [query, code] of [['interval=week', 'validation_failed'], ['range=1y', 'validation_failed'], ['from=2024-02-01&to=2024-01-01', 'invalid_range'], ['from=yesterday', 'validation_failed'], ['from=2020-01-01&to=2024-01-01', 'invalid_range'], ['from=2024-01-01&to=2024-03-01&interval=hour', 'too_many_buckets'],
+      // Dates of no calendar: refused, not a 500 (Invalid Date) nor read as another day (February 30th as March 1st).
+      ['to=2024-13-45', 'validation_failed'], ['to=0000-00-00', 'validation_failed'], ['from=0000-00-00&to=2024-01-01', 'validation_failed'],
+      ['from=2024-02-01&to=2024-02-30', 'validation_failed'], ['from=2024-02-30', 'validation_failed'], ['from=2023-02-29T00:00:00Z', 'validation_failed']]) {
       const res = await page(`/analytics/${shareId}?${query}`);
       expect([query, res.status]).toEqual([query, 400]);
       expect(res.body).toContain(`data-code="${code}"`);
@@ -352,6 +357,25 @@ describe('the workspace\'s own page', () => {
     expect(after.body).toContain('not valid or has expired');
     expect((await page(`/analytics?token=${'x'.repeat(43)}`)).status).toBe(401);
   });
+
+  it('lists the most scanned links, at most LINKS_SHOWN, and says how many more were scanned', async () => {
+    const ws = await workspaceWithKey(ingress.url);
+    const n = LINKS_SHOWN + 3;
+    // One scan each of n links (the rollups key them by short ID), the first link twice more: it comes first.
+    const links = Array.from({ length: n }, (_, i) => ({ id: randomUUID(), shortId: `many-${String(i).padStart(3, '0')}` }));
+    const events = [...links, links[0]!, links[0]!].map((l) => ({ ...scanOf(l, {}), workspaceId: ws.workspaceId }));
+    await ingress.platform.publisher.publish(scansTopic, events.map((e) => ({ key: e.workspaceId, value: e })));
+    await eventually(() => scansStored(ingress.platform.clickhouse, ws.workspaceId, n + 2), 60_000, 250);
+    const token = (await client(ingress.url, ws.key).post('/api/v1/analytics/page-tokens', {})).body.token;
+    const res = await page(`/analytics?token=${token}&range=24h`);
+    expect(res.status).toBe(200);
+    const table = /<table data-dim="link">([\s\S]*?)<\/table>/.exec(res.body)![1]!;
+    const rows = [...table.matchAll(/<tr data-value="([^"]*)">/g)].map((m) => m[1]);
+    expect(rows).toHaveLength(LINKS_SHOWN);
+    expect(rows[0]).toBe(links[0]!.shortId);
+    expect(res.body).toContain('And 3 more links scanned in this range');
+    expect(numbersOf(res.body).total).toBe(n + 2);
+  });
 });
 
 describe('the pages\' live streams', () => {
@@ -429,6 +453,76 @@ describe('the pages\' live streams', () => {
       return again.status === 200;
     }, 5000, 50);
     for (const s of held) s.close();
+  });
+
+  it('resumes a page stream from a recent Last-Event-ID, and starts one from far back live instead of replaying the ring', async () => {
+    // A workspace of its own: only its scans count towards the bound.
+    const ws = await workspaceWithKey(ingress.url);
+    const wsApi = client(ingress.url, ws.key);
+    const mine = (await wsApi.post('/api/v1/links', { destination: 'https://example.com/resume' })).body;
+    const path = `/analytics/${(await wsApi.post(`/api/v1/links/${mine.id}/analytics/shares`, {})).body.id}/stream`;
+    const scanOfMine = (referrerHost: string) => ({ ...scanOf(mine, { timestamp: Date.now(), referrerHost }), workspaceId: ws.workspaceId });
+    const publish = (events: ScanEvent[]) => ingress.platform.publisher.publish(scansTopic, events.map((e) => ({ key: e.workspaceId, value: e })));
+    const first = await openStream(ingress.url, path, undefined);
+    streams.push(first);
+    await first.until(() => first.lastEventId() !== '', 5000, 'a first position');
+    const from = first.lastEventId();
+    first.close();
+    // Missed while away, a moment ago: a reconnecting page gets them.
+    await publish(['r-0', 'r-1', 'r-2'].map(scanOfMine));
+    const resumed = await openStream(ingress.url, path, undefined, { 'last-event-id': from });
+    streams.push(resumed);
+    await resumed.until((e) => e.filter((x) => x.event === 'scan').length >= 3, 10_000, 'the three missed scans');
+    expect(resumed.scans().map((x) => x.referrer)).toEqual(['r-0', 'r-1', 'r-2']);
+
+    // More scans of the link than a page replays; an API stream (its documented resume) takes them all from the ring.
+    const many = PAGE_RESUME_SCANS + 100;
+    await publish(Array.from({ length: many }, (_, i) => scanOfMine(`m-${i}`)));
+    const farBack = Array.from({ length: scansTopic.partitions }, (_, p) => `${p}.-1`).join('_');
+    const apiStream = await openStream(ingress.url, `/api/v1/links/${mine.id}/analytics/stream`, ws.key, { 'last-event-id': farBack });
+    streams.push(apiStream);
+    await apiStream.until((e) => e.filter((x) => x.event === 'scan').length >= many + 3, 20_000, 'every scan of the link, replayed');
+    // A page stream from the same cursor starts live: none of them, then the next scan.
+    const fromFar = await openStream(ingress.url, path, undefined, { 'last-event-id': farBack });
+    streams.push(fromFar);
+    expect(fromFar.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(fromFar.scans()).toEqual([]);
+    await publish([scanOfMine('next')]);
+    await fromFar.until((e) => e.some((x) => x.event === 'scan'), 10_000, 'the next scan, live');
+    expect(fromFar.scans().map((x) => x.referrer)).toEqual(['next']);
+  });
+
+  it('a share of a link deleted, or of a workspace whose plan lost the API, answers 404 and its open streams end', async () => {
+    const ws = await workspaceWithKey(ingress.url);
+    const wsApi = client(ingress.url, ws.key);
+    const mine = (await wsApi.post('/api/v1/links', { destination: 'https://example.com/deleted' })).body;
+    const shareId = (await wsApi.post(`/api/v1/links/${mine.id}/analytics/shares`, {})).body.id;
+    const ended = async (s: SseStream) => {
+      await s.until((events) => events.some((e) => e.event === 'end'), 5000, 'the end of the stream');
+      expect(JSON.parse(s.events.find((e) => e.event === 'end')!.data)).toEqual({ reason: 'revoked' });
+    };
+    const open = async () => {
+      const s = await openStream(ingress.url, `/analytics/${shareId}/stream`, undefined);
+      streams.push(s);
+      expect(s.status).toBe(200);
+      return s;
+    };
+    expect((await page(`/analytics/${shareId}`)).status).toBe(200);
+    const beforeDelete = await open();
+    expect((await wsApi.delete(`/api/v1/links/${mine.id}`)).status).toBe(200);
+    expect((await page(`/analytics/${shareId}`)).status).toBe(404);
+    expect((await page(`/analytics/${shareId}/stream`)).status).toBe(404);
+    await ended(beforeDelete);
+    // A soft delete is undone by reactivating the link: the share is back.
+    expect((await wsApi.patch(`/api/v1/links/${mine.id}`, { isActive: true })).status).toBe(200);
+    expect((await page(`/analytics/${shareId}`)).status).toBe(200);
+
+    const beforeDowngrade = await open();
+    await ingress.platform.pg.query("UPDATE workspaces SET plan = 'pro' WHERE id = $1", [ws.workspaceId]);
+    expect((await page(`/analytics/${shareId}`)).status).toBe(404);
+    expect((await page(`/analytics/${shareId}/stream`)).status).toBe(404);
+    await ended(beforeDowngrade);
   });
 
   it('refuses a stream without a session', async () => {

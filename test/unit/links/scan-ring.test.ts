@@ -20,4 +20,18 @@ describe("a partition's ring of scans", () => {
     expect(ring.size).toBe(0);
     expect(ring.oldest()).toBeUndefined();
   });
+
+  it('finds the first scan after any offset by search, gaps in the offsets and a partly dropped first slab included', () => {
+    const ring = new ScanRing();
+    // Offsets with gaps (tombstones are not kept), over many slabs (large values).
+    const offsets = Array.from({ length: 2000 }, (_, i) => i * 3 + 10);
+    for (const o of offsets) ring.push(o, o * 10, o % 2 === 0 ? 'a' : 'b', Buffer.alloc(o % 5 === 0 ? 200_000 : 100, o % 256));
+    for (let i = 0; i < 37; i++) ring.shift();
+    const kept = offsets.slice(37);
+    for (const probe of [-1, 0, kept[0]! - 1, kept[0]!, kept[0]! + 1, 3000, 3001, 3002, kept.at(-1)! - 1, kept.at(-1)!, 1e9]) {
+      const next = kept.find((o) => o > probe);
+      expect(ring.firstAfter(probe), String(probe)).toEqual(next === undefined ? undefined : { offset: next, at: next * 10 });
+      expect([...ring.after(probe, 'a')].map((s) => s.offset), String(probe)).toEqual(kept.filter((o) => o > probe && o % 2 === 0));
+    }
+  });
 });

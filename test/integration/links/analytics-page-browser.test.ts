@@ -99,7 +99,8 @@ const share = async (body: Record<string, unknown> = {}) => {
 /** What the page shows now: its totals, a country's row, the chart's bars (and those from `since` on) and the series table's sum. */
 const shown = (page: Page, since = Infinity) => page.evaluate((since) => {
   const count = (selector: string) => Number(document.querySelector<HTMLElement>(selector)?.dataset.count ?? NaN);
-  const bars = Array.from(document.querySelectorAll<SVGRectElement>('svg.chart rect.bar'));
+  const chart = document.querySelector<SVGSVGElement>('svg.chart')!;
+  const bars = Array.from(chart.querySelectorAll<SVGRectElement>('rect.bar'));
   const cells = Array.from(document.querySelectorAll<HTMLElement>('table[data-series] td[data-count]'));
   const row = (dim: string, value: string) => Array.from(document.querySelectorAll<HTMLTableRowElement>(`table[data-dim="${dim}"] tbody tr`)).find((r) => r.dataset.value === value);
   return {
@@ -108,6 +109,9 @@ const shown = (page: Page, since = Infinity) => page.evaluate((since) => {
     qr: count('[data-stat="qr"]'),
     link: count('[data-stat="link"]'),
     barScans: bars.reduce((n, b) => n + Number(b.dataset.scans), 0),
+    // The chart's scale: a bar is scans / max of the plot's height (max grows to a round number when a bar passes it).
+    max: Number(chart.dataset.max),
+    plotHeight: Number(chart.dataset.plotHeight),
     lastBar: { start: Number(bars.at(-1)!.dataset.start), scans: Number(bars.at(-1)!.dataset.scans), height: Number(bars.at(-1)!.getAttribute('height')) },
     // The bars from `since` on: the hour of the page's loading, and the next should it turn meanwhile.
     recent: bars.filter((b) => Number(b.dataset.start) >= since).reduce((n, b) => ({ scans: n.scans + Number(b.dataset.scans), height: n.height + Number(b.getAttribute('height')) }), { scans: 0, height: 0 }),
@@ -152,7 +156,11 @@ describe('the shared analytics page in a browser', () => {
       expect(after.barScans).toBe(history + 5);
       expect(after.seriesSum).toBe(history + 5);
       expect(after.recent.scans).toBe(before.lastBar.scans + 5);
-      expect(after.recent.height).toBeGreaterThan(before.lastBar.height);
+      // Redrawn to the chart's scale, which may have grown with them (then every bar is lower): drawn
+      // to scale, and higher than before unless the scale grew.
+      expect(after.recent.height).toBeCloseTo((after.recent.scans / after.max) * after.plotHeight, 1);
+      expect(after.max).toBeGreaterThanOrEqual(before.max);
+      if (after.max === before.max) expect(after.recent.height).toBeGreaterThan(before.lastBar.height);
       expect(Number(after.gbRow)).toBe(Number(before.gbRow ?? 0) + 3);
       expect(Number(after.firefox)).toBe(Number(before.firefox ?? 0) + 2);
       // The other link's scan never came: the total stays.

@@ -678,16 +678,19 @@ $4
 EOF
 }
 
-configure_clickhouse() {
-  write_clickhouse_config "$STACK/clickhouse" "infra/local/stack.sh. Loopback only, no interserver port, small caches" \
-"  <http_port>$CH_HTTP_PORT</http_port>
-  <tcp_port>$CH_TCP_PORT</tcp_port>" \
-"    <default>
+# The plain stack's one user (the single server and each replica): `default`, no password, loopback only.
+CH_DEFAULT_USER="    <default>
       <password></password>
       <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
       <profile>default</profile>
       <quota>default</quota>
     </default>"
+
+configure_clickhouse() {
+  write_clickhouse_config "$STACK/clickhouse" "infra/local/stack.sh. Loopback only, no interserver port, small caches" \
+"  <http_port>$CH_HTTP_PORT</http_port>
+  <tcp_port>$CH_TCP_PORT</tcp_port>" \
+"$CH_DEFAULT_USER"
 }
 
 start_clickhouse() {
@@ -861,12 +864,7 @@ $servers      </shard>
 "  <http_port>$(replica_http_port "$i")</http_port>
   <tcp_port>$(replica_tcp_port "$i")</tcp_port>
   <interserver_http_port>$(replica_interserver_port "$i")</interserver_http_port>" \
-"    <default>
-      <password></password>
-      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
-      <profile>default</profile>
-      <quota>default</quota>
-    </default>"
+"$CH_DEFAULT_USER"
 }
 
 # Starts the ZooKeeper nodes and replicas that are not running (one that died comes back while the
@@ -1127,11 +1125,31 @@ cmd_start_kafka() {
 # The secured stack's settings and commands (secure.sh) replace some of the above.
 if [[ $SECURE == 1 ]]; then source "$SCRIPT_DIR/secure.sh"; fi
 
-# Another STACK_DIR is for a second Kafka only: the other services' ports and Apicurio's database
-# are the machine's, and reset would drop the latter. (A secured stack has all its services of its own.)
-if [[ $SECURE == 0 && -n ${STACK_DIR:-} && ${2:-} != kafka && ${2:-} != clickhouse-replicas && ${1:-} =~ ^(start|stop|reset)$ ]]; then
-  err "with STACK_DIR, use: $0 start|stop|status kafka|clickhouse-replicas"; exit 2
+# Another STACK_DIR is for a second Kafka or ClickHouse replicas only: the other services' ports and
+# Apicurio's database are the machine's, and reset would drop the latter. (A secured stack has all its
+# services of its own.) `start` with STACK_CLICKHOUSE_REPLICAS=3 is run.sh's on replicas of that folder
+# (a test's): cmd_start_beside.
+if [[ $SECURE == 0 && -n ${STACK_DIR:-} && ${2:-} != kafka && ${2:-} != clickhouse-replicas && ${1:-} =~ ^(start|stop|reset)$ ]] \
+   && ! [[ ${1:-} == start && -z ${2:-} && $CH_REPLICAS == 3 ]]; then
+  err "with STACK_DIR, use: $0 start|stop|status kafka|clickhouse-replicas (or start with STACK_CLICKHOUSE_REPLICAS=3)"; exit 2
 fi
+
+# `start` in another STACK_DIR with STACK_CLICKHOUSE_REPLICAS=3 (`run.sh` on replicas of a folder and
+# ports of their own, STACK_CH_REPLICA_PORT, as run-on-replicas.test.ts runs it): the replicas there,
+# beside the machine's stack, which must already run (it is not started from another folder).
+cmd_start_beside() {
+  local down=()
+  kafka_answers "$KAFKA_PORT" || down+=(kafka)
+  apicurio_healthy || down+=(apicurio)
+  postgres_healthy || down+=(postgres)
+  redis_healthy || down+=(redis)
+  if (( ${#down[@]} > 0 )); then
+    err "with STACK_DIR, start runs only the ClickHouse replicas in $STACK, beside the stack; not answering: ${down[*]} (start the stack first: bash infra/local/stack.sh start)"
+    return 1
+  fi
+  log "the stack runs; ClickHouse replicas in $STACK"
+  cmd_start_replicas
+}
 
 case "${1:-} ${2:-}" in
   "start kafka") lock; cmd_start_kafka ;;
@@ -1142,7 +1160,7 @@ case "${1:-} ${2:-}" in
   "start clickhouse-replicas") lock; cmd_start_replicas ;;
   "stop clickhouse-replicas") lock; stop_replicas ;;
   "status clickhouse-replicas") status_replicas ;;
-  "start ") lock; cmd_start ;;
+  "start ") lock; if [[ $SECURE == 0 && -n ${STACK_DIR:-} ]]; then cmd_start_beside; else cmd_start; fi ;;
   "stop ") lock; cmd_stop ;;
   "status ") cmd_status ;;
   "reset ") lock; cmd_reset ;;

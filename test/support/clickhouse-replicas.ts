@@ -32,6 +32,8 @@ export function replicasEnv(urls: readonly string[]): Record<string, string> {
 }
 
 export interface TestReplicas {
+  /** stack.sh's settings for them (STACK_DIR, STACK_CH_REPLICA_PORT): `run.sh` with these and STACK_CLICKHOUSE_REPLICAS=3 starts them there. */
+  stackEnv: Record<string, string>;
   /** Every replica's HTTP address, in replica order. */
   urls: string[];
   /** The settings of a process that uses them instead of the stack's ClickHouse (replicasEnv). */
@@ -63,6 +65,21 @@ export interface TestReplicas {
 
 /** Starts a new ensemble and three replicas (a few seconds), after removing any that a dead test process left. */
 export async function startTestReplicas(): Promise<TestReplicas> {
+  const replicas = await newTestReplicas();
+  try {
+    await replicas.restart();
+  } catch (err) {
+    await replicas.release().catch(() => undefined);
+    throw err;
+  }
+  return replicas;
+}
+
+/**
+ * A folder and a free port block for an ensemble and three replicas, none started yet: `restart`
+ * starts them, or `run.sh` given `stackEnv` (release stops whatever runs there).
+ */
+export async function newTestReplicas(): Promise<TestReplicas> {
   await removeLeftReplicas();
   const port = await freeBasePort();
   const dir = `${FOLDERS}/${process.pid}-${port}`;
@@ -80,16 +97,10 @@ export async function startTestReplicas(): Promise<TestReplicas> {
       if (alive(pid)) process.kill(pid, 'SIGCONT');
     }
   };
-  try {
-    await stack('start', 'clickhouse-replicas');
-  } catch (err) {
-    await stack('stop', 'clickhouse-replicas').catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
   const urlOf = (replica: Replica) => `http://127.0.0.1:${port + 10 * replica}`;
   const urls = REPLICAS.map(urlOf);
   return {
+    stackEnv: { STACK_DIR: dir, STACK_CH_REPLICA_PORT: String(port) },
     urls,
     env: replicasEnv(urls),
     urlOf,

@@ -3,7 +3,7 @@
 // dropped on one would stay on the others (and in ZooKeeper). A table is made Replicated* when
 // CLICKHOUSE_REPLICATED=on, as the migrations make theirs. No vitest here: the global setup uses it too.
 import { clickhouseUrls, createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
-import { SqlFragment } from '../../src/platform/clickhouse/literal.ts';
+import { ident, sql, SqlFragment } from '../../src/platform/clickhouse/literal.ts';
 import { replicatedStatement } from '../../src/platform/clickhouse/replicated-engines.ts';
 
 /** Runs `statement` on each server in turn; unqualified names are in `database` (the configured one unless given). */
@@ -14,6 +14,25 @@ export async function onEveryServer(config: ClickHouseConfig & { CLICKHOUSE_REPL
     const ch = createClickHouse({ ...config, CLICKHOUSE_URL: url }, database);
     try {
       await ch.exec(new SqlFragment(text));
+    } finally {
+      await ch.close();
+    }
+  }
+}
+
+/**
+ * With replicas, waits until every server has every part of every replicated table of `database`
+ * (SYSTEM SYNC REPLICA on each): a test that wrote and then reads, from whichever replica answers,
+ * needs them in step; on a single server, nothing to wait for.
+ */
+export async function replicasInStep(config: ClickHouseConfig & { CLICKHOUSE_REPLICATED?: string }, database = config.CLICKHOUSE_DATABASE): Promise<void> {
+  const urls = clickhouseUrls(config);
+  if (config.CLICKHOUSE_REPLICATED !== 'on' || urls.length < 2) return;
+  for (const url of urls) {
+    const ch = createClickHouse({ ...config, CLICKHOUSE_URL: url }, database);
+    try {
+      const tables = await ch.rows<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${database} AND startsWith(engine, 'Replicated')`);
+      for (const { name } of tables) await ch.exec(sql`SYSTEM SYNC REPLICA ${ident(database)}.${ident(name)}`);
     } finally {
       await ch.close();
     }

@@ -2,10 +2,14 @@
 // read from what the scan sink stores exactly once: the daily link rollup fed
 // by every insert into `scans` (its `visit` rows, one a scan, bots included: every redirect sent
 // someone to the destination). It includes a scan once the sink has stored it,
-// so it trails the redirects by the scans still on their way (about a second).
+// so it trails the redirects by the scans still on their way (about a second). On replicas it is read
+// with sequential consistency (replication.ts): the scan limit closer counts right after the sink's
+// quorum insert, and a replica that has not fetched that insert yet would count too few and leave a
+// link open past its limit; such a replica refuses the read, which goes on to another.
 import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { inList, sql } from '../../platform/clickhouse/literal.ts';
 import { LINK_LAYOUT } from '../analytics/rollup-rows.ts';
+import { readYourWritesSettings } from '../../platform/clickhouse/replication.ts';
 
 export interface CountedLink {
   id: string;
@@ -30,6 +34,7 @@ export class LifetimeScans {
     const counts = new Map(links.map((l) => [l.id, 0]));
     const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const workspaceOf = new Map(links.map((l) => [l.id, l.workspaceId]));
+    const settings = links.length === 0 ? {} : await untilAborted(readYourWritesSettings(this.clickhouse, 'scans_link_dims_daily'), signal);
     for (let i = 0; i < links.length; i += LINKS_PER_QUERY) {
       signal?.throwIfAborted();
       const some = links.slice(i, i + LINKS_PER_QUERY);
@@ -37,7 +42,7 @@ export class LifetimeScans {
         SELECT workspace_id, link_id, sum(scans) AS scans FROM scans_link_dims_daily
          WHERE workspace_id IN ${inList([...new Set(some.map((l) => l.workspaceId))])}
            AND dim = ${LINK_LAYOUT.oneRowAScan} AND link_id IN ${inList(some.map((l) => l.id))}
-         GROUP BY workspace_id, link_id`, { signal, maxExecutionSeconds: timeoutMs === undefined ? undefined : Math.ceil(timeoutMs / 1000) });
+         GROUP BY workspace_id, link_id`, { signal, maxExecutionSeconds: timeoutMs === undefined ? undefined : Math.ceil(timeoutMs / 1000), settings });
       for (const row of rows) if (workspaceOf.get(row.link_id) === row.workspace_id) counts.set(row.link_id, Number(row.scans));
     }
     return counts;
@@ -46,4 +51,11 @@ export class LifetimeScans {
   async of(link: CountedLink, timeoutMs?: number): Promise<number> {
     return (await this.count([link], timeoutMs)).get(link.id) ?? 0;
   }
+}
+
+/** The promise, or the signal's reason once it aborts first (the first count of a process also looks up the table's replicas). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  promise.catch(() => undefined);
+  return Promise.race([promise, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))]);
 }

@@ -126,6 +126,28 @@ export class ClickHouse {
   }
 
   /**
+   * Runs a SELECT on each server that serves, and returns each one's rows: a replica's own state
+   * (system.mutations: whether this replica has applied a mutation). A server that does not answer
+   * is left out (it serves no reads meanwhile); any other error is thrown.
+   */
+  async rowsOnEach<T>(query: SqlFragment, options: QueryOptions = {}): Promise<T[][]> {
+    const serving = this.servers.filter((s) => !s.down);
+    let unavailable: unknown;
+    const answers = await Promise.all(
+      (serving.length > 0 ? serving : this.servers).map((server) =>
+        this.on(server, (s, signal) => this.readOn<T>(s, query, options, signal), options.signal).catch((err: unknown) => {
+          if (!(err instanceof ServerUnavailable)) throw err;
+          unavailable = err;
+          return undefined;
+        }),
+      ),
+    );
+    const answered = answers.filter((a): a is T[] => a !== undefined);
+    if (answered.length === 0) throw unavailable;
+    return answered;
+  }
+
+  /**
    * A SELECT's answer as a stream (an export), in `format` as the statement's FORMAT clause names it.
    * Another server is tried only until one starts answering.
    */

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.ts';
 import { clickhouseUrls, createClickHouse, type ClickHouse, type ClickHouseConfig } from './client.ts';
 import { ident, sql, SqlFragment } from './literal.ts';
 import { replicatedStatement } from './replicated-engines.ts';
+import { quorumOf } from './replication.ts';
 
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/clickhouse', import.meta.url));
 
@@ -109,7 +110,10 @@ async function migrateReplicas(config: MigrationConfig, log: Logger, dir: string
         // (Replicated, an added column is on every replica once the first has it: replicatedEverywhere.)
         if (await columnAdded(servers[0]!, database, replicated)) continue;
         if (/^\s*(INSERT|ALTER)\b/i.test(replicated)) {
-          await servers[0]!.exec(new SqlFragment(replicated));
+          // An INSERT (a backfill) with a majority quorum, as the sinks insert: a sequentially consistent
+          // read does not see a plain insert made after a partition's last quorum insert.
+          const quorum = /^\s*INSERT\b/i.test(replicated) ? { settings: { insert_quorum: String(quorumOf(servers.length)) } } : {};
+          await servers[0]!.exec(new SqlFragment(replicated), quorum);
           await replicatedEverywhere(servers, replicated, database);
         } else {
           for (const server of servers) await server.exec(new SqlFragment(replicated));

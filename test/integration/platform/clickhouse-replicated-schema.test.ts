@@ -2,7 +2,8 @@
 // CLICKHOUSE_REPLICATED=on every table and rollup is Replicated* on every replica, the same objects as
 // on a single server; a replica added later takes the tables and their rows; and a populated
 // single-server database moves onto the replicas in place (move-to-replicas-cli.ts) with every row
-// on every replica, its views still feeding the rollups. A process starts while a replica is down
+// on every replica, seen by the sinks' sequentially consistent existence check right away, its views
+// still feeding the rollups. A process starts while a replica is down
 // when nothing is left to migrate.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
+import { newEvents } from '../../../src/platform/clickhouse/idempotent-sink.ts';
+import { insertSettings } from '../../../src/platform/clickhouse/replication.ts';
 import { onEveryServer } from '../../support/clickhouse-servers.ts';
 import { CLICKHOUSE_MIGRATIONS_DIR, migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
@@ -156,6 +159,20 @@ it('moves a populated single-server database onto the replicas in place: every r
     expect(await replicas.query(r, rollupSum)).toBe(rollupsBefore);
     expect(await replicas.query(r, `SELECT count() FROM ${database}.schema_migrations`)).toBe('9\n');
   }
+  // The sinks' existence check (sequentially consistent) sees the moved rows on every replica right
+  // away (and after the first sink batch, below): a scan replayed after the move is not stored again.
+  const replayed = Array.from({ length: 2000 }, (_, i) => ({ id: `s${i}`, workspace: `w${i % 2}`, timestamp: Date.parse(`${hour(i)}Z`) }));
+  const sink = { table: 'scans', tenantColumn: 'workspace_id', tenantOf: (e: (typeof replayed)[number]) => e.workspace, idColumn: 'scan_id', idOf: (e: (typeof replayed)[number]) => e.id };
+  const firstBatch = { id: 'new-scan', workspace: 'w0', timestamp: Date.parse(`${hour(0)}Z`) };
+  const newOn = async (r: Replica) => {
+    const ch = createClickHouse(testConfig({ ...replicas.env, CLICKHOUSE_URL: replicas.urlOf(r), CLICKHOUSE_DATABASE: database }));
+    try {
+      return (await newEvents(ch, sink, [...replayed, firstBatch])).map((e) => e.id);
+    } finally {
+      await ch.close();
+    }
+  };
+  for (const r of REPLICAS) expect(await newOn(r), `replica ${r}`).toEqual(['new-scan']);
   // The old tables stay on the old server until dropped by hand.
   expect(Number(await replicas.query(1, `SELECT count() FROM ${database}.scans__single`))).toBe(2000);
   // The views follow the swap: a scan stored now reaches the rollups on every replica, once.
@@ -163,4 +180,14 @@ it('moves a populated single-server database onto the replicas in place: every r
   await populate(replicas.urlOf(3), database, 1, 2000);
   await syncAll(database, ['scans', 'scans_dims']);
   for (const r of REPLICAS) expect(await replicas.query(r, scansAndRollup(database))).toBe('2001\t2001\n');
+
+  // The first sink batch's quorum insert into the moved rows' partition hides none of them from the check.
+  const ch = createClickHouse(testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: database }));
+  try {
+    await ch.insert('scans', [{ scan_id: firstBatch.id, workspace_id: firstBatch.workspace, link_id: 'l0', short_id: 'x0', ts: hour(0) }], { settings: await insertSettings(ch, 'scans') });
+  } finally {
+    await ch.close();
+  }
+  await syncAll(database, ['scans']);
+  for (const r of REPLICAS) expect(await newOn(r), `replica ${r}`).toEqual([]);
 }, 180_000);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { insertSettings } from '../../../src/platform/clickhouse/replication.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import type { ScanPrivacy } from '../../../src/links/privacy/scan-privacy.ts';
 import { client, type TestIngress } from '../../support/ingress.ts';
@@ -163,13 +164,13 @@ describe('scan erasure and retention', () => {
     expect((await a.patch('/api/v1/workspace', { scanRetentionDays: 30 })).body).toMatchObject({ scanRetentionDays: 30 });
     expect((await b.get('/api/v1/workspace')).body.scanRetentionDays).toBeNull();
 
-    // A scan 40 days old in each workspace (stored as the sink stores them: the views fill the rollups).
+    // A scan 40 days old in each workspace (stored as the sink stores them: the views fill the rollups; on replicas with a quorum).
     const ch = ingress.platform.clickhouse;
     const old = new Date(Date.now() - 40 * DAY);
     const before = { a: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${aId}`))[0]!.n), b: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${bId}`))[0]!.n) };
     for (const ws of [aId, bId]) {
       await ch.exec(sql`INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
-        VALUES (${randomUUID()}, 'old', ${ws}, ${randomUUID()}, 'old', '', ${old}, 'https://example.com/old', 'DE', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`);
+        VALUES (${randomUUID()}, 'old', ${ws}, ${randomUUID()}, 'old', '', ${old}, 'https://example.com/old', 'DE', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`, { settings: await insertSettings(ch, 'scans') });
     }
     await eventually(() => scansStored(ch, aId, before.a + 1), 10_000);
     expect(await total(a)).toBe(before.a + 1);

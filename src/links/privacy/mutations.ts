@@ -15,8 +15,12 @@ export async function mutate(ch: ClickHouse, table: string, command: SqlFragment
   await ch.exec(sql`ALTER TABLE ${ident(table)} ${command}`);
 }
 
-/** How often a wait looks again for mutations stalled on a last quorum part (a quorum insert in flight at the ALTER becomes one only later). */
-const STALLS_EVERY_MS = 2000;
+/**
+ * How often a wait looks again for mutations stalled on a last quorum part: a replica lists a new
+ * mutation only once it has read it from ZooKeeper (a moment after the ALTER answered), and a quorum
+ * insert in flight at the ALTER becomes a last part only later.
+ */
+const STALLS_EVERY_MS = 500;
 
 /**
  * Waits until no mutation of these tables is left to do (in this database), at most `timeoutMs`. On

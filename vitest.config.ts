@@ -57,6 +57,8 @@ const ALONE = [
   'test/integration/platform/clickhouse-replica-faults.test.ts',
   // Kills the ClickHouse replica (three of its own) under 20,000-scan inserts, five times.
   'test/integration/platform/clickhouse-rollup-retry.test.ts',
+  // Erases scans of an old month on three ClickHouse replicas of its own (and a ZooKeeper ensemble).
+  'test/integration/links/scan-erasure-replicas.test.ts',
 ];
 
 // A renamed file would otherwise quietly run side by side.

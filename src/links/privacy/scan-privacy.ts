@@ -37,7 +37,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { withAdvisoryLock } from '../../platform/postgres/advisory-lock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { mutate, mutationsDone } from './mutations.ts';
-import { hourRanges, rebuildRollups, scanRollups, type AffectedHours } from './scan-rollups.ts';
+import { bucketsWhere, hourRanges, rebuildRollups, scanRollups, type AffectedHours } from './scan-rollups.ts';
 
 export interface ScanPrivacyOptions {
   ch: ClickHouse;
@@ -189,6 +189,10 @@ export class ScanPrivacy {
   /** Applies these erasures and marks them done, with what they scrubbed. */
   private async erase(rows: readonly ErasureRow[]): Promise<void> {
     const { ch } = this.o;
+    const affected = affectedHours(rows);
+    // The rollups' deletions made first, so hours ClickHouse cannot hold fail the erasure before it
+    // deletes anything: each mutation costs a round over every part (on replicas, of each replica).
+    for (const time of ['hour', 'day'] as const) if (affected.length > 0) bucketsWhere({ time }, affected);
     const scans = rows.flatMap((r) => this.scansOf(r) ?? []);
     const erased = scans.length > 0 ? join(scans.map((w) => sql`(${w})`), ' OR ') : undefined;
     if (erased) await mutate(ch, 'scans', sql`DELETE WHERE ${erased}`);
@@ -205,7 +209,7 @@ export class ScanPrivacy {
       await mutate(ch, 'conversions', sql`UPDATE scan_id = '', click_id = '', external_id = '' WHERE ${join(conversions, ' OR ')}`);
     }
     await mutationsDone(ch, ch.database, ['scans', 'conversions'], this.o.mutationTimeoutMs);
-    await this.recompute(affectedHours(rows), erased);
+    await this.recompute(affected, erased);
     for (const row of rows) {
       const { conversions, deliveries } = await this.scrubPostgres(row);
       await this.o.pg.query("UPDATE scan_erasures SET status = 'done', done_at = now(), conversions = $2, deliveries = $3 WHERE id = $1", [row.id, conversions, deliveries]);

@@ -6,10 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
+import { insertSettings } from '../../../src/platform/clickhouse/replication.ts';
 import { wireLinks } from '../../../src/links/wiring.ts';
 import type { ScanPrivacy } from '../../../src/links/privacy/scan-privacy.ts';
 import { client, type TestIngress } from '../../support/ingress.ts';
 import { eventually } from '../../support/env.ts';
+import { replicasInStep } from '../../support/clickhouse-servers.ts';
 import { workspaceWithKey } from '../../support/links/workspaces.ts';
 import { createdLink, ingressWithWorkspace, type ApiClient } from '../../support/links/ingress-with-workspace.ts';
 import { hostSinks, linkScansStored, scan, scansStored } from '../../support/links/scans.ts';
@@ -49,6 +51,9 @@ async function scanned(shortId: string, headers: Record<string, string>) {
   expect(res.status).toBe(302);
   return res.clickId!;
 }
+
+// On replicas a read may go to the one a quorum insert has not reached yet: each holds every part before the API reads.
+const inStep = () => replicasInStep(ingress.platform.config);
 
 const total = async (api: ApiClient) => (await api.get(`/api/v1/analytics?${range}`)).body.totalScans as number;
 
@@ -93,6 +98,7 @@ describe('scan erasure and retention', () => {
     expect(erasure.status).toBe(202);
     expect(erasure.body).toMatchObject({ object: 'scan_erasure', kind: 'visitor', status: 'pending' });
     expect(await privacy().runErasures()).toBe(1);
+    await inStep();
     expect(await pending()).toBe(0);
     // Every rollup agrees with the scans table again (scansStored compares them all), and only the other visitor is left.
     expect(await scansStored(ch, aId, 2)).toBe(true);
@@ -114,6 +120,7 @@ describe('scan erasure and retention', () => {
     const linkErasure = await a.delete(`/api/v1/links/${one.id}/scans`);
     expect([linkErasure.status, linkErasure.body.kind]).toEqual([202, 'link']);
     const runs = await Promise.all([privacy().runErasures(), privacy().runErasures()]);
+    await inStep();
     expect(runs.sort()).toEqual([0, 1]);
     expect(await linkScansStored(ch, one.id, 0)).toBe(true);
     expect(await scansStored(ch, aId, 1)).toBe(true);
@@ -137,11 +144,13 @@ describe('scan erasure and retention', () => {
     const ch = ingress.platform.clickhouse;
     await eventually(() => scansStored(ch, own.workspaceId, 3), 30_000);
     await eventually(async () => Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${own.workspaceId}`))[0]!.n) === 3, 30_000);
+    await inStep();
     const funnel = async (scope: string) => (await c.get(`/api/v1/analytics/funnel?${range}${scope}`)).body;
     expect(await funnel(`&linkId=${link.id}`)).toMatchObject({ scans: 2, trackedClicks: 1, conversions: 1, convertedScans: 1, conversionRate: 0.5 });
 
     expect((await c.post('/api/v1/privacy/erasures', { clickId: converted })).status).toBe(202);
     expect(await privacy().runErasures()).toBe(1);
+    await inStep();
     // The conversion stays (revenue), but the only scan left never converted or clicked.
     expect(await funnel(`&linkId=${link.id}`)).toMatchObject({ scans: 1, trackedClicks: 0, conversions: 1, convertedScans: 0, clickRate: 0, conversionRate: 0 });
     expect(await funnel('')).toMatchObject({ scans: 2, trackedClicks: 0, conversions: 2, convertedScans: 1, conversionRate: 0.5 });
@@ -149,6 +158,7 @@ describe('scan erasure and retention', () => {
     // A link's erasure: its conversions no longer name the erased scans either.
     expect((await c.delete(`/api/v1/links/${other.id}/scans`)).status).toBe(202);
     expect(await privacy().runErasures()).toBe(1);
+    await inStep();
     expect(await funnel('')).toMatchObject({ scans: 1, conversions: 2, convertedScans: 0, conversionRate: 0 });
     expect((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM conversions WHERE workspace_id = ${own.workspaceId} AND (scan_id != '' OR click_id != '')`))[0]!.n).toBe('0');
   });
@@ -163,18 +173,20 @@ describe('scan erasure and retention', () => {
     expect((await a.patch('/api/v1/workspace', { scanRetentionDays: 30 })).body).toMatchObject({ scanRetentionDays: 30 });
     expect((await b.get('/api/v1/workspace')).body.scanRetentionDays).toBeNull();
 
-    // A scan 40 days old in each workspace (stored as the sink stores them: the views fill the rollups).
+    // A scan 40 days old in each workspace (stored as the sink stores them: the views fill the rollups; on replicas with a quorum).
     const ch = ingress.platform.clickhouse;
     const old = new Date(Date.now() - 40 * DAY);
     const before = { a: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${aId}`))[0]!.n), b: Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM scans WHERE workspace_id = ${bId}`))[0]!.n) };
     for (const ws of [aId, bId]) {
       await ch.exec(sql`INSERT INTO scans_input (scan_id, click_id, workspace_id, link_id, short_id, campaign_id, ts, destination, country, region, city, device, os, browser, referrer, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, is_bot, user_agent, visitor_id)
-        VALUES (${randomUUID()}, 'old', ${ws}, ${randomUUID()}, 'old', '', ${old}, 'https://example.com/old', 'DE', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`);
+        VALUES (${randomUUID()}, 'old', ${ws}, ${randomUUID()}, 'old', '', ${old}, 'https://example.com/old', 'DE', '', '', 'desktop', '', '', '', '', '', '', '', '', '', 0, '', 'old-visitor')`, { settings: await insertSettings(ch, 'scans') });
     }
     await eventually(() => scansStored(ch, aId, before.a + 1), 10_000);
+    await inStep();
     expect(await total(a)).toBe(before.a + 1);
 
     expect(await privacy().runRetention(true)).toBe(true);
+    await inStep();
     expect(await scansStored(ch, aId, before.a)).toBe(true);
     expect(await total(a)).toBe(before.a);
     // B keeps its scans forever.
@@ -182,6 +194,7 @@ describe('scan erasure and retention', () => {
     // Not due again within the day; forced, it finds nothing more to drop.
     expect(await privacy().runRetention()).toBe(false);
     expect(await privacy().runRetention(true)).toBe(true);
+    await inStep();
     expect(await scansStored(ch, aId, before.a)).toBe(true);
   });
 });

@@ -34,7 +34,7 @@ export class LifetimeScans {
     const counts = new Map(links.map((l) => [l.id, 0]));
     const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const workspaceOf = new Map(links.map((l) => [l.id, l.workspaceId]));
-    const settings = links.length === 0 ? {} : await untilAborted(readYourWritesSettings(this.clickhouse, 'scans_link_dims_daily'), signal);
+    const settings = links.length === 0 ? {} : await readYourWritesSettings(this.clickhouse, 'scans_link_dims_daily', signal);
     for (let i = 0; i < links.length; i += LINKS_PER_QUERY) {
       signal?.throwIfAborted();
       const some = links.slice(i, i + LINKS_PER_QUERY);
@@ -53,9 +53,3 @@ export class LifetimeScans {
   }
 }
 
-/** The promise, or the signal's reason once it aborts first (the first count of a process also looks up the table's replicas). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  promise.catch(() => undefined);
-  return Promise.race([promise, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))]);
-}

@@ -233,9 +233,10 @@ export class ClickHouse {
     clickhouseInsertRows.observe({ table }, rows.length);
     const timer = clickhouseInsertDuration.startTimer({ table });
     try {
-      // The body is made anew for each server tried: a stream is read once.
       await this.write((server, signal) =>
-        execOn(server.client, `INSERT INTO ${table} FORMAT JSONEachRow`, options.settings ?? {}, signal, jsonEachRowBody(rows)),
+        server.client
+          .insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) })
+          .then(() => undefined),
       );
       timer({ outcome: 'ok' });
     } catch (err) {
@@ -259,34 +260,8 @@ export class ClickHouse {
   }
 }
 
-/** Rows per piece of an insert's body (a scan's row is about 700 bytes). */
-const BODY_PIECE_ROWS = 1000;
-
-/**
- * An insert's rows as JSONEachRow, made a piece at a time as the request reads them. The client's
- * own insert joins every row into one string (a sink's batch: some 14 MB), a large object for V8 to
- * allocate and collect and for the socket to convert to UTF-8 at once; pieces stay in the young
- * generation. ClickHouse still forms one block of the same rows (max_insert_block_size), so a retried
- * insert deduplicates as before.
- */
-function jsonEachRowBody(rows: readonly Record<string, unknown>[]): Readable {
-  let next = 0;
-  return new Readable({
-    read() {
-      if (next >= rows.length) {
-        this.push(null);
-        return;
-      }
-      const end = Math.min(rows.length, next + BODY_PIECE_ROWS);
-      let piece = '';
-      for (; next < end; next++) piece += JSON.stringify(rows[next]) + '\n';
-      this.push(Buffer.from(piece));
-    },
-  });
-}
-
-async function execOn(client: ClickHouseClient, query: string, settings: ClickHouseSettings, signal: AbortSignal, body?: Readable): Promise<void> {
-  const result = await client.exec({ query, clickhouse_settings: settings, abort_signal: signal, ...(body ? { values: body } : {}) });
+async function execOn(client: ClickHouseClient, query: string, settings: ClickHouseSettings, signal: AbortSignal): Promise<void> {
+  const result = await client.exec({ query, clickhouse_settings: settings, abort_signal: signal });
   // Drain the response so the socket returns to the pool.
   result.stream.resume();
   await new Promise<void>((resolve, reject) => {

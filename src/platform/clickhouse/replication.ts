@@ -21,13 +21,16 @@ export const QUORUM_TIMEOUT_MS = 20_000;
 
 const replicasByServer = new WeakMap<ClickHouse, Map<string, Promise<number>>>();
 
-/** The table's replicas, 0 when it is not a Replicated* table; asked once per client and table. */
-export function replicasOf(ch: ClickHouse, table: string): Promise<number> {
+/**
+ * The table's replicas, 0 when it is not a Replicated* table; asked once per client and table.
+ * `signal` bounds the look-up (a caller with a deadline must not leave a request to a hung server behind).
+ */
+export function replicasOf(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {
   const tables = replicasByServer.get(ch) ?? new Map<string, Promise<number>>();
   replicasByServer.set(ch, tables);
   let replicas = tables.get(table);
   if (!replicas) {
-    replicas = lookUp(ch, table);
+    replicas = lookUp(ch, table, signal);
     // A failed look-up is asked again next time.
     replicas.catch(() => tables.delete(table));
     tables.set(table, replicas);
@@ -35,12 +38,13 @@ export function replicasOf(ch: ClickHouse, table: string): Promise<number> {
   return replicas;
 }
 
-async function lookUp(ch: ClickHouse, table: string): Promise<number> {
-  const [row] = await ch.rows<{ engine: string }>(sql`SELECT engine FROM system.tables WHERE database = ${ch.database} AND name = ${table}`);
+async function lookUp(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {
+  const [row] = await ch.rows<{ engine: string }>(sql`SELECT engine FROM system.tables WHERE database = ${ch.database} AND name = ${table}`, signal ? { signal } : {});
   if (!row) throw new Error(`ClickHouse table ${ch.database}.${table} does not exist`);
   if (!row.engine.startsWith('Replicated')) return 0;
   const [status] = await ch.rows<{ total: number; expired: number }>(
     sql`SELECT total_replicas AS total, is_session_expired AS expired FROM system.replicas WHERE database = ${ch.database} AND table = ${table}`,
+    signal ? { signal } : {},
   );
   // Without a ZooKeeper session the server cannot tell how many replicas there are: an outage, asked again.
   if (!status || Number(status.expired) === 1 || Number(status.total) < 1) {
@@ -61,6 +65,6 @@ export async function insertSettings(ch: ClickHouse, table: string): Promise<Cli
 }
 
 /** Settings of a read that must see every finished insert into the table. */
-export async function readYourWritesSettings(ch: ClickHouse, table: string): Promise<ClickHouseSettings> {
-  return (await replicasOf(ch, table)) > 1 ? { select_sequential_consistency: '1' } : {};
+export async function readYourWritesSettings(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<ClickHouseSettings> {
+  return (await replicasOf(ch, table, signal)) > 1 ? { select_sequential_consistency: '1' } : {};
 }

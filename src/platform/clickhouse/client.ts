@@ -115,13 +115,7 @@ export class ClickHouse {
         for await (const chunk of result.stream) chunks.push(chunk as Buffer);
         return Buffer.concat(chunks).toString('utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as T);
       };
-      try {
-        return await once();
-      } catch (err) {
-        // As readOn: a kept-alive socket closed under the request; a read is safe to send again once.
-        if (!closedUnderUs(err) || signal.aborted) throw err;
-        return once();
-      }
+      return onceMoreIfClosedUnderUs(once, signal);
     }, options.signal);
   }
 
@@ -217,14 +211,7 @@ export class ClickHouse {
       });
       return result.json<T>();
     };
-    try {
-      return await once();
-    } catch (err) {
-      // A kept-alive socket the server closed as the query went out on it: a read is safe to send
-      // again, once, on a new socket (the idle TTL below makes this rare, a late timer not impossible).
-      if (!closedUnderUs(err) || signal.aborted) throw err;
-      return once();
-    }
+    return onceMoreIfClosedUnderUs(once, signal);
   }
 
   /** Inserts rows as JSONEachRow into a table of this database. */
@@ -267,6 +254,20 @@ async function execOn(client: ClickHouseClient, query: string, settings: ClickHo
   await new Promise<void>((resolve, reject) => {
     result.stream.once('end', resolve).once('close', resolve).once('error', reject);
   });
+}
+
+/**
+ * Runs a read, and once more if the server closed a kept-alive socket as the query went out on it: a
+ * read is safe to send again, once, on a new socket (the idle TTL makes this rare, a late timer not
+ * impossible).
+ */
+async function onceMoreIfClosedUnderUs<T>(once: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  try {
+    return await once();
+  } catch (err) {
+    if (!closedUnderUs(err) || signal.aborted) throw err;
+    return once();
+  }
 }
 
 /** The server closed the connection before answering: a kept-alive socket it had just timed out. */

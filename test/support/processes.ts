@@ -1,5 +1,6 @@
 // Starts project processes (ingress, workers, fixtures) as real child processes with this run's configuration.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { within } from '../../src/platform/within.ts';
 import { testEnv } from './env.ts';
@@ -66,10 +67,30 @@ export async function stopChild(child: Child | undefined, signal: NodeJS.Signals
   try {
     await within(child.exited, STOP_BOUND_MS);
   } catch {
+    const threads = threadStates(child.process.pid!);
     child.process.kill('SIGKILL');
     await child.exited;
-    throw new Error(`process ${child.process.pid} did not exit within ${STOP_BOUND_MS} ms of ${signal}; the end of its output:\n${child.output().slice(-8000)}`);
+    throw new Error(`process ${child.process.pid} did not exit within ${STOP_BOUND_MS} ms of ${signal}; its threads:\n${threads}\nthe end of its output:\n${child.output().slice(-8000)}`);
   }
 }
 
 const STOP_BOUND_MS = 30_000;
+
+/**
+ * Each thread of a process as Linux sees it: name, state (R running, S sleeping, D in the kernel), CPU
+ * seconds so far and the kernel function it waits in. Tells a busy loop from a wait, and which wait.
+ */
+function threadStates(pid: number): string {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const read = (file: string) => readFileSync(`/proc/${pid}/task/${tid}/${file}`, 'utf8').trim();
+      // Fields after the name in parentheses: state is the first, utime and stime the 12th and 13th (in clock ticks).
+      const stat = read('stat');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      return `  ${tid} ${read('comm')}: ${fields[0]}, ${cpuSeconds} s CPU, waiting in ${read('wchan') || '-'}`;
+    }).join('\n');
+  } catch (err) {
+    return `  (unreadable: ${String(err)})`;
+  }
+}

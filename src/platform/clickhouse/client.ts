@@ -169,6 +169,8 @@ export class ClickHouse {
    * session. Any other error is the query's own and is thrown.
    */
   private async read<T>(work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    // @clickhouse/client only listens for an abort to come: a signal aborted already would not stop the request.
+    outer?.throwIfAborted();
     const servers = this.order(this.turn++ % this.servers.length);
     let last: unknown;
     for (const server of servers) {

@@ -24,18 +24,34 @@ const replicasByServer = new WeakMap<ClickHouse, Map<string, Promise<number>>>()
 /**
  * The table's replicas, 0 when it is not a Replicated* table; asked once per client and table.
  * `signal` bounds the look-up (a caller with a deadline must not leave a request to a hung server behind).
+ * Such a caller looks up on its own unless the answer is known or being asked without a deadline: its abort
+ * fails only itself, never another caller that shares the look-up.
  */
 export function replicasOf(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {
   const tables = replicasByServer.get(ch) ?? new Map<string, Promise<number>>();
   replicasByServer.set(ch, tables);
-  let replicas = tables.get(table);
-  if (!replicas) {
-    replicas = lookUp(ch, table, signal);
+  const known = tables.get(table);
+  if (known) return signal ? untilAborted(known, signal) : known;
+  const replicas = lookUp(ch, table, signal);
+  if (signal) {
+    // Only its answer is kept for the others.
+    replicas.then((n) => tables.has(table) || tables.set(table, Promise.resolve(n)), () => {});
+  } else {
     // A failed look-up is asked again next time.
     replicas.catch(() => tables.delete(table));
     tables.set(table, replicas);
   }
   return replicas;
+}
+
+/** `work`'s result, or a rejection with the signal's reason once it aborts (the work goes on for others). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 async function lookUp(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {

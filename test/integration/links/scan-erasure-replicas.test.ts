@@ -8,15 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ScanPrivacy } from '../../../src/links/privacy/scan-privacy.ts';
 import { Workspaces } from '../../../src/links/workspaces/workspaces.ts';
-import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { sql } from '../../../src/platform/clickhouse/literal.ts';
-import { migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
 import { parseLastParts } from '../../../src/platform/clickhouse/quorum-markers.ts';
 import { insertSettings } from '../../../src/platform/clickhouse/replication.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
-import { createPool, type Pool } from '../../../src/platform/postgres/pool.ts';
-import { REPLICAS, startTestReplicas, type TestReplicas } from '../../support/clickhouse-replicas.ts';
-import { testConfig } from '../../support/env.ts';
+import type { Pool } from '../../../src/platform/postgres/pool.ts';
+import { REPLICAS, type TestReplicas } from '../../support/clickhouse-replicas.ts';
+import { startReplicatedStores, type ReplicatedStores } from '../../support/replicated-stores.ts';
 import { ROLLUP_TABLES, rollupCounts, rollupCountsQuery } from '../../support/links/rollup-counts.ts';
 import { useOwnDatabases } from '../../support/own-databases.ts';
 
@@ -25,23 +24,17 @@ useOwnDatabases();
 
 const DATABASE = 'erasure_replicas';
 const SILENT = createLogger({ LOG_LEVEL: 'silent' });
+let stores: ReplicatedStores | undefined;
 let replicas: TestReplicas;
 let ch: ClickHouse;
 let pg: Pool;
 
 beforeAll(async () => {
-  replicas = await startTestReplicas();
-  const config = testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: DATABASE });
-  await migrateClickHouse(config, SILENT);
-  ch = createClickHouse(config);
-  pg = createPool(config);
+  stores = await startReplicatedStores(DATABASE);
+  ({ replicas, ch, pg } = stores);
 }, 120_000);
 
-afterAll(async () => {
-  await ch?.close();
-  await pg?.end();
-  await replicas?.release();
-}, 60_000);
+afterAll(async () => stores?.release(), 60_000);
 
 /** The 10th of the month four months back, noon UTC: a partition (toYYYYMM) nothing else writes. */
 function oldMonth(): Date {

@@ -15,38 +15,29 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
 import { SCANS_TABLE, toScanRow } from '../../../src/links/scans/scan-sink.ts';
 import type { ActorMessage, BatchWorkerKind } from '../../../src/platform/actors/worker-kind.ts';
-import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { idempotentSinkKind } from '../../../src/platform/clickhouse/idempotent-sink.ts';
-import { migrateClickHouse } from '../../../src/platform/clickhouse/migrate.ts';
-import { createLogger } from '../../../src/platform/logger.ts';
-import { createPool, type Pool } from '../../../src/platform/postgres/pool.ts';
+import type { Pool } from '../../../src/platform/postgres/pool.ts';
 import { scansTopic } from '../../../topics/scans.ts';
-import { REPLICAS, startTestReplicas, type Replica, type TestReplicas } from '../../support/clickhouse-replicas.ts';
-import { testConfig } from '../../support/env.ts';
+import { REPLICAS, type Replica, type TestReplicas } from '../../support/clickhouse-replicas.ts';
+import { startReplicatedStores, type ReplicatedStores } from '../../support/replicated-stores.ts';
 import { ROLLUP_TABLES, rollupCounts, rollupCountsQuery } from '../../support/links/rollup-counts.ts';
 
 const DATABASE = 'rollup_retry';
-const SILENT = createLogger({ LOG_LEVEL: 'silent' });
+let stores: ReplicatedStores | undefined;
 let replicas: TestReplicas;
 let ch: ClickHouse;
 let pg: Pool;
 let sink: BatchWorkerKind<ScanEvent>;
 
 beforeAll(async () => {
-  replicas = await startTestReplicas();
-  const config = testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: DATABASE });
-  await migrateClickHouse(config, SILENT);
-  ch = createClickHouse(config);
-  pg = createPool(config);
+  stores = await startReplicatedStores(DATABASE);
+  ({ replicas, ch, pg } = stores);
   // The scan sink's storing part, without its scan limits (scan-sink.ts).
   sink = idempotentSinkKind<ScanEvent>(ch, pg, { kind: `rollup-retry-${randomUUID()}`, topic: scansTopic, ...SCANS_TABLE, toRow: toScanRow, insertChunk: 20_000 });
 }, 120_000);
 
-afterAll(async () => {
-  await ch?.close();
-  await pg?.end();
-  await replicas?.release();
-}, 60_000);
+afterAll(async () => stores?.release(), 60_000);
 
 /** `n` scans of the workspace in the hour before now, each its own visitor, every one with a variant and a QR trigger (so every rollup counts each). */
 function scans(workspaceId: string, n: number, alike = false): ScanEvent[] {

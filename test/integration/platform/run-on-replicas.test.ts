@@ -4,7 +4,7 @@
 // scanned, shows in its analytics (totalScans 1) and is stored on every replica. The replicas are
 // this file's own (a folder and ports of their own: STACK_DIR, STACK_CH_REPLICA_PORT), beside the
 // stack the other files use; Ctrl-C stops run.sh, and the replicas are removed after.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,38 +12,25 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newTestReplicas, REPLICAS, type TestReplicas } from '../../support/clickhouse-replicas.ts';
-import { eventually, testEnv } from '../../support/env.ts';
+import { eventually } from '../../support/env.ts';
 import { call } from '../../support/ingress.ts';
 import { freshDatabases } from '../../support/fresh-databases.ts';
 import { childPort } from '../../support/processes.ts';
+import { newUserEnv, RunSh } from '../../support/run-sh.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const fresh = freshDatabases('runrepl');
 const state = mkdtempSync(join(tmpdir(), 'linkmail-run-replicas-'));
 let replicas: TestReplicas | undefined;
-let runSh: ChildProcess | undefined;
-let output = '';
+let runSh: RunSh | undefined;
 
 afterAll(async () => {
-  // The whole process group: run.sh, its node processes and their tees.
-  if (runSh && runSh.exitCode === null && runSh.signalCode === null) {
-    process.kill(-runSh.pid!, 'SIGKILL');
-    await new Promise((r) => runSh!.once('exit', r));
-  }
+  await runSh?.kill();
   // The ensemble and replicas run.sh started (stack.sh launches them in sessions of their own).
   await replicas?.release();
   rmSync(state, { recursive: true, force: true });
   await fresh.drop();
 }, 60_000);
-
-async function printed(text: string, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!output.includes(text)) {
-    if (runSh!.exitCode !== null) throw new Error(`run.sh exited (${runSh!.exitCode}) before "${text}":\n${output.slice(-4000)}`);
-    if (Date.now() > end) throw new Error(`no "${text}" within ${timeoutMs} ms:\n${output.slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 // The replicated stack is not offered with STACK_SECURE=1 (stack.sh refuses it), so a secured run has none to start.
 describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 bash infra/local/run.sh', () => {
@@ -51,14 +38,7 @@ describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 b
     replicas = await newTestReplicas();
     const port = childPort();
     const env: Record<string, string> = {
-      ...testEnv(),
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      ...fresh.env(),
-      HTTP_PORT: port,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      LOCAL_STATE_DIR: state,
-      ADMIN_TOKEN: '',
+      ...newUserEnv(fresh.env(), port, state),
       STACK_CLICKHOUSE_REPLICAS: '3',
       ...replicas.stackEnv,
       // The replicas' plain HTTP and user `default`; their addresses and Replicated* tables are run.sh's to set.
@@ -67,18 +47,16 @@ describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 b
       CLICKHOUSE_CA_FILE: '',
     };
     for (const name of ['CLICKHOUSE_URL', 'CLICKHOUSE_REPLICATED', 'CLICKHOUSE_PASSWORD_FILE', 'STACK_SECURE']) delete env[name];
-    runSh = spawn('bash', ['infra/local/run.sh'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    runSh.stdout!.on('data', (d) => (output += d));
-    runSh.stderr!.on('data', (d) => (output += d));
+    runSh = new RunSh(env);
 
-    await printed('Ready at');
-    await printed('worker process ready');
+    await runSh.printed('Ready at');
+    await runSh.printed('worker process ready');
     // run.sh started the replicas, in this file's folder and on its ports.
-    for (const r of REPLICAS) expect(output).toContain(`clickhouse-${r}: starting on ${replicas.urlOf(r).slice('http://'.length)} (http)`);
+    for (const r of REPLICAS) expect(runSh.output).toContain(`clickhouse-${r}: starting on ${replicas.urlOf(r).slice('http://'.length)} (http)`);
 
     // The quick start: the curl it printed creates a link; scanned, it redirects and counts.
-    const curl = /^\s*(curl -s -X POST .*\\\n.*-d '\{"destination":"https:\/\/example\.com\/"\}')$/m.exec(output)?.[1];
-    expect(curl, output.slice(-2000)).toBeDefined();
+    const curl = /^\s*(curl -s -X POST .*\\\n.*-d '\{"destination":"https:\/\/example\.com\/"\}')$/m.exec(runSh.output)?.[1];
+    expect(curl, runSh.output.slice(-2000)).toBeDefined();
     const { stdout } = await promisify(execFile)('bash', ['-c', curl!.replace('\\\n', ' ')], { cwd: ROOT, timeout: 30_000 });
     const link = JSON.parse(stdout) as { id: string; shortUrl: string };
     expect(await fetch(link.shortUrl, { redirect: 'manual' }).then((r) => r.status)).toBe(302);
@@ -93,8 +71,6 @@ describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 b
       expect(await replicas.query(r, `SELECT count(), uniqExact(scan_id) FROM ${database}.scans WHERE link_id = '${link.id}'`), `replica ${r}`).toBe('1\t1\n');
     }
 
-    runSh.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => runSh!.once('exit', (c) => resolve(c)));
-    expect(code, output.slice(-2000)).toBe(0);
+    expect(await runSh.interrupt(), runSh.output.slice(-2000)).toBe(0);
   }, 150_000);
 });

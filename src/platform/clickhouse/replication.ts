@@ -30,8 +30,8 @@ const replicasByServer = new WeakMap<ClickHouse, Map<string, Promise<number>>>()
 export function replicasOf(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {
   const tables = replicasByServer.get(ch) ?? new Map<string, Promise<number>>();
   replicasByServer.set(ch, tables);
-  const known = tables.get(table);
-  if (known) return signal ? untilAborted(known, signal) : known;
+  const shared = tables.get(table); // known, or being asked
+  if (shared) return signal ? untilAborted(shared, signal) : shared;
   const replicas = lookUp(ch, table, signal);
   if (signal) {
     // Only its answer is kept for the others.

@@ -193,9 +193,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const frontDoor = new FrontDoor(options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false);
   frontDoor.install(app.server);
   app.decorate('frontDoor', frontDoor);
-  // Closing: Fastify answers everything from here on (503 to new requests).
+  // Closing: Fastify answers everything from here on (503 to new requests). The server's close ends the
+  // connections idle at that moment only; one whose answer was still being made went idle after and
+  // held the close for its keep-alive timeout. So idle connections are ended until the server has closed.
   app.addHook('preClose', (done) => {
     frontDoor.close();
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    sweep.unref();
+    app.server.once('close', () => clearInterval(sweep));
     done();
   });
   app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);

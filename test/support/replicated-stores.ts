@@ -11,22 +11,26 @@ export interface ReplicatedStores {
   replicas: TestReplicas;
   ch: ClickHouse;
   pg: Pool;
-  /** Closes the clients and removes the replicas. */
+  /** Closes the clients and removes the replicas (all of it, whatever fails first). */
   release: () => Promise<void>;
 }
 
 export async function startReplicatedStores(database: string): Promise<ReplicatedStores> {
   const replicas = await startTestReplicas();
   const config = testConfig({ ...replicas.env, CLICKHOUSE_DATABASE: database });
-  await migrateClickHouse(config, createLogger({ LOG_LEVEL: 'silent' }));
   const ch = createClickHouse(config);
   const pg = createPool(config);
-  return {
-    replicas, ch, pg,
-    release: async () => {
-      await ch.close();
-      await pg.end();
-      await replicas.release();
-    },
+  const release = async () => {
+    const closed = await Promise.allSettled([ch.close(), pg.end()]);
+    await replicas.release();
+    for (const c of closed) if (c.status === 'rejected') throw c.reason;
   };
+  try {
+    await migrateClickHouse(config, createLogger({ LOG_LEVEL: 'silent' }));
+  } catch (err) {
+    // The file's afterAll has nothing to release yet: the replicas would outlive it.
+    await release().catch(() => {});
+    throw err;
+  }
+  return { replicas, ch, pg, release };
 }

@@ -42,7 +42,7 @@ export class RunSh {
   async printed(text: string, times = 1, timeoutMs = 240_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (this.text.split(text).length - 1 < times) {
-      if (this.process.exitCode !== null) throw new Error(`run.sh exited (${this.process.exitCode}) before "${text}":\n${this.text.slice(-4000)}`);
+      if (this.exited) throw new Error(`run.sh exited (${this.process.exitCode ?? this.process.signalCode}) before "${text}":\n${this.text.slice(-4000)}`);
       if (Date.now() > end) throw new Error(`no "${text}" (×${times}) within ${timeoutMs} ms:\n${this.text.slice(-4000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -50,16 +50,27 @@ export class RunSh {
 
   /** Ctrl-C (SIGINT): run.sh stops everything it started; its exit code. */
   async interrupt(): Promise<number | null> {
+    if (this.exited) return this.process.exitCode;
     const exited = new Promise<number | null>((resolve) => this.process.once('exit', (code) => resolve(code)));
     this.process.kill('SIGINT');
     return exited;
   }
 
-  /** After a test: the whole process group (run.sh, its node processes and their tees), if run.sh still runs. */
+  /**
+   * After a test: the whole process group (run.sh, its node processes and their tees), also when run.sh
+   * itself has exited already (what it started may not have).
+   */
   async kill(): Promise<void> {
-    if (this.process.exitCode !== null || this.process.signalCode !== null) return;
-    const exited = new Promise((r) => this.process.once('exit', r));
-    process.kill(-this.process.pid!, 'SIGKILL');
+    const exited = this.exited ? Promise.resolve() : new Promise((r) => this.process.once('exit', r));
+    try {
+      process.kill(-this.process.pid!, 'SIGKILL');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err; // the group is gone already
+    }
     await exited;
+  }
+
+  private get exited(): boolean {
+    return this.process.exitCode !== null || this.process.signalCode !== null;
   }
 }

@@ -157,7 +157,9 @@ export class ClickHouse {
    * One request to one server: watched when there are others to move to; a single server's requests
    * run as they always did (a ping missed on a busy machine must not cut a slow query with nowhere else to go).
    */
-  private on<T>(server: ServerHealth, work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+  private async on<T>(server: ServerHealth, work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    // @clickhouse/client only listens for an abort to come: a signal aborted already would not stop the request.
+    outer?.throwIfAborted();
     if (this.servers.length === 1) return work(server, outer ?? new AbortController().signal);
     return server.watched((signal) => work(server, signal), outer);
   }
@@ -169,8 +171,6 @@ export class ClickHouse {
    * session. Any other error is the query's own and is thrown.
    */
   private async read<T>(work: (server: ServerHealth, signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
-    // @clickhouse/client only listens for an abort to come: a signal aborted already would not stop the request.
-    outer?.throwIfAborted();
     const servers = this.order(this.turn++ % this.servers.length);
     let last: unknown;
     for (const server of servers) {

@@ -25,7 +25,8 @@ const replicasByServer = new WeakMap<ClickHouse, Map<string, Promise<number>>>()
  * The table's replicas, 0 when it is not a Replicated* table; asked once per client and table.
  * `signal` bounds the look-up (a caller with a deadline must not leave a request to a hung server behind).
  * Such a caller looks up on its own unless the answer is known or being asked without a deadline: its abort
- * fails only itself, never another caller that shares the look-up.
+ * fails only itself, never another caller that shares the look-up. (Until the first answer, callers with a
+ * deadline that come together each ask: two small system-table reads apiece, once per process and table.)
  */
 export function replicasOf(ch: ClickHouse, table: string, signal?: AbortSignal): Promise<number> {
   const tables = replicasByServer.get(ch) ?? new Map<string, Promise<number>>();

@@ -195,13 +195,22 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.decorate('frontDoor', frontDoor);
   // Closing: Fastify answers everything from here on (503 to new requests). The server's close ends the
   // connections idle at that moment only; one whose answer was still being made went idle after and
-  // held the close for its keep-alive timeout. So idle connections are ended until the server has closed.
+  // held the close for its keep-alive timeout (Fastify's 72 s). So an answer sent while closing closes
+  // its connection (the client sends its next request elsewhere, not on a connection about to be cut),
+  // and connections idle otherwise (a stream's, whose headers went out before) are ended until the
+  // server has closed.
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     frontDoor.close();
     const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     sweep.unref();
     app.server.once('close', () => clearInterval(sweep));
     done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.decorate('ipv6LimitPrefixLength', options.ipv6LimitPrefixLength ?? 64);
   app.addHook('onRoute', (route) => {

@@ -49,8 +49,9 @@ describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 b
     for (const name of ['CLICKHOUSE_URL', 'CLICKHOUSE_REPLICATED', 'CLICKHOUSE_PASSWORD_FILE', 'STACK_SECURE']) delete env[name];
     runSh = new RunSh(env);
 
-    await runSh.printed('Ready at');
-    await runSh.printed('worker process ready');
+    // Within the test's own bound, so that a run.sh that hangs fails with its output.
+    await runSh.printed('Ready at', 1, 90_000);
+    await runSh.printed('worker process ready', 1, 90_000);
     // run.sh started the replicas, in this file's folder and on its ports.
     for (const r of REPLICAS) expect(runSh.output).toContain(`clickhouse-${r}: starting on ${replicas.urlOf(r).slice('http://'.length)} (http)`);
 

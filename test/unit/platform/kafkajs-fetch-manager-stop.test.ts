@@ -22,16 +22,28 @@ it('ends its start when stopped while it replaces its fetchers', async () => {
   let running = true; // the runner's own flag: a stopped runner answers fetches at once, empty
   let nodeIds = [1, 2];
   let emptyAnswers = 0;
+  const fetched = new Map<number, number>();
+  // Node 2's fetch is held out until the test lets it go: the manager then waits for it, between the
+  // rebalance and its new fetchers, which is where the stop must land.
+  let releaseNode2!: () => void;
+  const node2Held = new Promise<void>((r) => (releaseNode2 = r));
+  let rebalanceSeen!: () => void;
+  const rebalanced = new Promise<void>((r) => (rebalanceSeen = r));
   const manager = createFetchManager({
     logger: silent,
-    getNodeIds: () => nodeIds,
+    getNodeIds: () => {
+      if (nodeIds.includes(3)) rebalanceSeen(); // node 1's fetcher checks before each fetch, and throws the rebalance
+      return nodeIds;
+    },
     fetch: async (nodeId) => {
+      fetched.set(nodeId, (fetched.get(nodeId) ?? 0) + 1);
       if (!running) {
         // Spinning: break out (an error ends the fetchers) so that this test can fail rather than hang.
         if (++emptyAnswers > 10_000) throw new Error('fetchers spun after the stop');
         return [];
       }
-      await sleep(nodeId === 1 ? 5 : 50); // node 2's fetch is still out when node 1's next one sees the change
+      if (nodeId === 2) await node2Held;
+      else await sleep(5);
       return [];
     },
     handler: async () => {},
@@ -39,10 +51,14 @@ it('ends its start when stopped while it replaces its fetchers', async () => {
   });
   const started = manager.start().then(() => 'ended', (err: Error) => err.message);
   await sleep(20);
-  nodeIds = [1, 3]; // a leader moved: node 1's next fetch throws the rebalance, and the manager waits for node 2's
-  await sleep(10);
+  nodeIds = [1, 3]; // a leader moved
+  await rebalanced;
+  await sleep(0); // a turn of the event loop: node 1's fetcher has thrown, and the manager waits for node 2's to end
   running = false; // the runner stops meanwhile
-  await manager.stop();
+  const stopped = manager.stop();
+  releaseNode2();
+  await stopped;
   expect(await started).toBe('ended');
   expect(emptyAnswers).toBeLessThan(10);
+  expect(fetched.get(3) ?? 0).toBe(0); // no fetcher made after the stop
 });

@@ -1,18 +1,28 @@
-// Closing the HTTP server while an answer is still being made: once that answer is sent, its kept-alive
-// connection is ended and the close completes, instead of waiting out the keep-alive timeout (Node's
-// close ends only the connections idle at that moment). A bare server, no stack.
+// Closing the HTTP server while an answer is still being made: that answer says `Connection: close` and
+// its connection ends with it, and the close completes, instead of waiting out the keep-alive timeout
+// (Node's close ends only the connections idle at that moment). A bare server, no stack.
 import { request, Agent } from 'node:http';
-import { expect, it } from 'vitest';
-import { buildServer } from '../../../src/platform/http/server.ts';
+import { afterEach, expect, it } from 'vitest';
+import { buildServer, type App } from '../../../src/platform/http/server.ts';
 import { createLogger } from '../../../src/platform/logger.ts';
 
+let app: App | undefined;
+const agent = new Agent({ keepAlive: true });
+afterEach(async () => {
+  agent.destroy();
+  await app?.close();
+});
+
 it('ends a kept-alive connection whose answer was in flight at the close, and closes', async () => {
-  const app = await buildServer({
+  app = await buildServer({
     log: createLogger({ LOG_LEVEL: 'silent' }),
     checks: [],
     openapi: { title: 'Test', version: '1.0.0', description: 'Test.', serverUrl: 'http://localhost', products: [] },
   });
+  let arrived!: () => void;
+  const inRoute = new Promise<void>((r) => (arrived = r));
   app.get('/slow', { schema: { hide: true } }, async () => {
+    arrived();
     await new Promise((r) => setTimeout(r, 300));
     return { ok: true };
   });
@@ -20,21 +30,20 @@ it('ends a kept-alive connection whose answer was in flight at the close, and cl
   app.server.keepAliveTimeout = 60_000;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  const agent = new Agent({ keepAlive: true });
-  const answered = new Promise<{ status: number; socketClosed: Promise<void> }>((resolve, reject) => {
+  const answered = new Promise<{ status: number; connection: string | undefined; socketClosed: Promise<void> }>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: '/slow', agent }, (res) => {
       const socketClosed = new Promise<void>((closed) => res.socket.once('close', () => closed()));
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, socketClosed }));
+      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, socketClosed }));
     });
     req.on('error', reject);
     req.end();
   });
-  await new Promise((r) => setTimeout(r, 50)); // the request is in the route
+  await inRoute;
   const closed = app.close();
-  const { status, socketClosed } = await answered;
+  const { status, connection, socketClosed } = await answered;
   expect(status).toBe(200);
+  expect(connection).toBe('close');
   await socketClosed;
   await closed;
-  agent.destroy();
 }, 10_000);

@@ -64,12 +64,16 @@ describe.skipIf(process.env.STACK_SECURE === '1')('STACK_CLICKHOUSE_REPLICAS=3 b
     const key = readFileSync(join(state, 'local-api-key'), 'utf8').trim();
     await eventually(async () => (await call(`http://127.0.0.1:${port}`, 'GET', `/api/v1/links/${link.id}/analytics`, { key })).body.totalScans === 1, 60_000);
 
-    // Stored once on every replica, in a Replicated* table.
+    // Stored once on every replica, in a Replicated* table. 18.16's SYNC REPLICA waits for the entries the
+    // replica has pulled from the replication log, not for one it has yet to pull (seen on a loaded
+    // machine: replica 1 at 0 right after it), so each replica is asked until it holds the scan.
     const database = fresh.name;
+    const stored = (r: (typeof REPLICAS)[number]) => replicas!.query(r, `SELECT count(), uniqExact(scan_id) FROM ${database}.scans WHERE link_id = '${link.id}'`);
     for (const r of REPLICAS) {
-      await replicas.query(r, `SYSTEM SYNC REPLICA ${database}.scans`);
       expect(await replicas.query(r, `SELECT engine FROM system.tables WHERE database = '${database}' AND name = 'scans'`), `replica ${r}`).toMatch(/^Replicated\w*MergeTree\n$/);
-      expect(await replicas.query(r, `SELECT count(), uniqExact(scan_id) FROM ${database}.scans WHERE link_id = '${link.id}'`), `replica ${r}`).toBe('1\t1\n');
+      await eventually(async () => (await stored(r)) !== '0\t0\n', 30_000);
+      await replicas.query(r, `SYSTEM SYNC REPLICA ${database}.scans`);
+      expect(await stored(r), `replica ${r}`).toBe('1\t1\n');
     }
 
     expect(await runSh.interrupt(), runSh.output.slice(-2000)).toBe(0);

@@ -21,9 +21,11 @@ export async function onEveryServer(config: ClickHouseConfig & { CLICKHOUSE_REPL
 }
 
 /**
- * With replicas, waits until every server has every part of every replicated table of `database`
- * (SYSTEM SYNC REPLICA on each): a test that wrote and then reads, from whichever replica answers,
- * needs them in step; on a single server, nothing to wait for.
+ * With replicas, waits until every server has every part of every replicated table of `database`: a
+ * test that wrote and then reads, from whichever replica answers, needs them in step; on a single
+ * server, nothing to wait for. 18.16's SYSTEM SYNC REPLICA waits for the entries the replica has pulled
+ * from the replication log, not for one it has yet to pull (a replica counted 0 right after it), so it
+ * runs once the replica has pulled every entry the log held when asked.
  */
 export async function replicasInStep(config: ClickHouseConfig & { CLICKHOUSE_REPLICATED?: string }, database = config.CLICKHOUSE_DATABASE): Promise<void> {
   const urls = clickhouseUrls(config);
@@ -31,10 +33,24 @@ export async function replicasInStep(config: ClickHouseConfig & { CLICKHOUSE_REP
   for (const url of urls) {
     const ch = createClickHouse({ ...config, CLICKHOUSE_URL: url }, database);
     try {
-      const tables = await ch.rows<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${database} AND startsWith(engine, 'Replicated')`);
-      for (const { name } of tables) await ch.exec(sql`SYSTEM SYNC REPLICA ${ident(database)}.${ident(name)}`);
+      const tables = await ch.rows<{ table: string; path: string; last: string }>(sql`
+        SELECT table, zookeeper_path AS path, log_max_index AS last FROM system.replicas WHERE database = ${database}`);
+      for (const { table, path, last } of tables) {
+        const end = Date.now() + PULL_BOUND_MS;
+        // log_pointer: the next entry to pull; log_max_index: the log's last entry (0 also when it has none).
+        const [log] = await ch.rows<{ entries: string }>(sql`SELECT count() AS entries FROM system.zookeeper WHERE path = ${`${path}/log`}`);
+        while (Number(log?.entries ?? 0) > 0) {
+          const [row] = await ch.rows<{ pulledUpTo: string }>(sql`SELECT log_pointer AS pulledUpTo FROM system.replicas WHERE database = ${database} AND table = ${table}`);
+          if (Number(row?.pulledUpTo ?? 0) > Number(last)) break;
+          if (Date.now() > end) throw new Error(`ClickHouse ${url}: ${database}.${table} has not pulled its replication log up to entry ${last} within ${PULL_BOUND_MS} ms`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await ch.exec(sql`SYSTEM SYNC REPLICA ${ident(database)}.${ident(table)}`);
+      }
     } finally {
       await ch.close();
     }
   }
 }
+
+const PULL_BOUND_MS = 30_000;

@@ -5,7 +5,7 @@
 // (time-range.ts: whole hours, at most 400 days and 1000 buckets).
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../platform/http/errors.ts';
-import { resolveRange, type TimeRange } from '../analytics/time-range.ts';
+import { checkCalendarDate, resolveRange, type TimeRange } from '../analytics/time-range.ts';
 
 export const PRESETS = { '24h': 1, '7d': 7, '30d': 30, '90d': 90 } as const;
 export type Preset = keyof typeof PRESETS;
@@ -26,21 +26,6 @@ export interface PageRange extends TimeRange {
 }
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})/;
-
-/** Refuses a date that is no day of the calendar (2024-13-45, 0000-00-00, 2024-02-30: Date.parse reads the last as March 1). */
-function checkCalendarDate(value: string | undefined, name: 'from' | 'to'): void {
-  const m = value === undefined ? null : DATE_PART.exec(value);
-  if (!m) return;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const d = new Date(Date.UTC(year, month - 1, day));
-  // Date.UTC maps years 0–99 to 1900–1999: set the year again.
-  d.setUTCFullYear(year);
-  if (month < 1 || month > 12 || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) {
-    throw new ApiError(400, 'validation_failed', `${name} is not a date of the calendar.`, [{ path: `/${name}`, message: 'no such date' }]);
-  }
-}
-
 export function pageRange(query: { range?: string; from?: string; to?: string; interval?: string }, now = Date.now()): PageRange {
   if (query.interval !== undefined && query.interval !== 'hour' && query.interval !== 'day') {
     throw new ApiError(400, 'validation_failed', 'interval must be hour or day.', [{ path: '/interval', message: 'must be hour or day' }]);

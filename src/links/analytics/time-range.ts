@@ -18,8 +18,27 @@ export interface TimeRange {
 const floorHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
 const ceilHour = (ms: number) => Math.ceil(ms / HOUR) * HOUR;
 
-function parse(value: string | undefined, name: string, fallback: number): number {
+const DATE_PART = /^(\d{4})-(\d{2})-(\d{2})/;
+
+/**
+ * Refuses a date that is no day of the calendar (2024-13-45, 0000-00-00, 2024-02-30): Date.parse reads
+ * the last as March 1, and a format check may let it through.
+ */
+export function checkCalendarDate(value: string | undefined, name: 'from' | 'to'): void {
+  const m = value === undefined ? null : DATE_PART.exec(value);
+  if (!m) return;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const d = new Date(Date.UTC(year, month - 1, day));
+  // Date.UTC maps years 0–99 to 1900–1999: set the year again.
+  d.setUTCFullYear(year);
+  if (month < 1 || month > 12 || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) {
+    throw new ApiError(400, 'validation_failed', `${name} is not a date of the calendar.`, [{ path: `/${name}`, message: 'no such date' }]);
+  }
+}
+
+function parse(value: string | undefined, name: 'from' | 'to', fallback: number): number {
   if (value === undefined) return fallback;
+  checkCalendarDate(value, name);
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw new ApiError(400, 'validation_failed', `${name} is not a date-time.`, [{ path: `/${name}`, message: 'must be ISO 8601' }]);
   return ms;
@@ -71,6 +90,8 @@ export function checkStorableRange(from: number, to: number): void {
  * up to the end of the current second, so that a scan recorded a moment ago is in it (ts < to).
  */
 export function rawRange(query: { from?: string; to?: string }, now = Date.now()): { from: number; to: number } {
+  checkCalendarDate(query.from, 'from');
+  checkCalendarDate(query.to, 'to');
   const to = query.to ? Date.parse(query.to) : Math.floor(now / 1000) * 1000 + 1000;
   const from = query.from ? Date.parse(query.from) : to - 30 * DAY;
   checkStorableRange(from, to);

@@ -113,8 +113,10 @@ describe('erasure outcomes', () => {
       "INSERT INTO scan_erasures (workspace_id, kind, link_id, hours, requested_at) VALUES ($1, 'link', $2, ARRAY['1960-01-01T00:00:00Z'::timestamptz], now() - interval '1 minute') RETURNING id",
       [a.workspaceId, busy.id],
     );
+    // Pending; the runner may have made its first attempt already (the row is due at once), not its second (4 s later).
     const first = await api.get(`/api/v1/privacy/erasures/${broken!.id}`);
-    expect(first.body).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(first.body).toMatchObject({ status: 'pending', finishedAt: null });
+    expect(first.body.attempts).toBeLessThanOrEqual(1);
     const busyErasure = await api.delete(`/api/v1/links/${busy.id}/scans`);
     const quietErasure = await other.delete(`/api/v1/links/${quiet.id}/scans`);
     expect([busyErasure.status, quietErasure.status]).toEqual([202, 202]);

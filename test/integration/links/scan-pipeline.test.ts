@@ -137,7 +137,11 @@ describe('scan pipeline', () => {
     await kafka.stop();
     try {
       for (let i = 0; i < 50; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
+        // A refused redirect (seen once: the ingress gone before its SIGKILL) fails with what the ingress printed.
+        const res = await fetch(`http://127.0.0.1:${port}/${shortId}`, { redirect: 'manual', headers: { 'x-forwarded-for': freshIp(), 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } })
+          .catch((err: unknown) => {
+            throw new Error(`redirect ${i + 1} of 50 to the ingress failed (exit code ${doomed.process.exitCode}): ${String(err)}; its output:\n${doomed.output().slice(-6000)}`);
+          });
         expect(res.status).toBe(302);
       }
       await new Promise((r) => setTimeout(r, 300)); // past the 20 ms journal flush

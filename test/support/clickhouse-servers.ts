@@ -2,7 +2,7 @@
 // or a test's own), a table made on one server alone would be missing where reads go, and a database
 // dropped on one would stay on the others (and in ZooKeeper). A table is made Replicated* when
 // CLICKHOUSE_REPLICATED=on, as the migrations make theirs. No vitest here: the global setup uses it too.
-import { clickhouseUrls, createClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
+import { clickhouseUrls, createClickHouse, type ClickHouse, type ClickHouseConfig } from '../../src/platform/clickhouse/client.ts';
 import { ident, sql, SqlFragment } from '../../src/platform/clickhouse/literal.ts';
 import { replicatedStatement } from '../../src/platform/clickhouse/replicated-engines.ts';
 
@@ -36,15 +36,9 @@ export async function replicasInStep(config: ClickHouseConfig & { CLICKHOUSE_REP
       const tables = await ch.rows<{ table: string; path: string; last: string }>(sql`
         SELECT table, zookeeper_path AS path, log_max_index AS last FROM system.replicas WHERE database = ${database}`);
       for (const { table, path, last } of tables) {
-        const end = Date.now() + PULL_BOUND_MS;
-        // log_pointer: the next entry to pull; log_max_index: the log's last entry (0 also when it has none).
         const [log] = await ch.rows<{ entries: string }>(sql`SELECT count() AS entries FROM system.zookeeper WHERE path = ${`${path}/log`}`);
-        while (Number(log?.entries ?? 0) > 0) {
-          const [row] = await ch.rows<{ pulledUpTo: string }>(sql`SELECT log_pointer AS pulledUpTo FROM system.replicas WHERE database = ${database} AND table = ${table}`);
-          if (Number(row?.pulledUpTo ?? 0) > Number(last)) break;
-          if (Date.now() > end) throw new Error(`ClickHouse ${url}: ${database}.${table} has not pulled its replication log up to entry ${last} within ${PULL_BOUND_MS} ms`);
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        // log_max_index is 0 also when the log has no entry: nothing to pull then.
+        if (Number(log?.entries ?? 0) > 0) await pulledPast(ch, url, database, table, Number(last));
         await ch.exec(sql`SYSTEM SYNC REPLICA ${ident(database)}.${ident(table)}`);
       }
     } finally {
@@ -54,3 +48,14 @@ export async function replicasInStep(config: ClickHouseConfig & { CLICKHOUSE_REP
 }
 
 const PULL_BOUND_MS = 30_000;
+
+/** Waits until the replica's log_pointer (the next entry it will pull) has passed log entry `last`. */
+async function pulledPast(ch: ClickHouse, url: string, database: string, table: string, last: number): Promise<void> {
+  const end = Date.now() + PULL_BOUND_MS;
+  for (;;) {
+    const [row] = await ch.rows<{ pulledUpTo: string }>(sql`SELECT log_pointer AS pulledUpTo FROM system.replicas WHERE database = ${database} AND table = ${table}`);
+    if (Number(row?.pulledUpTo ?? 0) > last) return;
+    if (Date.now() > end) throw new Error(`ClickHouse ${url}: ${database}.${table} has not pulled its replication log up to entry ${last} within ${PULL_BOUND_MS} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

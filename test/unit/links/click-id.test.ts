@@ -64,4 +64,17 @@ describe('click IDs', () => {
       steps[i % steps.length]!();
     }
   });
+
+  it('reads the claims\' UUIDs in any case and as hex without hyphens, and refuses a 36-character id that is not one', () => {
+    const ids = new ClickIds('bench-click-id-secret-0123456789');
+    const claims = { scanId: randomUUID(), linkId: randomUUID(), workspaceId: randomUUID() };
+    const token = ids.sign(claims);
+    expect(ids.sign({ scanId: claims.scanId.toUpperCase(), linkId: claims.linkId, workspaceId: claims.workspaceId })).toBe(token);
+    expect(ids.sign({ scanId: claims.scanId.replace(/-/g, ''), linkId: claims.linkId, workspaceId: claims.workspaceId })).toBe(token);
+    const swapped = `${claims.scanId.slice(0, 8)}0${claims.scanId.slice(9, 13)}-${claims.scanId.slice(14)}`;
+    for (const bad of [swapped, claims.scanId.replace(/^./, 'g'), claims.scanId.replace(/.$/, 'é'), `${claims.scanId.slice(0, 35)}-`, 'x'.repeat(36)]) {
+      expect(bad).toHaveLength(36);
+      expect(() => ids.sign({ ...claims, scanId: bad })).toThrow('click ID claims must be UUIDs');
+    }
+  });
 });

@@ -323,7 +323,8 @@ export async function redirectRoutes(app: App, deps: RedirectDeps): Promise<Shor
     // again (a regular expression each, a tenth of this function's own time). The names and the other
     // values are ours; the location is checked here, as Node would (no request's URL can make it fail:
     // Node's parser refuses control and non-ASCII bytes in a request line).
-    const headers = ['x-request-id', requestIdOf(req), 'cache-control', 'private, no-store, max-age=0', 'referrer-policy', 'no-referrer-when-downgrade', 'location', location, 'content-length', '0'];
+    // The request's id, unless the client gave one, is its scan's: a UUID made for it already.
+    const headers = ['x-request-id', requestIdOf(req, scan.scanId), 'cache-control', 'private, no-store, max-age=0', 'referrer-policy', 'no-referrer-when-downgrade', 'location', location, 'content-length', '0'];
     res.writeHead(302, HEADER_VALUE.test(location) ? headers : Object.fromEntries(headers.flatMap((v, i) => (i % 2 === 0 ? [[v, headers[i + 1]]] : []))));
     res.end();
     deps.record(scan);

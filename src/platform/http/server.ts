@@ -60,10 +60,13 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A request's id: the client's X-Request-Id when it is well-formed (so a malformed one is replaced rather than echoed), else a new UUID. */
-export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+/**
+ * A request's id: the client's X-Request-Id when it is well-formed (so a malformed one is replaced
+ * rather than echoed), else `fresh`, a UUID no other request has (a new one when not given).
+ */
+export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }, fresh?: string): string {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : fresh ?? randomUUID();
 }
 
 /** Maps any error to a status, a stable code and a safe message. */

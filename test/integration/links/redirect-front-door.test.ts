@@ -65,6 +65,16 @@ describe('the redirect before Fastify', () => {
     expect(same(a!)).toEqual(same(b!));
     expect(a).toMatchObject({ country: 'GB', trigger: 'qr', referrerHost: 'news.example.org', destination: 'https://apps.apple.com/app/id1', device: 'mobile' });
     expect(await redirectsCounted()).toBe(before + 2);
+
+    // Without an X-Request-Id of the client's, the request's id is its scan's (a UUID it already
+    // has), as the click ID in its Location carries it; a malformed one is replaced the same way.
+    for (const given of [undefined, 'bad id!']) {
+      const own = await scan(ingress.url, shortId, { 'user-agent': IPHONE, ...(given ? { 'x-request-id': given } : {}) });
+      // A click ID's bytes 1-16 are its scan's id (click-id.ts).
+      const scanIdHex = Buffer.from(new URL(own.location!).searchParams.get('svc_cid')!, 'base64url').subarray(1, 17).toString('hex');
+      expect(own.headers.get('x-request-id')?.replace(/-/g, '')).toBe(scanIdHex);
+      expect(own.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
   });
 
   it('leaves to Fastify what it does not answer whole: HEAD, unknown IDs, reserved paths', async () => {

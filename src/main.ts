@@ -1,6 +1,7 @@
 // Entry point of the ingress process.
 import './platform/compile-cache.ts'; // first: see there
 import './platform/v8-settings.ts'; // before any thread starts: see there
+import './platform/next-tick-shape.ts'; // keeps nextTick fast: see there
 
 const { ConfigError } = await import('./platform/config.ts');
 const { startPlatform } = await import('./platform/platform.ts');

@@ -1,4 +1,5 @@
 // Starts a worker process hosting the named kinds, with graceful shutdown on SIGTERM/SIGINT.
+import '../src/platform/next-tick-shape.ts'; // keeps nextTick fast: see there
 import { hostWorkers } from '../src/platform/actors/host.ts';
 import { serveWorkerMetrics } from '../src/platform/metrics/operations-port.ts';
 import { ConfigError } from '../src/platform/config.ts';

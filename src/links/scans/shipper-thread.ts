@@ -3,6 +3,7 @@
 // `scans` topic. It runs beside the ingress's event loop, so enrichment and
 // Kafka never hold up a redirect. Messages from the ingress: `sealed` (ship
 // now) and `stop` (ship what you can, then say `stopped`).
+import '../../platform/next-tick-shape.ts'; // this thread's own nextTick: see there
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { scansTopic } from '../../../topics/scans.ts';

@@ -16,6 +16,7 @@ import { LinkRevalidator } from './link-revalidator.ts';
 import { redirectRoutes } from './redirect-route.ts';
 import { ScanLimitGuard } from './scan-limit-guard.ts';
 import { Geo } from '../scans/geo.ts';
+import { encodeJournalLine } from '../scans/journal-line.ts';
 import { VisitorCountry } from './visitor-country.ts';
 import { routingOf } from './link-routing.ts';
 import type { LinksServices } from '../wiring.ts';
@@ -39,7 +40,7 @@ export async function registerRedirects(app: App, platform: Platform, links: Lin
   const cache = new LinkCache(platform.kafka, platform.registry, config.TOPIC_PREFIX, log, (err) => platform.shutdown.fail('consumer link-cache', err));
   // The shipper thread looks every scan up in the IP database: a missing file stops the start here, not the thread later.
   Geo.open().close();
-  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log });
+  const journal = new ScanJournal<RawScan | RawOrphanVisit>({ dir: links.redirects.journalDir, config, log, encode: encodeJournalLine });
   // The redirects' lookup is made once a link with geo destinations is known (at warm-up or later).
   const countries = new VisitorCountry(log);
   cache.onChange((state) => void (routingOf(state).geo !== null && countries.load()));

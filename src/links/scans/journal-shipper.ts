@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
 import { isTransient } from '../../platform/actors/transient.ts';
+import { isSealedSegment } from './journal-segments.ts';
 
 export interface ShipperStats {
   shipped: number;
@@ -43,6 +44,7 @@ export class JournalShipper<T> {
   private readonly dir: string;
   private readonly send: (records: T[]) => Promise<void>;
   private readonly log: Logger;
+  private readonly decode: (line: string) => T;
   private readonly maxBatch: number;
   private readonly maxBytes: number;
   private shipping: Promise<void> | undefined;
@@ -55,12 +57,15 @@ export class JournalShipper<T> {
     dir: string,
     send: (records: T[]) => Promise<void>,
     log: Logger,
+    /** A line's record (throws for a line that is not one); JSON by default. */
+    decode: (line: string) => T = JSON.parse,
     maxBatch = 1000,
     maxBytes = 1024 ** 3,
   ) {
     this.dir = dir;
     this.send = send;
     this.log = log;
+    this.decode = decode;
     this.maxBatch = maxBatch;
     this.maxBytes = maxBytes;
   }
@@ -68,7 +73,7 @@ export class JournalShipper<T> {
   /** Sealed segments waiting to be shipped, oldest first. */
   segments(): string[] {
     try {
-      return readdirSync(this.dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(this.dir, f));
+      return readdirSync(this.dir).filter(isSealedSegment).sort().map((f) => join(this.dir, f));
     } catch {
       return [];
     }
@@ -92,7 +97,7 @@ export class JournalShipper<T> {
     this.enforceBound();
     for (const path of this.segments()) {
       if (this.stopped) return;
-      const lines = readLines<T>(path);
+      const lines = readLines(path, this.decode);
       const records = lines.map((l) => l.record);
       try {
         for (const batch of batchesOf(records, this.maxBatch, (_r, i) => lines[i]!.bytes)) await this.sendOrIsolate(batch);
@@ -136,7 +141,7 @@ export class JournalShipper<T> {
     for (const path of segments) {
       if (total <= this.maxBytes) break;
       const size = statSync(path).size;
-      const lines = read(path).length;
+      const lines = readLines(path, this.decode).length;
       rmSync(path, { force: true });
       total -= size;
       this.stats.dropped += lines;
@@ -146,18 +151,15 @@ export class JournalShipper<T> {
 }
 
 /** The records of a segment with their line lengths; a last line cut short by a crash mid-write is skipped. */
-export function readLines<T>(path: string): { record: T; bytes: number }[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .flatMap((line) => {
-      try {
-        return [{ record: JSON.parse(line) as T, bytes: line.length }];
-      } catch {
-        return [];
-      }
-    });
+export function readLines<T>(path: string, decode: (line: string) => T): { record: T; bytes: number }[] {
+  const records: { record: T; bytes: number }[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line.length === 0) continue;
+    try {
+      records.push({ record: decode(line), bytes: line.length });
+    } catch {
+      // not a whole line
+    }
+  }
+  return records;
 }
-
-/** The records of a segment. */
-export const read = <T>(path: string): T[] => readLines<T>(path).map((l) => l.record);

@@ -24,14 +24,17 @@ import type { Config } from '../../platform/config.ts';
 import type { LinksConfig } from '../config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { trackThreads } from '../../platform/metrics/thread-heaps.ts';
+import { isSealedSegment, OPEN_SEGMENT, sealedName } from './journal-segments.ts';
 
-export interface ScanJournalOptions {
+export interface ScanJournalOptions<T> {
   dir: string;
   /** Configuration handed to the shipper thread (Kafka, registry, secrets). */
   config: Config & LinksConfig;
   log: Logger;
   flushMs?: number;
   sealMs?: number;
+  /** A record's line (without its newline); JSON by default. */
+  encode?: (record: T) => string;
 }
 
 /** A journal refreshes its lease this often; one not refreshed for SCAN_JOURNAL_LEASE_MS belongs to a stopped process. */
@@ -65,7 +68,7 @@ function leaseAge(dir: string): number {
 }
 
 export class ScanJournal<T> {
-  private readonly options: ScanJournalOptions;
+  private readonly options: ScanJournalOptions<T>;
   private buffer: T[] = [];
   private fd: number | undefined;
   private segmentPath: string | undefined;
@@ -83,9 +86,11 @@ export class ScanJournal<T> {
   private shipperReady = false;
   private readonly flushMs: number;
   private readonly sealMs: number;
+  private readonly encode: (record: T) => string;
 
-  constructor(options: ScanJournalOptions) {
+  constructor(options: ScanJournalOptions<T>) {
     this.options = options;
+    this.encode = options.encode ?? JSON.stringify;
     this.flushMs = options.flushMs ?? 20;
     this.sealMs = options.sealMs ?? 100;
     this.ownDir = join(options.dir, `${process.pid}-${randomUUID().slice(0, 8)}`);
@@ -173,7 +178,7 @@ export class ScanJournal<T> {
   /** Journal segments not yet acknowledged by Kafka (sealed ones, and the open one if it has scans). */
   pendingSegments(): number {
     try {
-      return readdirSync(this.ownDir).filter((f) => f.endsWith('.jsonl')).length + (this.segmentHasData ? 1 : 0);
+      return readdirSync(this.ownDir).filter(isSealedSegment).length + (this.segmentHasData ? 1 : 0);
     } catch {
       return 0;
     }
@@ -207,7 +212,7 @@ export class ScanJournal<T> {
   private openSegment(): void {
     // The directory is made again should it have gone (removed by hand, or taken by an older version).
     mkdirSync(this.ownDir, { recursive: true });
-    this.segmentPath = join(this.ownDir, `${Date.now()}-${String(this.seq++).padStart(8, '0')}.open`);
+    this.segmentPath = join(this.ownDir, `${Date.now()}-${String(this.seq++).padStart(8, '0')}${OPEN_SEGMENT}`);
     this.fd = openSync(this.segmentPath, 'a');
     this.segmentHasData = false;
   }
@@ -219,7 +224,7 @@ export class ScanJournal<T> {
     try {
       // Appended in a loop: map() and join() made an array and a copy more (0.8 µs a record against 0.5).
       let lines = '';
-      for (const record of records) lines += JSON.stringify(record) + '\n';
+      for (const record of records) lines += this.encode(record) + '\n';
       writeSync(this.fd, lines);
       this.segmentHasData = true;
     } catch (err) {
@@ -229,7 +234,7 @@ export class ScanJournal<T> {
     }
   }
 
-  /** Closes the current segment (renamed .jsonl: ready to ship), tells the shipper, and opens a new one. */
+  /** Closes the current segment (renamed to its sealed name: ready to ship), tells the shipper, and opens a new one. */
   private seal(): void {
     if (!this.segmentHasData || this.fd === undefined || !this.segmentPath) return;
     // No fsync: the journal covers the death of this process (the kernel still holds what was
@@ -240,7 +245,7 @@ export class ScanJournal<T> {
     this.fd = undefined;
     closeSync(fd);
     try {
-      renameSync(path, path.replace(/\.open$/, '.jsonl'));
+      renameSync(path, sealedName(path));
     } catch (err) {
       this.options.log.error({ err, path }, 'scan journal segment could not be sealed');
     }
@@ -274,7 +279,7 @@ export class ScanJournal<T> {
     if (listens || (listens === undefined && leaseAge(dir) < this.options.config.SCAN_JOURNAL_LEASE_MS)) return;
     for (const file of readdirSync(dir)) {
       if (file === 'lease' || file === OWNER_SOCKET) continue;
-      const target = join(this.ownDir, `0-adopted-${entry}-${file.replace(/\.open$/, '.jsonl')}`);
+      const target = join(this.ownDir, `0-adopted-${entry}-${sealedName(file)}`);
       try {
         renameSync(join(dir, file), target);
       } catch {

@@ -17,6 +17,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { createSchemaRegistry } from '../../platform/registry/schema-registry.ts';
 import { Geo } from './geo.ts';
 import { JournalShipper } from './journal-shipper.ts';
+import { decodeJournalLine } from './journal-line.ts';
 import type { RawScan } from './raw-scan.ts';
 import type { ScanEvent } from './scan-event.ts';
 import { scanEnricher } from './scan-enrichment.ts';
@@ -72,6 +73,7 @@ const shipper = new JournalShipper<RawScan | RawOrphanVisit>(
     if (orphans.length > 0) await publisher.publish<OrphanVisitEvent>(orphanVisitsTopic, orphans.map((raw) => ({ key: raw.workspaceId, value: enrichOrphan(raw) })));
   },
   log,
+  decodeJournalLine,
 );
 // Also on a timer: segments adopted from a stopped process, and retries after a failure.
 const timer = setInterval(() => shipper.shipSoon(), 250);

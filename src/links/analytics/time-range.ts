@@ -90,10 +90,9 @@ export function checkStorableRange(from: number, to: number): void {
  * up to the end of the current second, so that a scan recorded a moment ago is in it (ts < to).
  */
 export function rawRange(query: { from?: string; to?: string }, now = Date.now()): { from: number; to: number } {
-  checkCalendarDate(query.from, 'from');
-  checkCalendarDate(query.to, 'to');
-  const to = query.to ? Date.parse(query.to) : Math.floor(now / 1000) * 1000 + 1000;
-  const from = query.from ? Date.parse(query.from) : to - 30 * DAY;
+  // An empty value is no value here, as it always was.
+  const to = parse(query.to || undefined, 'to', Math.floor(now / 1000) * 1000 + 1000);
+  const from = parse(query.from || undefined, 'from', to - 30 * DAY);
   checkStorableRange(from, to);
   return { from, to };
 }

@@ -31,6 +31,13 @@ describe('dates of no calendar', () => {
     });
   }
 
+  it('refuses a time Date.parse cannot read (a leap second, which the date-time format admits), in both ranges; an empty value is none in the raw range', () => {
+    const query = { from: '2026-06-30T23:59:60Z' };
+    expect(refusal(() => resolveRange(query, NOW))).toEqual({ status: 400, code: 'validation_failed', path: '/from' });
+    expect(refusal(() => rawRange(query, NOW))).toEqual({ status: 400, code: 'validation_failed', path: '/from' });
+    expect(rawRange({ from: '', to: '' }, NOW)).toEqual(rawRange({}, NOW));
+  });
+
   it('takes a leap day, and dates written with an offset', () => {
     expect(resolveRange({ from: '2024-02-29T00:00:00Z', to: '2024-03-01T00:00:00Z' }, NOW).from.toISOString()).toBe('2024-02-29T00:00:00.000Z');
     expect(rawRange({ from: '2026-11-30T23:00:00-02:00', to: '2026-12-01T12:00:00+01:00' }, NOW)).toEqual({ from: Date.UTC(2026, 11, 1, 1), to: Date.UTC(2026, 11, 1, 11) });

@@ -57,8 +57,8 @@ export class JournalShipper<T> {
     dir: string,
     send: (records: T[]) => Promise<void>,
     log: Logger,
-    /** A line's record (throws for a line that is not one); JSON by default. */
-    decode: (line: string) => T = JSON.parse,
+    /** A line's record, throwing for a line that is not one (journal-line.ts). */
+    decode: (line: string) => T,
     maxBatch = 1000,
     maxBytes = 1024 ** 3,
   ) {

@@ -25,7 +25,8 @@ import { migrateClickHouse } from '../src/platform/clickhouse/migrate.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import type { ScanEvent } from '../src/links/scans/scan-event.ts';
-import { SCANS_TABLE, toScanRow } from '../src/links/scans/scan-sink.ts';
+import { SCAN_COLUMNS, SCANS_TABLE } from '../src/links/scans/scan-sink.ts';
+import { rowBinary } from '../src/platform/clickhouse/row-binary.ts';
 import { stackProcesses, sampleCpu, cpuDelta } from './cpu.ts';
 import { replicasRounds } from './scan-storage-replicas.ts';
 import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
@@ -100,7 +101,8 @@ async function clickhouseUsPerScan(scans: number, work: () => Promise<void>): Pr
 }
 
 async function insertInto(table: string, batches: ScanEvent[][]): Promise<void> {
-  for (const events of batches) await clickhouse.insert(table, events.map(toScanRow));
+  // As the scan sink sends them (RowBinary).
+  for (const events of batches) await clickhouse.insertRowBinary(table, SCAN_COLUMNS.map((c) => c.name), rowBinary(SCAN_COLUMNS, events), events.length);
 }
 
 try {

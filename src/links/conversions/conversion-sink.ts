@@ -5,7 +5,7 @@ import type { ClickHouse } from '../../platform/clickhouse/client.ts';
 import { idempotentSinkKind } from '../../platform/clickhouse/idempotent-sink.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { conversionsTopic } from '../../../topics/conversions.ts';
-import { toConversionRow, type ConversionEvent } from './conversion-event.ts';
+import { CONVERSION_COLUMNS, type ConversionEvent } from './conversion-event.ts';
 
 export function conversionSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorkerKind<ConversionEvent> {
   return idempotentSinkKind<ConversionEvent>(clickhouse, pg, {
@@ -16,6 +16,6 @@ export function conversionSinkKind(clickhouse: ClickHouse, pg: Pool): BatchWorke
     tenantOf: (e) => e.workspaceId,
     idColumn: 'conversion_id',
     idOf: (e) => e.conversionId,
-    toRow: toConversionRow,
+    columns: CONVERSION_COLUMNS,
   });
 }

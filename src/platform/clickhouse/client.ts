@@ -7,7 +7,7 @@ import { listSetting, type Config } from '../config.ts';
 import { ServerHealth, ServerUnavailable } from './server-health.ts';
 import { clickHouseCode } from './replication-errors.ts';
 import type { Logger } from '../logger.ts';
-import type { SqlFragment } from './literal.ts';
+import { ident, join, sql, type SqlFragment } from './literal.ts';
 import { externalValuesRequest, type ExternalValues } from './external-values.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
 
@@ -234,6 +234,27 @@ export class ClickHouse {
     }
   }
 
+  /**
+   * Inserts rows already encoded as RowBinary (row-binary.ts) of `columns`, in that order, into a
+   * table of this database; `rows` counts them for the metrics.
+   */
+  async insertRowBinary(table: string, columns: readonly string[], body: Buffer, rows: number, options: WriteOptions = {}): Promise<void> {
+    if (rows === 0) return;
+    const statement = sql`INSERT INTO ${ident(table)} (${join(columns.map(ident), ', ')}) FORMAT RowBinary`;
+    clickhouseInsertRows.observe({ table }, rows);
+    const timer = clickhouseInsertDuration.startTimer({ table });
+    try {
+      await this.write(async (server, signal) => {
+        const result = await server.client.exec({ query: statement.text, values: Readable.from([body]), abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
+        await drained(result.stream);
+      });
+      timer({ outcome: 'ok' });
+    } catch (err) {
+      timer({ outcome: 'failed' });
+      throw err;
+    }
+  }
+
   /** Whether a server answers (any of them: reads go to those that do). */
   async ping(): Promise<boolean> {
     for (const server of this.order(0)) {
@@ -251,10 +272,14 @@ export class ClickHouse {
 
 async function execOn(client: ClickHouseClient, query: string, settings: ClickHouseSettings, signal: AbortSignal): Promise<void> {
   const result = await client.exec({ query, clickhouse_settings: settings, abort_signal: signal });
-  // Drain the response so the socket returns to the pool.
-  result.stream.resume();
+  await drained(result.stream);
+}
+
+/** Reads a response to its end, so that its socket returns to the pool. */
+async function drained(stream: Readable): Promise<void> {
+  stream.resume();
   await new Promise<void>((resolve, reject) => {
-    result.stream.once('end', resolve).once('close', resolve).once('error', reject);
+    stream.once('end', resolve).once('close', resolve).once('error', reject);
   });
 }
 

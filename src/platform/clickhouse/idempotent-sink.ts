@@ -42,6 +42,7 @@ import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';
 import { ident, inStrings, sql } from './literal.ts';
 import { insertSettings, readYourWritesSettings } from './replication.ts';
+import { rowBinary, type Column } from './row-binary.ts';
 
 export interface SinkEvent {
   /** Milliseconds since the epoch; stored in the table's `ts` column. */
@@ -62,7 +63,8 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
   tenantOf: (event: E) => string;
   idColumn: string;
   idOf: (event: E) => string;
-  toRow: (event: E) => Record<string, unknown>;
+  /** The table's columns and how an event gives each (inserted as RowBinary: row-binary.ts). */
+  columns: readonly Column<E>[];
   /** Rows per insert at most: ClickHouse's cost is per insert, but materialized views hold each block multiplied in memory. */
   insertChunk?: number;
   /** How full the broker's fetches are (see WorkerKind's `fetch`). */
@@ -121,6 +123,7 @@ async function afterStored<E>(run: (events: readonly E[]) => Promise<void>, even
 export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, pg: Pool, options: IdempotentSinkOptions<E>): BatchWorkerKind<E> {
   const chunk = options.insertChunk ?? 5000;
   const into = options.inputTable ?? options.table;
+  const columnNames = options.columns.map((c) => c.name);
   // On replicas, per partition: the block whose insert failed, its outcome unknown, to be sent again
   // as it was when the runtime hands the batch over again.
   const unsettled = new Map<string, E[]>();
@@ -139,7 +142,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
           try {
             // A holder stopped since the check may have lost the lock to another, which stored these events.
             await lease.confirm();
-            await clickhouse.insert(into, block.map(options.toRow), { settings });
+            await clickhouse.insertRowBinary(into, columnNames, rowBinary(options.columns, block), block.length, { settings });
           } catch (err) {
             // A single server deduplicates no block: there the check decides again.
             if ('insert_quorum' in settings) unsettled.set(partition, block);

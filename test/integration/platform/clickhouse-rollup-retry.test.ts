@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ScanEvent } from '../../../src/links/scans/scan-event.ts';
-import { SCANS_TABLE, toScanRow } from '../../../src/links/scans/scan-sink.ts';
+import { SCAN_COLUMNS, SCANS_TABLE } from '../../../src/links/scans/scan-sink.ts';
 import type { ActorMessage, BatchWorkerKind } from '../../../src/platform/actors/worker-kind.ts';
 import type { ClickHouse } from '../../../src/platform/clickhouse/client.ts';
 import { idempotentSinkKind } from '../../../src/platform/clickhouse/idempotent-sink.ts';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   stores = await startReplicatedStores(DATABASE);
   ({ replicas, ch, pg } = stores);
   // The scan sink's storing part, without its scan limits (scan-sink.ts).
-  sink = idempotentSinkKind<ScanEvent>(ch, pg, { kind: `rollup-retry-${randomUUID()}`, topic: scansTopic, ...SCANS_TABLE, toRow: toScanRow, insertChunk: 20_000 });
+  sink = idempotentSinkKind<ScanEvent>(ch, pg, { kind: `rollup-retry-${randomUUID()}`, topic: scansTopic, ...SCANS_TABLE, columns: SCAN_COLUMNS, insertChunk: 20_000 });
 }, 120_000);
 
 afterAll(async () => stores?.release(), 60_000);

@@ -80,7 +80,10 @@ export interface IdempotentSinkOptions<E extends SinkEvent> {
 /** The events not yet in the table, each once. */
 export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, options: Pick<IdempotentSinkOptions<E>, 'table' | 'tenantColumn' | 'tenantOf' | 'idColumn' | 'idOf'>, events: readonly E[]): Promise<E[]> {
   const unique = new Map<string, E>();
-  for (const e of events) if (!unique.has(options.idOf(e))) unique.set(options.idOf(e), e);
+  for (const e of events) {
+    const id = options.idOf(e);
+    if (!unique.has(id)) unique.set(id, e);
+  }
   if (unique.size === 0) return [];
   const all = [...unique.values()];
   const seconds = all.map((e) => Math.floor(e.timestamp / 1000));
@@ -103,8 +106,13 @@ export async function newEvents<E extends SinkEvent>(clickhouse: ClickHouse, opt
 export function deterministicBlocks<E>(events: readonly E[], idOf: (event: E) => string, size: number): E[][] {
   // Each id made once, not in the comparator (a sink's 20,000 events take some 600,000 comparisons).
   const sorted = events.map((event) => ({ id: idOf(event), event })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((keyed) => keyed.event);
+  return blocksOf(sorted, size);
+}
+
+/** The events cut every `size`, in their order. */
+function blocksOf<E>(events: readonly E[], size: number): E[][] {
   const blocks: E[][] = [];
-  for (let i = 0; i < sorted.length; i += size) blocks.push(sorted.slice(i, i + size));
+  for (let i = 0; i < events.length; i += size) blocks.push(events.slice(i, i + size));
   return blocks;
 }
 
@@ -138,6 +146,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
       const partition = `${options.kind}:${first.topic}:${first.partition}`;
       await withAdvisoryLock(pg, partition, async (lease) => {
         const settings = await insertSettings(clickhouse, options.table);
+        const replicated = 'insert_quorum' in settings;
         const send = async (block: E[]) => {
           try {
             // A holder stopped since the check may have lost the lock to another, which stored these events.
@@ -145,7 +154,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
             await clickhouse.insertRowBinary(into, columnNames, rowBinary(options.columns, block), block.length, { settings });
           } catch (err) {
             // A single server deduplicates no block: there the check decides again.
-            if ('insert_quorum' in settings) unsettled.set(partition, block);
+            if (replicated) unsettled.set(partition, block);
             throw err;
           }
         };
@@ -156,14 +165,18 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         // The same events handed over again (the runtime's retry): their block as it was, unless the
         // table has every one of its rows, which are then in every rollup too (the table's view comes
         // last), stored by that insert or by another holder of the partition meanwhile.
-        const ids = new Set(messages.map((m) => options.idOf(m.value)));
-        const missing = new Set(fresh.map((e) => options.idOf(e)));
-        if (again && again.every((e) => ids.has(options.idOf(e))) && again.some((e) => missing.has(options.idOf(e)))) {
-          await send(again);
-          const sent = new Set(again.map((e) => options.idOf(e)));
-          fresh = fresh.filter((e) => !sent.has(options.idOf(e)));
+        if (again) {
+          const ids = new Set(messages.map((m) => options.idOf(m.value)));
+          const missing = new Set(fresh.map((e) => options.idOf(e)));
+          if (again.every((e) => ids.has(options.idOf(e))) && again.some((e) => missing.has(options.idOf(e)))) {
+            await send(again);
+            const sent = new Set(again.map((e) => options.idOf(e)));
+            fresh = fresh.filter((e) => !sent.has(options.idOf(e)));
+          }
         }
-        for (const block of deterministicBlocks(fresh, options.idOf, chunk)) await send(block);
+        // A single server deduplicates no block, so its blocks need not be the same each time: they are
+        // cut in the events' order (sorting 20,000 ids cost 10-25 ms a batch, ~1 µs a scan).
+        for (const block of replicated ? deterministicBlocks(fresh, options.idOf, chunk) : blocksOf(fresh, chunk)) await send(block);
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));
     },

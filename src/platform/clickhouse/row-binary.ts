@@ -4,7 +4,7 @@
 // JSONEachRow: no object and no JSON text per row in the worker (whose garbage
 // collection was a third of its CPU), and no JSON for ClickHouse to parse. The
 // official client encodes inserts only as JSON or text formats, so the encoding
-// is ours: it needs only the three types our tables use.
+// is ours: it needs only the four types our tables use.
 
 /** A column of a table and how an event gives its value. */
 export type Column<E> =
@@ -17,7 +17,7 @@ const MAX_UTF8_PER_UNIT = 3;
 const ONE_BYTE = 128;
 
 /** A growing buffer of RowBinary values. */
-export class RowBinaryWriter {
+class RowBinaryWriter {
   private buffer: Buffer;
   private length = 0;
 

@@ -2,8 +2,7 @@
 // what a bare server spends on a 302, in the same run (issue 18).
 //
 // Three servers, in ROUNDS alternating rounds (this machine's speed drifts within
-// minutes), each loaded by wrk (Debian's 4.1, -t1 -c50) for SECONDS, after one unmeasured run each
-// at that load (the steady state is measured, not the stack's JIT compilers warming up):
+// minutes), each loaded by wrk (Debian's 4.1, -t1 -c50) for SECONDS:
 //   nginx        `return 302`, one worker (Debian's nginx-light, on loopback)
 //   bare         Fastify answering 302 from a Map (bench/baseline-redirect-server.ts)
 //   node http    Node's own http server answering 302 from a Map (bench/baseline-node-http-server.ts):
@@ -335,34 +334,30 @@ try {
   const secureScans = onSecure ? await scansOf(secureStack!.env.KAFKA_BROKERS!, securePrefix, scanGroups, secureShortId!, secureEnv) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
-  // Each server's first run is a round's load, unmeasured: the rounds measure the steady state, not
-  // the stack's warming (in a first measured round the Kafka broker's JIT compiler was some 40% of
-  // the broker's CPU, and the broker's CPU per scan half again what it was in later rounds).
-  const WARM_UP = { connections: CONNECTIONS, seconds: SECONDS, maxRequests: MAX_REQUESTS };
   let warmedUp = 0;
   for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, `http://127.0.0.1:${nodeHttpPort}`, base(0), base(1)]) {
-    const warm = await wrk(url, { ...WARM_UP, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
+    const warm = await wrk(url, { connections: 10, seconds: 2, maxRequests: 20_000, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
     if (url === base(0) || url === base(1)) warmedUp += answered(warm);
   }
   await single.drained(warmedUp);
   await single.stored();
   if (onClusterScans) {
-    const warm = await wrk(base(2), { ...WARM_UP, script: script(clusterPath) });
+    const warm = await wrk(base(2), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(clusterPath) });
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
   }
   if (replicasScans) {
-    const warm = await wrk(base(5), { ...WARM_UP, script: script(replicasPath) });
+    const warm = await wrk(base(5), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(replicasPath) });
     await replicasScans.drained(answered(warm));
     await replicasScans.stored();
   }
   if (secureScans) {
-    const warm = await wrk(base(4), { ...WARM_UP, script: script(securePath) });
+    const warm = await wrk(base(4), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(securePath) });
     await secureScans.drained(answered(warm));
     await secureScans.stored();
   }
   if (baselineScans) {
-    const warm = await wrk(base(3), { ...WARM_UP, script: script(baselinePath) });
+    const warm = await wrk(base(3), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(baselinePath) });
     await baselineScans.drained(answered(warm));
     await baselineScans.stored();
   }

@@ -18,7 +18,6 @@ import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import type { ScanEvent } from '../src/links/scans/scan-event.ts';
 import { SCAN_COLUMNS, SCANS_TABLE } from '../src/links/scans/scan-sink.ts';
-import { rowBinary } from '../src/platform/clickhouse/row-binary.ts';
 import { REPLICAS, startTestReplicas, type TestReplicas } from '../test/support/clickhouse-replicas.ts';
 import { cpuDelta, sampleCpu, stackProcesses } from './cpu.ts';
 import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
@@ -55,7 +54,7 @@ function batch(size: number): ScanEvent[] {
 async function store(ch: ClickHouse, events: ScanEvent[]): Promise<void> {
   const fresh = await newEvents(ch, SCANS_TABLE, events);
   const settings = await insertSettings(ch, 'scans');
-  for (const block of deterministicBlocks(fresh, SCANS_TABLE.idOf, BATCH)) await ch.insertRowBinary(SCANS_TABLE.inputTable, SCAN_COLUMNS.map((c) => c.name), rowBinary(SCAN_COLUMNS, block), block.length, { settings });
+  for (const block of deterministicBlocks(fresh, SCANS_TABLE.idOf, BATCH)) await ch.insertRowBinary(SCANS_TABLE.inputTable, SCAN_COLUMNS, block, { settings });
 }
 
 /** Until, on every server, no merge nor replication task of the database has been seen for two seconds (at most a minute). */

@@ -26,7 +26,6 @@ import { loadConfig } from '../src/platform/config.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import type { ScanEvent } from '../src/links/scans/scan-event.ts';
 import { SCAN_COLUMNS, SCANS_TABLE } from '../src/links/scans/scan-sink.ts';
-import { rowBinary } from '../src/platform/clickhouse/row-binary.ts';
 import { stackProcesses, sampleCpu, cpuDelta } from './cpu.ts';
 import { replicasRounds } from './scan-storage-replicas.ts';
 import { BENCH_ENV, medianBy, writeResult } from './lib.ts';
@@ -102,7 +101,7 @@ async function clickhouseUsPerScan(scans: number, work: () => Promise<void>): Pr
 
 async function insertInto(table: string, batches: ScanEvent[][]): Promise<void> {
   // As the scan sink sends them (RowBinary).
-  for (const events of batches) await clickhouse.insertRowBinary(table, SCAN_COLUMNS.map((c) => c.name), rowBinary(SCAN_COLUMNS, events), events.length);
+  for (const events of batches) await clickhouse.insertRowBinary(table, SCAN_COLUMNS, events);
 }
 
 try {

@@ -9,6 +9,7 @@ import { clickHouseCode } from './replication-errors.ts';
 import type { Logger } from '../logger.ts';
 import { ident, join, sql, type SqlFragment } from './literal.ts';
 import { externalValuesRequest, type ExternalValues } from './external-values.ts';
+import { rowBinary, type Column } from './row-binary.ts';
 import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/series.ts';
 
 /**
@@ -218,36 +219,33 @@ export class ClickHouse {
 
   /** Inserts rows as JSONEachRow into a table of this database. */
   async insert(table: string, rows: readonly Record<string, unknown>[], options: WriteOptions = {}): Promise<void> {
-    if (rows.length === 0) return;
-    clickhouseInsertRows.observe({ table }, rows.length);
-    const timer = clickhouseInsertDuration.startTimer({ table });
-    try {
-      await this.write((server, signal) =>
-        server.client
-          .insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) })
-          .then(() => undefined),
-      );
-      timer({ outcome: 'ok' });
-    } catch (err) {
-      timer({ outcome: 'failed' });
-      throw err;
-    }
+    await this.timedInsert(table, rows.length, (server, signal) =>
+      server.client
+        .insert({ table, values: rows as Record<string, unknown>[], format: 'JSONEachRow', abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) })
+        .then(() => undefined),
+    );
   }
 
-  /**
-   * Inserts rows already encoded as RowBinary (row-binary.ts) of `columns`, in that order, into a
-   * table of this database; `rows` counts them for the metrics.
-   */
-  async insertRowBinary(table: string, columns: readonly string[], body: Buffer, rows: number, options: WriteOptions = {}): Promise<void> {
+  /** Inserts events as RowBinary rows of `columns` (row-binary.ts) into a table of this database. */
+  async insertRowBinary<E>(table: string, columns: readonly Column<E>[], events: readonly E[], options: WriteOptions = {}): Promise<void> {
+    if (events.length === 0) return;
+    const statement = sql`INSERT INTO ${ident(table)} (${join(columns.map((c) => ident(c.name)), ', ')}) FORMAT RowBinary`;
+    // Encoded once: a value out of its type's range throws before anything is sent.
+    const body = rowBinary(columns, events);
+    await this.timedInsert(table, events.length, async (server, signal) => {
+      // A stream for each attempt: a request's body is read once.
+      const result = await server.client.exec({ query: statement.text, values: Readable.from([body]), abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
+      await drained(result.stream);
+    });
+  }
+
+  /** An insert of `rows` rows, written (write) and counted in the insert metrics. */
+  private async timedInsert(table: string, rows: number, work: (server: ServerHealth, signal: AbortSignal) => Promise<void>): Promise<void> {
     if (rows === 0) return;
-    const statement = sql`INSERT INTO ${ident(table)} (${join(columns.map(ident), ', ')}) FORMAT RowBinary`;
     clickhouseInsertRows.observe({ table }, rows);
     const timer = clickhouseInsertDuration.startTimer({ table });
     try {
-      await this.write(async (server, signal) => {
-        const result = await server.client.exec({ query: statement.text, values: Readable.from([body]), abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
-        await drained(result.stream);
-      });
+      await this.write(work);
       timer({ outcome: 'ok' });
     } catch (err) {
       timer({ outcome: 'failed' });

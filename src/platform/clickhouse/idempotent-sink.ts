@@ -42,7 +42,7 @@ import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';
 import { ident, inStrings, sql } from './literal.ts';
 import { insertSettings, readYourWritesSettings } from './replication.ts';
-import { rowBinary, type Column } from './row-binary.ts';
+import type { Column } from './row-binary.ts';
 
 export interface SinkEvent {
   /** Milliseconds since the epoch; stored in the table's `ts` column. */
@@ -131,7 +131,6 @@ async function afterStored<E>(run: (events: readonly E[]) => Promise<void>, even
 export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, pg: Pool, options: IdempotentSinkOptions<E>): BatchWorkerKind<E> {
   const chunk = options.insertChunk ?? 5000;
   const into = options.inputTable ?? options.table;
-  const columnNames = options.columns.map((c) => c.name);
   // On replicas, per partition: the block whose insert failed, its outcome unknown, to be sent again
   // as it was when the runtime hands the batch over again.
   const unsettled = new Map<string, E[]>();
@@ -151,7 +150,7 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
           try {
             // A holder stopped since the check may have lost the lock to another, which stored these events.
             await lease.confirm();
-            await clickhouse.insertRowBinary(into, columnNames, rowBinary(options.columns, block), block.length, { settings });
+            await clickhouse.insertRowBinary(into, options.columns, block, { settings });
           } catch (err) {
             // A single server deduplicates no block: there the check decides again.
             if (replicated) unsettled.set(partition, block);

@@ -67,7 +67,7 @@ describe('RowBinary inserts', () => {
     // Many rows in one body: its buffer grows past its first size.
     const many = Array.from({ length: 3000 }, (_, i) => ({ k: `m${String(i).padStart(4, '0')}`, text: `row ${i} ${'z'.repeat(i % 300)}`, flag: 1, at: 1_790_000_000 + i, amount: i }));
     const all = [...probes, ...many];
-    await ch.insertRowBinary('row_binary_probe', COLUMNS.map((c) => c.name), rowBinary(COLUMNS, all), all.length);
+    await ch.insertRowBinary('row_binary_probe', COLUMNS, all);
     await ch.insert('row_binary_probe_json', all.map((p) => Object.fromEntries(COLUMNS.map((c) => [c.name, c.of(p)]))));
     const stored = await read(rowBinaryTable);
     expect(stored).toEqual(await read(jsonTable));
@@ -79,7 +79,7 @@ describe('RowBinary inserts', () => {
   it('write a lone surrogate as U+FFFD, counted within the bytes its length allows', async () => {
     await ch.exec(sql`TRUNCATE TABLE ${rowBinaryTable}`);
     const probes = [{ k: 'short', text: 'a\ud800b', flag: 0, at: 0, amount: 0 }, { k: 'long', text: `a\udc00b${'c'.repeat(50)}`, flag: 0, at: 0, amount: 0 }];
-    await ch.insertRowBinary('row_binary_probe', COLUMNS.map((c) => c.name), rowBinary(COLUMNS, probes), probes.length);
+    await ch.insertRowBinary('row_binary_probe', COLUMNS, probes);
     expect((await read(rowBinaryTable)).map((r) => r.text)).toEqual([`a\ufffdb${'c'.repeat(50)}`, 'a\ufffdb']);
   });
 

@@ -231,7 +231,8 @@ it('stores every scan and conversion once on every replica, in the table and eve
   if (process.env.CH_FAULTS_COSTS) (await import('node:fs')).writeFileSync(process.env.CH_FAULTS_COSTS, JSON.stringify({ stalls, slowestAnswerMs: probe.slowestMs(), conversions: conversions.ids.length }));
   // The ZooKeeper node back too; then every replica holds each scan and conversion once.
   await replicas.restart();
-  for (const replica of REPLICAS) {
-    expect({ replica, ...(await storedOn(replica, made)) }).toEqual({ replica, scans, scanIds: scans, conversions: conversions.ids.length, conversionIds: conversions.ids.length, rollupsWrong: [] });
-  }
+  // Every replica read before any is compared: a failure shows what each one holds.
+  const held = [];
+  for (const replica of REPLICAS) held.push({ replica, ...(await storedOn(replica, made)) });
+  expect(held).toEqual(REPLICAS.map((replica) => ({ replica, scans, scanIds: scans, conversions: conversions.ids.length, conversionIds: conversions.ids.length, rollupsWrong: [] })));
 }, 180_000);

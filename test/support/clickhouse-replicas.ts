@@ -7,7 +7,8 @@
 // test`: their clients take `env` (replicasEnv), which overrides the environment's ClickHouse settings.
 // No vitest here: benches use it too.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { alive, freePortBlock } from './own-services.ts';
@@ -57,6 +58,8 @@ export interface TestReplicas {
   pauseZooKeeper: (node: Replica) => void;
   resumeZooKeeper: (node: Replica) => void;
   killZooKeeper: (node: Replica) => Promise<void>;
+  /** One zkCli command (ZooKeeperMain, e.g. `delete <path>`) on the ensemble through this node; its output. */
+  zookeeperCommand: (node: Replica, ...command: string[]) => Promise<string>;
   /** Starts the ZooKeeper nodes and replicas that are not running and waits until they serve. */
   restart: () => Promise<void>;
   /** The caller is done with them: resumes what is paused, stops everything and removes the folder. */
@@ -119,10 +122,17 @@ export async function newTestReplicas(): Promise<TestReplicas> {
     pauseZooKeeper: (node) => process.kill(zookeeperPidOf(node), 'SIGSTOP'),
     resumeZooKeeper: (node) => process.kill(zookeeperPidOf(node), 'SIGCONT'),
     killZooKeeper: (node) => killed(zookeeperPidOf(node)),
+    zookeeperCommand: async (node, ...command) => {
+      const tool = ['kafka-tool', 'org.apache.zookeeper.ZooKeeperMain', '-server', `127.0.0.1:${port + 10 * node + 5}`, ...command];
+      const { stdout } = await run('bash', [`${ROOT}infra/local/stack.sh`, ...tool], { cwd: ROOT, timeout: 60_000 });
+      return stdout;
+    },
     restart: () => stack('start', 'clickhouse-replicas'),
     release: async () => {
       resumeAll();
       await stack('stop', 'clickhouse-replicas');
+      // CH_KEEP_DIR=<dir>: a copy of the folder (each process's logs, ZooKeeper's data) for a failure's diagnosis.
+      if (process.env.CH_KEEP_DIR) cpSync(dir, `${process.env.CH_KEEP_DIR}/${basename(dir)}-${Date.now()}`, { recursive: true });
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -15,9 +15,11 @@ import { clickhouseInsertDuration, clickhouseInsertRows } from '../metrics/serie
 /**
  * A replica that cannot answer a read yet while another may: 289 REPLICA_IS_NOT_IN_QUORUM (a
  * sequentially consistent read, the replica behind a quorum write), 225 NO_ZOOKEEPER, 999 KEEPER_EXCEPTION
- * (its ZooKeeper session lost, as after it was hung).
+ * (its ZooKeeper session lost, as after it was hung), 60 UNKNOWN_TABLE (a table that replica is
+ * restarting: SYSTEM RESTART REPLICA detaches and attaches it, failed-quorum-parts.ts; a table that
+ * no server has fails on each).
  */
-const REPLICA_NOT_READY = new Set([289, 225, 999]);
+const REPLICA_NOT_READY = new Set([289, 225, 999, 60]);
 
 export type ClickHouseConfig = Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_DATABASE' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD'> & Partial<Pick<Config, 'CLICKHOUSE_CA_FILE'>>;
 
@@ -58,12 +60,15 @@ export interface WriteOptions {
 export class ClickHouse {
   readonly servers: readonly ServerHealth[];
   readonly database: string;
+  /** Where repairs are told (failed-quorum-parts.ts); none for a start-up check's client. */
+  readonly log: Logger | undefined;
   private turn = 0;
 
-  constructor(servers: readonly ServerHealth[], database: string) {
+  constructor(servers: readonly ServerHealth[], database: string, log?: Logger) {
     if (servers.length === 0) throw new Error('ClickHouse: no server');
     this.servers = servers;
     this.database = database;
+    this.log = log;
   }
 
   /** The first server's client (one server's: start-up checks and tests that speak to it directly). */
@@ -126,20 +131,33 @@ export class ClickHouse {
    * is left out (it serves no reads meanwhile); any other error is thrown.
    */
   async rowsOnEach<T>(query: SqlFragment, options: QueryOptions = {}): Promise<T[][]> {
+    return (await this.rowsByServer<T>(query, options)).map((answer) => answer.rows);
+  }
+
+  /** rowsOnEach, each answer with the server that gave it (for a statement on that one: execOnServer). */
+  async rowsByServer<T>(query: SqlFragment, options: QueryOptions = {}): Promise<{ server: ServerHealth; rows: T[] }[]> {
     const serving = this.servers.filter((s) => !s.down);
     let unavailable: unknown;
     const answers = await Promise.all(
       (serving.length > 0 ? serving : this.servers).map((server) =>
-        this.on(server, (s, signal) => this.readOn<T>(s, query, options, signal), options.signal).catch((err: unknown) => {
-          if (!(err instanceof ServerUnavailable)) throw err;
-          unavailable = err;
-          return undefined;
-        }),
+        this.on(server, (s, signal) => this.readOn<T>(s, query, options, signal), options.signal).then(
+          (rows) => ({ server, rows }),
+          (err: unknown) => {
+            if (!(err instanceof ServerUnavailable)) throw err;
+            unavailable = err;
+            return undefined;
+          },
+        ),
       ),
     );
-    const answered = answers.filter((a): a is T[] => a !== undefined);
+    const answered = answers.filter((a) => a !== undefined);
     if (answered.length === 0) throw unavailable;
     return answered;
+  }
+
+  /** Runs a statement on this server alone (a replica's own repair: SYSTEM RESTART REPLICA). */
+  async execOnServer(server: ServerHealth, statement: SqlFragment): Promise<void> {
+    await this.on(server, (s, signal) => execOn(s.client, statement.text, sizeSettings(statement.text), signal));
   }
 
   /**
@@ -315,7 +333,7 @@ const LONG_STATEMENT_MS = 60_000;
 export function createClickHouse(config: ClickHouseConfig, database: string | undefined = config.CLICKHOUSE_DATABASE, requestTimeoutMs = 30_000, log?: Logger): ClickHouse {
   const ca = config.CLICKHOUSE_CA_FILE ? readFileSync(config.CLICKHOUSE_CA_FILE) : undefined;
   const servers = clickhouseUrls(config).map((url) => new ServerHealth(url, clientOf(config, url, ca, database, requestTimeoutMs, log), ca));
-  return new ClickHouse(servers, database ?? 'default');
+  return new ClickHouse(servers, database ?? 'default', log);
 }
 
 /** The servers CLICKHOUSE_URL names (comma-separated). */

@@ -17,7 +17,9 @@
 // sent again as it was when the batch is handled again, not cut anew from what
 // the check leaves: ClickHouse drops it where it is stored already (block
 // deduplication, by a hash of the block's data, on whichever replica takes it)
-// and stores it where it is not.
+// and stores it where it is not. After such a retry, a replica that still holds
+// the first try's part although its quorum was marked failed (so the retry was
+// stored anew) has that part detached (failed-quorum-parts.ts).
 // A table with materialized views (scans and its rollups) is written through a
 // Null input table whose views store each block in the table and in every
 // rollup (`inputTable`; migration 009): a server killed between those targets
@@ -40,6 +42,7 @@ import type { TopicDefinition } from '../kafka/topic-definition.ts';
 import { withAdvisoryLock } from '../postgres/advisory-lock.ts';
 import type { Pool } from '../postgres/pool.ts';
 import type { ClickHouse } from './client.ts';
+import { removeOrphanedQuorumParts } from './failed-quorum-parts.ts';
 import { ident, inStrings, sql } from './literal.ts';
 import { insertSettings, readYourWritesSettings } from './replication.ts';
 import type { Column } from './row-binary.ts';
@@ -176,6 +179,18 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         // A single server deduplicates no block, so its blocks need not be the same each time: they are
         // cut in the events' order (sorting 20,000 ids cost 10-25 ms a batch, ~1 µs a scan).
         for (const block of replicated ? deterministicBlocks(fresh, options.idOf, chunk) : blocksOf(fresh, chunk)) await send(block);
+        // After an insert whose outcome was unknown, a replica may still hold its first part although
+        // another marked that part's quorum failed, beside the part the retry stored: rows counted
+        // twice there until it is detached (failed-quorum-parts.ts). A repair that fails is tried again
+        // with the batch.
+        if (again) {
+          try {
+            await removeOrphanedQuorumParts(clickhouse);
+          } catch (err) {
+            unsettled.set(partition, again);
+            throw err;
+          }
+        }
       });
       if (options.afterStored) await afterStored(options.afterStored, messages.map((m) => m.value));
     },

@@ -14,7 +14,7 @@
 // Its insert is never deduplicated: the same row again must still make a new part.
 import type { ClickHouse } from './client.ts';
 import { ident, inStrings, sql } from './literal.ts';
-import { insertSettings, replicasOf } from './replication.ts';
+import { insertSettings, replicasOf, zookeeperPathOf } from './replication.ts';
 
 /** A stalled partition: its last quorum part is covered by a mutation not yet done. */
 export interface StalledPartition {
@@ -53,19 +53,10 @@ export async function stalledPartitions(ch: ClickHouse, tables: readonly string[
   return stalled;
 }
 
-const zookeeperPaths = new WeakMap<ClickHouse, Map<string, string>>();
-
 /** Each partition's last quorum part of the table, as ZooKeeper holds them. */
 async function lastQuorumParts(ch: ClickHouse, table: string): Promise<{ partition: string; part: string }[]> {
-  const paths = zookeeperPaths.get(ch) ?? new Map<string, string>();
-  zookeeperPaths.set(ch, paths);
-  let path = paths.get(table);
-  if (path === undefined) {
-    const [replica] = await ch.rows<{ path: string }>(sql`SELECT zookeeper_path AS path FROM system.replicas WHERE database = ${ch.database} AND table = ${table}`);
-    if (!replica) return [];
-    path = replica.path;
-    paths.set(table, path);
-  }
+  const path = await zookeeperPathOf(ch, table);
+  if (path === undefined) return [];
   const [node] = await ch.rows<{ value: string }>(sql`SELECT value FROM system.zookeeper WHERE path = ${`${path}/quorum`} AND name = 'last_part'`);
   return parseLastParts(node?.value ?? '');
 }

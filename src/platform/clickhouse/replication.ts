@@ -70,6 +70,19 @@ async function lookUp(ch: ClickHouse, table: string, signal?: AbortSignal): Prom
   return Number(status.total);
 }
 
+const zookeeperPaths = new WeakMap<ClickHouse, Map<string, string>>();
+
+/** The replicated table's path in ZooKeeper (undefined for a table that is not replicated); asked once per client and table. */
+export async function zookeeperPathOf(ch: ClickHouse, table: string): Promise<string | undefined> {
+  const paths = zookeeperPaths.get(ch) ?? new Map<string, string>();
+  zookeeperPaths.set(ch, paths);
+  const known = paths.get(table);
+  if (known !== undefined) return known;
+  const [replica] = await ch.rows<{ path: string }>(sql`SELECT zookeeper_path AS path FROM system.replicas WHERE database = ${ch.database} AND table = ${table}`);
+  if (replica) paths.set(table, replica.path);
+  return replica?.path;
+}
+
 /** A majority of the replicas: with three, two; ClickHouse takes a quorum of 1 as none. */
 export function quorumOf(replicas: number): number {
   return Math.floor(replicas / 2) + 1;

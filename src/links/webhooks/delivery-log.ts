@@ -1,5 +1,6 @@
 // Reads the delivery log of an endpoint: deliveries newest first, and one
 // delivery with its attempts.
+import type { PoolClient } from 'pg';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { decodeCursor, encodeCursor } from '../short-links/cursor.ts';
 import type { DeliveryState, WebhookEvent } from './webhook-schemas.ts';
@@ -72,11 +73,12 @@ export class DeliveryLog {
     return { object: 'list' as const, data: page.map(toDelivery), nextCursor };
   }
 
-  async get(endpointId: string, deliveryId: string) {
-    const { rows } = await this.pg.query<DeliveryRow>(`SELECT ${COLUMNS}, d.body FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.id = $2`, [endpointId, deliveryId]);
+  /** One delivery with its attempts; `db` a transaction's client when it must see that transaction's rows. */
+  async get(endpointId: string, deliveryId: string, db: Pool | PoolClient = this.pg) {
+    const { rows } = await db.query<DeliveryRow>(`SELECT ${COLUMNS}, d.body FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.id = $2`, [endpointId, deliveryId]);
     const row = rows[0];
     if (!row) return undefined;
-    const attempts = await this.pg.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt', [deliveryId]);
+    const attempts = await db.query<AttemptRow>('SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt', [deliveryId]);
     return {
       ...toDelivery(row),
       payload: JSON.parse(row.body!) as unknown,

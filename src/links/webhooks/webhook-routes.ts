@@ -110,9 +110,10 @@ export async function webhookRoutes(app: App, deps: { store: WebhookStore; log: 
     },
   }, async (request, reply) => {
     const endpoint = await endpointOf(request.linksAuth.workspaceId, request.params.id);
-    const id = await deps.queue.redeliver(endpoint.id, request.params.deliveryId);
-    if (!id) throw notFound('delivery');
-    const { attemptLog: _attempts, payload: _payload, ...delivery } = (await deps.log.get(endpoint.id, id))!;
+    // Read in the insert's transaction: the answer is the delivery as queued, whatever a dispatcher does next.
+    const created = await deps.queue.redeliverAndRead(endpoint.id, request.params.deliveryId, (db, id) => deps.log.get(endpoint.id, id, db));
+    if (!created) throw notFound('delivery');
+    const { attemptLog: _attempts, payload: _payload, ...delivery } = created;
     return reply.status(202).send(delivery);
   });
 }

@@ -6,7 +6,8 @@
 // attempt. A dispatcher killed mid-attempt leaves a lease that runs out; the
 // attempt then counts as failed ("interrupted") and the schedule goes on.
 // Endpoints' secrets are stored sealed; a claimed delivery carries them opened.
-import type { Pool } from '../postgres/pool.ts';
+import type { PoolClient } from 'pg';
+import { withTransaction, type Pool } from '../postgres/pool.ts';
 import type { SealedSecrets } from '../secrets/sealed-secrets.ts';
 import type { AttemptResult, ClaimedDelivery, WebhookDeliveries, DeliveryState, RetryPolicy, Slots } from './webhook-deliveries.ts';
 
@@ -144,9 +145,9 @@ export class TableWebhookDeliveries implements WebhookDeliveries {
   }
 
   /** Queues a new delivery of an earlier delivery's event (same body and event id, fresh attempts); its id. */
-  async redeliver(endpointId: string, deliveryId: string): Promise<string | undefined> {
+  async redeliver(endpointId: string, deliveryId: string, db: Pool | PoolClient = this.pg): Promise<string | undefined> {
     const { deliveries, ownerColumn, eventColumn } = this.tables;
-    const { rows } = await this.pg.query<{ id: string }>(
+    const { rows } = await db.query<{ id: string }>(
       `INSERT INTO ${deliveries} (id, endpoint_id, ${ownerColumn}, event_type, ${eventColumn}, body, state, next_attempt_at, redelivery_of)
        SELECT gen_random_uuid(), endpoint_id, ${ownerColumn}, event_type, ${eventColumn}, body, 'queued', now(), id
          FROM ${deliveries} WHERE id = $1 AND endpoint_id = $2
@@ -154,5 +155,16 @@ export class TableWebhookDeliveries implements WebhookDeliveries {
       [deliveryId, endpointId],
     );
     return rows[0]?.id;
+  }
+
+  /**
+   * redeliver, and `read` of the new delivery in the same transaction: it is read as created (queued),
+   * before a dispatcher can claim it; read after the commit it may be attempted already.
+   */
+  async redeliverAndRead<T>(endpointId: string, deliveryId: string, read: (db: PoolClient, id: string) => Promise<T>): Promise<T | undefined> {
+    return withTransaction(this.pg, async (client) => {
+      const id = await this.redeliver(endpointId, deliveryId, client);
+      return id === undefined ? undefined : read(client, id);
+    });
   }
 }

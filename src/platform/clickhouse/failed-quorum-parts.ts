@@ -6,7 +6,7 @@
 // the insert still holds the part; on its next start or new session it moves every failed part it holds
 // to detached/noquorum_* before it becomes active again. But the marking may land between that clean-up
 // and the replica's activation (seen in clickhouse-replica-faults: replica 3 marked a part of
-// `conversions` failed 60 ms after replica 1, with a new session, had looked for failed parts; replica 1
+// `conversions` failed about 70 ms after replica 1, with a new session, had looked for failed parts; replica 1
 // then kept it beside the sink's retry, two rows of each of its conversions, and a rollup counted one
 // block twice the same way). Nothing in 18.16 looks again until that replica's next new session.
 // The repair: a replica whose active parts include one its table lists as failed gets SYSTEM RESTART

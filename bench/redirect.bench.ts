@@ -334,30 +334,32 @@ try {
   const secureScans = onSecure ? await scansOf(secureStack!.env.KAFKA_BROKERS!, securePrefix, scanGroups, secureShortId!, secureEnv) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
+  // Each server's warm-up, unmeasured: short, since a longer one let the baseline build's idle processes slow later rounds (docs/benchmarks.md).
+  const WARM_UP = { connections: 10, seconds: 2, maxRequests: 20_000 };
   let warmedUp = 0;
   for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, `http://127.0.0.1:${nodeHttpPort}`, base(0), base(1)]) {
-    const warm = await wrk(url, { connections: 10, seconds: 2, maxRequests: 20_000, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
+    const warm = await wrk(url, { ...WARM_UP, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
     if (url === base(0) || url === base(1)) warmedUp += answered(warm);
   }
   await single.drained(warmedUp);
   await single.stored();
   if (onClusterScans) {
-    const warm = await wrk(base(2), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(clusterPath) });
+    const warm = await wrk(base(2), { ...WARM_UP, script: script(clusterPath) });
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
   }
   if (replicasScans) {
-    const warm = await wrk(base(5), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(replicasPath) });
+    const warm = await wrk(base(5), { ...WARM_UP, script: script(replicasPath) });
     await replicasScans.drained(answered(warm));
     await replicasScans.stored();
   }
   if (secureScans) {
-    const warm = await wrk(base(4), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(securePath) });
+    const warm = await wrk(base(4), { ...WARM_UP, script: script(securePath) });
     await secureScans.drained(answered(warm));
     await secureScans.stored();
   }
   if (baselineScans) {
-    const warm = await wrk(base(3), { connections: 10, seconds: 2, maxRequests: 20_000, script: script(baselinePath) });
+    const warm = await wrk(base(3), { ...WARM_UP, script: script(baselinePath) });
     await baselineScans.drained(answered(warm));
     await baselineScans.stored();
   }

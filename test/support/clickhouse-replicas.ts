@@ -92,6 +92,7 @@ export async function newTestReplicas(): Promise<TestReplicas> {
   const pidFile = (name: string) => Number(readFileSync(`${dir}/run/${name}.pid`, 'utf8').trim());
   const pidOf = (replica: Replica) => pidFile(`clickhouse-${replica}`);
   const zookeeperPidOf = (node: Replica) => pidFile(`zookeeper-${node}`);
+  const zookeeperOf = (node: Replica) => `127.0.0.1:${port + 10 * node + 5}`;
   const resumeAll = () => {
     // A paused process would take a TERM only once resumed.
     for (const name of existsSync(`${dir}/run`) ? readdirSync(`${dir}/run`) : []) {
@@ -107,7 +108,7 @@ export async function newTestReplicas(): Promise<TestReplicas> {
     urls,
     env: replicasEnv(urls),
     urlOf,
-    zookeeperOf: (node) => `127.0.0.1:${port + 10 * node + 5}`,
+    zookeeperOf,
     query: async (replica, sql) => {
       const response = await fetch(`${urlOf(replica)}/`, { method: 'POST', body: sql, signal: AbortSignal.timeout(60_000) });
       const text = await response.text();
@@ -123,7 +124,7 @@ export async function newTestReplicas(): Promise<TestReplicas> {
     resumeZooKeeper: (node) => process.kill(zookeeperPidOf(node), 'SIGCONT'),
     killZooKeeper: (node) => killed(zookeeperPidOf(node)),
     zookeeperCommand: async (node, ...command) => {
-      const tool = ['kafka-tool', 'org.apache.zookeeper.ZooKeeperMain', '-server', `127.0.0.1:${port + 10 * node + 5}`, ...command];
+      const tool = ['kafka-tool', 'org.apache.zookeeper.ZooKeeperMain', '-server', zookeeperOf(node), ...command];
       const { stdout } = await run('bash', [`${ROOT}infra/local/stack.sh`, ...tool], { cwd: ROOT, timeout: 60_000 });
       return stdout;
     },

@@ -58,10 +58,16 @@ export async function orphanedQuorumParts(ch: ClickHouse): Promise<OrphanedQuoru
 /** Finds the orphaned parts and restarts each holder's table, which moves them to detached; returns what it found. */
 export async function removeOrphanedQuorumParts(ch: ClickHouse): Promise<OrphanedQuorumPart[]> {
   const orphaned = await orphanedQuorumParts(ch);
-  const restarts = new Map<string, OrphanedQuorumPart>();
-  for (const o of orphaned) restarts.set(`${o.server.url}\t${o.table}`, o);
-  for (const { server, table } of restarts.values()) {
-    ch.log?.warn({ server: server.url, table, parts: orphaned.filter((o) => o.server === server && o.table === table).map((o) => o.part) }, 'ClickHouse replica holds parts whose quorum insert failed: restarting its table to detach them');
+  // One restart per replica and table, however many parts it holds there.
+  const byTable = new Map<string, { server: ServerHealth; table: string; parts: string[] }>();
+  for (const { server, table, part } of orphaned) {
+    const key = `${server.url}\t${table}`;
+    const held = byTable.get(key) ?? { server, table, parts: [] };
+    held.parts.push(part);
+    byTable.set(key, held);
+  }
+  for (const { server, table, parts } of byTable.values()) {
+    ch.log?.warn({ server: server.url, table, parts }, 'ClickHouse replica holds parts whose quorum insert failed: restarting its table to detach them');
     await ch.execOnServer(server, sql`SYSTEM RESTART REPLICA ${ident(ch.database)}.${ident(table)}`);
   }
   return orphaned;

@@ -18,6 +18,14 @@ export function machineBusyMs(): number {
 }
 
 /**
+ * Time the hypervisor ran something else while this machine's CPUs had work (steal), so far: part of
+ * the busy time above, spent by no process here; a run with much of it ran on a slowed machine.
+ */
+export function machineStealMs(): number {
+  return machineTimes().steal;
+}
+
+/**
  * Interrupt time so far: packets handled in softirq (here mostly the loopback network between the
  * processes), which the kernel charges to no process.
  */
@@ -82,6 +90,12 @@ function cmdline(pid: number): string {
   }
 }
 
+/** A Node process's script, as its command line gives it (the first argument ending in .ts, .js or .mjs), or '?'. */
+function scriptOf(pid: number): string {
+  const script = cmdline(pid).split(' ').find((arg) => /\.(ts|js|mjs)$/.test(arg));
+  return script ? script.replace(/^.*\/(?=[^/]+\/[^/]+$)/, '') : '?';
+}
+
 /** The stack's processes by part, as this machine's local stack runs them (infra/local/stack.sh). */
 export function stackProcesses(): Record<string, number[]> {
   const all = allProcesses();
@@ -136,13 +150,15 @@ export function sampleAll(): Map<number, { comm: string; ms: number }> {
 
 /** The CPU of the processes outside `groups` between two samples, summed by name, largest first (the load generator, counted apart, left out). */
 export function otherProcesses(before: Map<number, { comm: string; ms: number }>, after: Map<number, { comm: string; ms: number }>, groups: Record<string, (number | string)[]>, top = 6): [string, number][] {
-  const grouped = new Set(Object.values(groups).flat());
+  // A process grouped by its threads (`<pid>/task/<tid>`, threadsOf) is grouped too.
+  const grouped = new Set(Object.values(groups).flat().map((p) => (typeof p === 'string' ? Number(p.split('/')[0]) : p)));
   const byName = new Map<string, number>();
   for (const [pid, { comm, ms }] of after) {
     const was = before.get(pid);
     if (grouped.has(pid) || !was || comm === 'wrk') continue;
-    // A kernel worker's name carries its CPU and index (kworker/1:2): one name for all of them.
-    const name = comm.replace(/\/.*$/, '');
+    // A kernel worker's name carries its CPU and index (kworker/1:2): one name for all of them. Every
+    // Node process is named MainThread: it is named by its script instead.
+    const name = comm === 'MainThread' ? `node ${scriptOf(pid)}` : comm.replace(/\/.*$/, '');
     byName.set(name, (byName.get(name) ?? 0) + ms - was.ms);
   }
   return [...byName].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]).slice(0, top);

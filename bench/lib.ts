@@ -42,6 +42,11 @@ export const BENCH_ENV: Record<string, string> = {
   MAIL_RELAY_SMTP_PORT: '-1',
   // Any free operations port (/metrics): a bench runs several ingresses or worker processes at once.
   METRICS_PORT: '0',
+  // A process a bench stops while it measures another (pause.ts) keeps its consumer groups' places
+  // and its Postgres sessions (a worker's advisory locks) through the stop, rather than rejoining and
+  // reconnecting in the next server's measured window.
+  ACTOR_SESSION_TIMEOUT_MS: '120000',
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '300000',
   // Every benchmark process gets the ingress's malloc settings (they also render QR codes in their own process).
   ...INGRESS_SETTINGS,
 };

@@ -7,7 +7,8 @@
 // requests). Stopped with SIGSTOP, they spend nothing; the shared stack (Kafka, ClickHouse, Postgres,
 // Redis, the registry) runs as always. A stop is kept short (one measurement) and the processes are
 // given time to catch up after SIGCONT, outside any measured window: their clients' timers (Kafka
-// heartbeats, request timeouts) fire late once, and must not be charged to the next server.
+// heartbeats, request timeouts) fire late once, and must not be charged to the next server. A process
+// back from a stop also has V8's heap and code to mend: the bench loads it a little, unmeasured, first.
 import { withChildren } from './cpu.ts';
 import type { Proc } from './lib.ts';
 

@@ -19,6 +19,8 @@
 // ours / bare. After each run of ours, outside its measured window, the scans in
 // ClickHouse are counted (every redirect, once). The run also measures p99 at half
 // of ours' maximum rate, and two ingresses (one per core) against one.
+// Each server is warmed up and measured with the bench's other processes stopped (pause.ts; BENCH_PAUSE=0:
+// all of them idle beside it, as before), each measurement with the hypervisor's steal per redirect.
 // `ours on a cluster` is ours again with Kafka a three-node cluster of its own (replication factor
 // 3, min.insync.replicas 2, test/support/kafka-cluster.ts) beside the single broker, in the same rounds:
 // its own ingress, worker process, topic prefix and link (BENCH_KAFKA_CLUSTER=0 leaves it out).
@@ -82,6 +84,8 @@ const CH_REPLICAS = process.env.BENCH_CLICKHOUSE_REPLICAS === '1';
 // scan workers; `secureOverPlain` is what TLS and authentication cost a recorded scan. BENCH_SECURE=0 leaves it out.
 const SECURE = process.env.BENCH_SECURE !== '0';
 const PAUSE = process.env.BENCH_PAUSE !== '0';
+/** The load a server stopped meanwhile gets before it is measured again (measure). */
+const AFTER_RESUME = { connections: 50, seconds: 3, maxRequests: 1_000_000 };
 const BASELINE_REF = process.env.BENCH_BASELINE_REF === 'none' ? undefined : (process.env.BENCH_BASELINE_REF ?? 'a38188d');
 /** The baseline build's own databases (its migrations may differ from today's). */
 const BASELINE_DATABASE = 'linkmail_bench_baseline';
@@ -148,6 +152,11 @@ interface Measured {
  * names the processes by part, asked again after the run (Postgres forks backends as pools connect).
  */
 async function measure(url: string, path: string, groupsOf: () => Record<string, (number | string)[]>, settled: (load: WrkResult) => Promise<void> = async () => {}, rate?: number): Promise<Measured> {
+  // A server stopped while others were measured comes back with V8's heap and code to mend (full
+  // collections, flushed bytecode compiled again: 10-17 µs a redirect on the ingress's helper
+  // threads in the first seconds after a 20 s stop, against ~2 in the steady state): a few seconds'
+  // load first, unmeasured, and its scans drained.
+  if (PAUSE) await settled(await wrk(url, { ...AFTER_RESUME, script: script(path) }));
   const busyBefore = machineBusyMs();
   const interruptsBefore = machineInterruptMs();
   const stealBefore = machineStealMs();
@@ -340,32 +349,39 @@ try {
   const secureScans = onSecure ? await scansOf(secureStack!.env.KAFKA_BROKERS!, securePrefix, scanGroups, secureShortId!, secureEnv) : undefined;
   const answered = (load: WrkResult) => load.requests - load.non2xx3xx;
 
-  // Each server's warm-up, unmeasured: short, since a longer one let the baseline build's idle processes slow later rounds (docs/benchmarks.md).
-  const WARM_UP = { connections: 10, seconds: 2, maxRequests: 20_000 };
+  // Each server is warmed up and measured with the bench's other processes stopped (pause.ts): beside
+  // the shared stack alone. BENCH_PAUSE=0 runs each beside the others idling, as before.
+  const alone = <T>(underTest: Proc[], run: () => Promise<T>) => (PAUSE ? withOthersPaused(running, underTest, run) : run());
+  const oursProcs = [ingresses[0]!, scanWorkers];
+  // Each server's warm-up, unmeasured: a round's load, so that the first round measures the steady
+  // state (V8's and the broker's JIT compilers done). Without the stops, the baseline build's idle
+  // processes slowed every later round after warm-ups this long, so they were 2 s (docs/benchmarks.md).
+  const WARM_UP = PAUSE ? { connections: CONNECTIONS, seconds: SECONDS, maxRequests: MAX_REQUESTS } : { connections: 10, seconds: 2, maxRequests: 20_000 };
+  const warmUp = (procs: Proc[], url: string, path: string) => alone(procs, () => wrk(url, { ...WARM_UP, script: script(path) }));
+  await warmUp([nginx], `http://127.0.0.1:${nginxPort}`, path);
+  await warmUp([bare], `http://127.0.0.1:${barePort}`, '/bench');
+  await warmUp([nodeHttp], `http://127.0.0.1:${nodeHttpPort}`, '/bench');
   let warmedUp = 0;
-  for (const url of [`http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, `http://127.0.0.1:${nodeHttpPort}`, base(0), base(1)]) {
-    const warm = await wrk(url, { ...WARM_UP, script: script(url.endsWith(String(barePort)) || url.endsWith(String(nodeHttpPort)) ? '/bench' : path) });
-    if (url === base(0) || url === base(1)) warmedUp += answered(warm);
-  }
+  for (const ingress of ingresses) warmedUp += answered(await warmUp([ingress, scanWorkers], ingress === ingresses[0] ? base(0) : base(1), path));
   await single.drained(warmedUp);
   await single.stored();
   if (onClusterScans) {
-    const warm = await wrk(base(2), { ...WARM_UP, script: script(clusterPath) });
+    const warm = await warmUp([onCluster!.ingress, onCluster!.workers], base(2), clusterPath);
     await onClusterScans.drained(answered(warm));
     await onClusterScans.stored();
   }
   if (replicasScans) {
-    const warm = await wrk(base(5), { ...WARM_UP, script: script(replicasPath) });
+    const warm = await warmUp([onReplicas!.ingress, onReplicas!.workers], base(5), replicasPath);
     await replicasScans.drained(answered(warm));
     await replicasScans.stored();
   }
   if (secureScans) {
-    const warm = await wrk(base(4), { ...WARM_UP, script: script(securePath) });
+    const warm = await warmUp([onSecure!.ingress, onSecure!.workers], base(4), securePath);
     await secureScans.drained(answered(warm));
     await secureScans.stored();
   }
   if (baselineScans) {
-    const warm = await wrk(base(3), { ...WARM_UP, script: script(baselinePath) });
+    const warm = await warmUp([baseline!.ingress, baseline!.workers], base(3), baselinePath);
     await baselineScans.drained(answered(warm));
     await baselineScans.stored();
   }
@@ -400,10 +416,6 @@ try {
 
   console.log('measuring…');
   const rounds = [];
-  // Each server is measured with the bench's other processes stopped (pause.ts): beside the shared stack
-  // alone. BENCH_PAUSE=0 measures each beside the others idling, as before.
-  const alone = <T>(underTest: Proc[], run: () => Promise<T>) => (PAUSE ? withOthersPaused(running, underTest, run) : run());
-  const oursProcs = [ingresses[0]!, scanWorkers];
   for (let round = 0; round < ROUNDS; round++) {
     const nginxRun = await alone([nginx], () => measure(`http://127.0.0.1:${nginxPort}`, path, () => groupsFor('nginx')));
     const bareRun = await alone([bare], () => measure(`http://127.0.0.1:${barePort}`, '/bench', () => groupsFor('bare')));
@@ -420,6 +432,7 @@ try {
     if (replicasScans) await replicasScans.stored();
     // Two ingresses, one per core: two wrk processes at once, half the connections each.
     const { both, twoBusy } = await alone([...oursProcs, ingresses[1]!], async () => {
+      if (PAUSE) await single.drained((await Promise.all([0, 1].map((i) => wrk(base(i), { ...AFTER_RESUME, connections: CONNECTIONS / 2, script: script(path) })))).reduce((sum, l) => sum + answered(l), 0));
       const busyBefore = machineBusyMs();
       const both = await Promise.all([0, 1].map((i) => wrk(base(i), { connections: CONNECTIONS / 2, seconds: SECONDS, maxRequests: MAX_REQUESTS, script: script(path) })));
       await single.drained(both.reduce((sum, l) => sum + answered(l), 0));

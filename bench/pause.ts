@@ -8,7 +8,8 @@
 // Redis, the registry) runs as always. A stop is kept short (one measurement) and the processes are
 // given time to catch up after SIGCONT, outside any measured window: their clients' timers (Kafka
 // heartbeats, request timeouts) fire late once, and must not be charged to the next server. A process
-// back from a stop also has V8's heap and code to mend: the bench loads it a little, unmeasured, first.
+// back from a stop also has V8's heap and code to mend for many seconds (full collections, bytecode compiled
+// again): the bench loads it a little, unmeasured, first, which lessens that, not ends it (docs/benchmarks.md).
 import { withChildren } from './cpu.ts';
 import type { Proc } from './lib.ts';
 

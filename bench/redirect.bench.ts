@@ -155,7 +155,7 @@ async function measure(url: string, path: string, groupsOf: () => Record<string,
   // A server stopped while others were measured comes back with V8's heap and code to mend (full
   // collections, flushed bytecode compiled again: 10-17 µs a redirect on the ingress's helper
   // threads in the first seconds after a 20 s stop, against ~2 in the steady state): a few seconds'
-  // load first, unmeasured, and its scans drained.
+  // load first, unmeasured, and its scans drained. It lessens that, it does not end it (docs/benchmarks.md).
   if (PAUSE) await settled(await wrk(url, { ...AFTER_RESUME, script: script(path) }));
   const busyBefore = machineBusyMs();
   const interruptsBefore = machineInterruptMs();
@@ -362,7 +362,7 @@ try {
   await warmUp([bare], `http://127.0.0.1:${barePort}`, '/bench');
   await warmUp([nodeHttp], `http://127.0.0.1:${nodeHttpPort}`, '/bench');
   let warmedUp = 0;
-  for (const ingress of ingresses) warmedUp += answered(await warmUp([ingress, scanWorkers], ingress === ingresses[0] ? base(0) : base(1), path));
+  for (const [i, ingress] of ingresses.entries()) warmedUp += answered(await warmUp([ingress, scanWorkers], base(i), path));
   await single.drained(warmedUp);
   await single.stored();
   if (onClusterScans) {

@@ -48,6 +48,15 @@ export interface WriteOptions {
   settings?: ClickHouseSettings;
 }
 
+export interface InsertOptions extends WriteOptions {
+  /**
+   * Called as the rows start to leave for the server, in the same turn as their first write to its
+   * socket; if it throws, the request is abandoned before any row is sent and the insert rejects
+   * with its error (a lock's Lease.assertHeld: idempotent-sink.ts).
+   */
+  beforeSend?: () => void;
+}
+
 /**
  * The ClickHouse servers of CLICKHOUSE_URL (one, or the replicas of a replicated deployment). Reads
  * take turns over the servers that serve and, when one fails to answer (refused, cut, or a missed
@@ -245,14 +254,15 @@ export class ClickHouse {
   }
 
   /** Inserts events as RowBinary rows of `columns` (row-binary.ts) into a table of this database. */
-  async insertRowBinary<E>(table: string, columns: readonly Column<E>[], events: readonly E[], options: WriteOptions = {}): Promise<void> {
+  async insertRowBinary<E>(table: string, columns: readonly Column<E>[], events: readonly E[], options: InsertOptions = {}): Promise<void> {
     if (events.length === 0) return;
     const statement = sql`INSERT INTO ${ident(table)} (${join(columns.map((c) => ident(c.name)), ', ')}) FORMAT RowBinary`;
     // Encoded once: a value out of its type's range throws before anything is sent.
     const body = rowBinary(columns, events);
     await this.timedInsert(table, events.length, async (server, signal) => {
       // A stream for each attempt: a request's body is read once.
-      const result = await server.client.exec({ query: statement.text, values: Readable.from([body]), abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
+      const values = Readable.from(sentAfter(options.beforeSend, body));
+      const result = await server.client.exec({ query: statement.text, values, abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
       await drained(result.stream);
     });
   }
@@ -289,6 +299,12 @@ export class ClickHouse {
 async function execOn(client: ClickHouseClient, query: string, settings: ClickHouseSettings, signal: AbortSignal): Promise<void> {
   const result = await client.exec({ query, clickhouse_settings: settings, abort_signal: signal });
   await drained(result.stream);
+}
+
+/** The body, yielded once `check` passed: read by the request as it writes the body to its socket. */
+function* sentAfter(check: (() => void) | undefined, body: Buffer): Generator<Buffer> {
+  check?.();
+  yield body;
 }
 
 /** Reads a response to its end, so that its socket returns to the pool. */

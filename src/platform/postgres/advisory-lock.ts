@@ -9,13 +9,26 @@
 // runs. TCP keepalives would not do: a stopped process's kernel still answers them.
 //
 // fn gets a lease whose confirm() throws once the lock is lost: a holder checks it right before a
-// write that the lock guards, so a holder resumed after its session was ended writes nothing.
+// write that the lock guards, so a holder resumed after its session was ended writes nothing. A
+// holder stopped after its confirm and before its write leaves the process would still write
+// once resumed, after another took the lock: assertHeld(), called as the write's bytes leave,
+// refuses unless the last confirm was sent less than half the bound ago. Postgres cannot
+// end the session before that confirm's send plus the bound, so the write reaches the server while
+// the lock is held, with half the bound left for the server to store it before another holder
+// can look.
 import type pg from 'pg';
 import type { Pool } from './pool.ts';
 
 export interface Lease {
   /** Resolves while the lock is held; throws (a retriable error) once Postgres has ended the session. */
   confirm(): Promise<void>;
+  /**
+   * Throws LockLostError unless the lock is surely held for half the bound yet: a confirm sent less
+   * than half the bound ago, and the session not ended since. Synchronous, to be called as a guarded
+   * write leaves the process: only a stop in the few microseconds between it and the write's system
+   * call escapes it.
+   */
+  assertHeld(): void;
 }
 
 export class LockLostError extends Error {
@@ -33,15 +46,24 @@ export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: 
   try {
     const boundMs = await boundSession(client);
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
+    // When the last confirm was sent (performance.now()); none yet: assertHeld refuses.
+    let confirmSentAt = -Infinity;
     try {
       if (boundMs > 0) keepAlive = setInterval(() => void client.query('SELECT 1').catch(onError), Math.max(100, Math.floor(boundMs / 3)));
       return await fn({
         confirm: async () => {
           if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
+          const sentAt = performance.now();
           await client.query('SELECT 1').catch((err: Error) => {
             onError(err);
             throw new LockLostError(`lost the lock ${name}: ${err.message}`, { cause: err });
           });
+          confirmSentAt = sentAt;
+        },
+        assertHeld: () => {
+          if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
+          const sinceMs = performance.now() - confirmSentAt;
+          if (boundMs > 0 && !(sinceMs < boundMs / 2)) throw new LockLostError(`the lock ${name} was last confirmed ${Math.round(sinceMs)} ms ago, more than half its ${boundMs} ms bound`);
         },
       });
     } finally {

@@ -3,24 +3,37 @@
 // advisory lock (held across a ClickHouse insert) or a row lock in a transaction. A live holder keeps
 // its advisory lock however long it works, and a holder resumed after losing its lock learns it
 // (its lease's confirm, its transaction's next statement fail) instead of crashing or writing on.
+// A holder stopped between its lease's confirm and its ClickHouse insert (the scan sink's window)
+// sends no row once resumed, after another holder stored it.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createClickHouse, type ClickHouse } from '../../../src/platform/clickhouse/client.ts';
+import { ident, sql } from '../../../src/platform/clickhouse/literal.ts';
 import { testConfig } from '../../support/env.ts';
 import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 /** The bound given to the holders, in ms. */
 const BOUND = 2000;
+/** The ClickHouse table the inserting holders write (a plain MergeTree: a single server stores a block sent twice twice). */
+const ROWS_TABLE = 'lock_probe_rows';
 let db: pg.Client;
+let ch: ClickHouse;
 
 beforeAll(async () => {
   db = new pg.Client({ connectionString: testConfig().DATABASE_URL });
   await db.connect();
   await db.query('CREATE TABLE IF NOT EXISTS lock_probe (id text PRIMARY KEY, holder text)');
+  ch = createClickHouse(testConfig());
+  await ch.exec(sql`CREATE TABLE IF NOT EXISTS ${ident(ROWS_TABLE)} (id String) ENGINE = MergeTree ORDER BY id`);
 });
 afterAll(async () => {
   await db?.end();
+  await ch?.close();
 });
+
+const rowsWithId = async (id: string): Promise<number> =>
+  Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE id = ${id}`))[0]!.n);
 
 const holder = (...args: string[]): Child => startTs('test/fixtures/lock-holder.ts', args, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(BOUND) });
 
@@ -76,4 +89,27 @@ it('frees a row locked in the transaction of a stopped holder within the bound; 
   expect(waited).toBeLessThan(BOUND + 1500);
   expect(await resumeAndEnd(child)).toMatch(/^lost: /);
   expect((await db.query('SELECT holder FROM lock_probe WHERE id = $1', [id])).rows).toEqual([{ holder: 'test' }]);
+});
+
+it('a holder that confirmed its lease and inserts at once stores its row', async () => {
+  const id = randomUUID();
+  const child = holder('insert', `insert-${id}`, ROWS_TABLE, id, 'run');
+  const { code } = await child.exited;
+  expect(code, child.output()).toBe(0);
+  expect(child.output().trim().split('\n').at(-1)).toBe('kept');
+  expect(await rowsWithId(id)).toBe(1);
+});
+
+it('a holder stopped between its confirm and its insert sends no row once resumed, after another holder stored it', async () => {
+  const id = randomUUID();
+  const name = `insert-${id}`;
+  const child = holder('insert', name, ROWS_TABLE, id, 'stop');
+  await waitForOutput(child, 'confirmed');
+  // The next holder gets the lock once Postgres ended the stopped one's session, and stores the row.
+  await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
+  await ch.exec(sql`INSERT INTO ${ident(ROWS_TABLE)} (id) VALUES (${id})`);
+  await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+  // Refused by the lease's age, or by the session's end if the client heard of it first.
+  expect(await resumeAndEnd(child)).toMatch(/^lost: (the lock .* was last confirmed \d+ ms ago|lost the lock)/);
+  expect(await rowsWithId(id)).toBe(1);
 });

@@ -50,11 +50,12 @@ export interface WriteOptions {
 
 export interface InsertOptions extends WriteOptions {
   /**
-   * Called as the rows start to leave for the server, in the same turn as their first write to its
-   * socket; if it throws, the request is abandoned before any row is sent and the insert rejects
-   * with its error (a lock's Lease.assertHeld: idempotent-sink.ts).
+   * Called as the rows start to leave for the server, and again once the request has taken all but
+   * the body's last byte and its socket has drained them, right before that byte. If it throws, the
+   * request is cut there and the insert rejects with its error: the last row is incomplete, so
+   * ClickHouse stores none of the rows (a lock's Lease.assertHeld: idempotent-sink.ts).
    */
-  beforeSend?: () => void;
+  fence?: () => void;
 }
 
 /**
@@ -261,7 +262,7 @@ export class ClickHouse {
     const body = rowBinary(columns, events);
     await this.timedInsert(table, events.length, async (server, signal) => {
       // A stream for each attempt: a request's body is read once.
-      const values = Readable.from(sentAfter(options.beforeSend, body));
+      const values = fencedBody(body, options.fence);
       const result = await server.client.exec({ query: statement.text, values, abort_signal: signal, ...(options.settings ? { clickhouse_settings: options.settings } : {}) });
       await drained(result.stream);
     });
@@ -301,10 +302,31 @@ async function execOn(client: ClickHouseClient, query: string, settings: ClickHo
   await drained(result.stream);
 }
 
-/** The body, yielded once `check` passed: read by the request as it writes the body to its socket. */
-function* sentAfter(check: (() => void) | undefined, body: Buffer): Generator<Buffer> {
-  check?.();
-  yield body;
+/**
+ * The body as a stream that runs `fence` before its first bytes and again before its last byte (see
+ * InsertOptions). The last byte is held back because ClickHouse 18.16 takes a request cut after a
+ * whole body (all rows, no chunked end) as ended, and stores it; a body cut inside its last row is
+ * an error, and stores nothing. With no buffer of its own (highWaterMark 0), the stream is asked for
+ * more only once the request took what it gave and, when the socket could not take it at once,
+ * after the socket drained it: the second fence runs as late as the request lets it.
+ */
+function fencedBody(body: Buffer, fence: (() => void) | undefined): Readable {
+  const parts = [body.subarray(0, body.length - 1), body.subarray(body.length - 1)];
+  let next = 0;
+  return new Readable({
+    highWaterMark: 0,
+    read() {
+      if (next < parts.length) {
+        try {
+          fence?.();
+        } catch (err) {
+          this.destroy(err as Error);
+          return;
+        }
+      }
+      this.push(next < parts.length ? parts[next++] : null);
+    },
+  });
 }
 
 /** Reads a response to its end, so that its socket returns to the pool. */

@@ -6,8 +6,8 @@
 // check and the insert run under a per-partition Postgres lock, so even two
 // consumers that briefly share a partition during a rebalance cannot both
 // insert an event. A holder that stops answering loses the lock after a bound
-// (advisory-lock.ts), so it confirms that it still holds it before each insert, and its rows
-// leave only while that confirm is recent enough to rule out another holder.
+// (advisory-lock.ts), so it confirms that it still holds it before each insert, and the insert
+// is sent, and ended, only while that confirm is recent enough to rule out another holder.
 // Readers therefore need no FINAL, and materialized views fed by these inserts
 // are exact.
 //
@@ -153,9 +153,9 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         const send = async (block: E[]) => {
           try {
             // A holder stopped since the check may have lost the lock to another, which stored these
-            // events; one stopped after this confirm is refused as its rows leave (Lease.assertHeld).
+            // events; one stopped after this confirm has its insert cut before its end (Lease.assertHeld).
             await lease.confirm();
-            await clickhouse.insertRowBinary(into, options.columns, block, { settings, beforeSend: lease.assertHeld });
+            await clickhouse.insertRowBinary(into, options.columns, block, { settings, fence: lease.assertHeld });
           } catch (err) {
             // A single server deduplicates no block: there the check decides again.
             if (replicated) unsettled.set(partition, block);

@@ -10,12 +10,14 @@
 //
 // fn gets a lease whose confirm() throws once the lock is lost: a holder checks it right before a
 // write that the lock guards, so a holder resumed after its session was ended writes nothing. A
-// holder stopped after its confirm and before its write leaves the process would still write
-// once resumed, after another took the lock: assertHeld(), called as the write's bytes leave,
-// refuses unless the last confirm was sent less than half the bound ago. Postgres cannot
-// end the session before that confirm's send plus the bound, so the write reaches the server while
-// the lock is held, with half the bound left for the server to store it before another holder
-// can look.
+// holder stopped after its confirm, while its write is on its way out, would still complete it once
+// resumed, after another took the lock: assertHeld() refuses unless the last confirm was sent less
+// than half the bound ago. Postgres ends a silent session no sooner than the bound after that send,
+// so a write that passed it (a ClickHouse insert checks it again right before its end:
+// idempotent-sink.ts) reached the server before the lock could be lost, with half the bound for the
+// server to store it before another holder can look. It guards against its holder being stopped;
+// a session ended by other means (pg_terminate_backend, Postgres restarting) shows as `broken` only
+// once the client has read of it.
 import type pg from 'pg';
 import type { Pool } from './pool.ts';
 
@@ -23,10 +25,10 @@ export interface Lease {
   /** Resolves while the lock is held; throws (a retriable error) once Postgres has ended the session. */
   confirm(): Promise<void>;
   /**
-   * Throws LockLostError unless the lock is surely held for half the bound yet: a confirm sent less
-   * than half the bound ago, and the session not ended since. Synchronous, to be called as a guarded
-   * write leaves the process: only a stop in the few microseconds between it and the write's system
-   * call escapes it.
+   * Throws LockLostError unless the holder cannot have been stopped for long enough to lose the lock:
+   * its last confirm was sent less than half the bound ago (by the monotonic clock and by the wall
+   * clock, whichever says longer), and the client has not heard the session end. Synchronous, to be
+   * called as a guarded write goes out.
    */
   assertHeld(): void;
 }
@@ -46,14 +48,14 @@ export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: 
   try {
     const boundMs = await boundSession(client);
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
-    // When the last confirm was sent (performance.now()); none yet: assertHeld refuses.
-    let confirmSentAt = -Infinity;
+    // When the last confirm was sent, by each clock; none yet: assertHeld refuses.
+    let confirmSentAt = { monotonic: -Infinity, wall: -Infinity };
     try {
       if (boundMs > 0) keepAlive = setInterval(() => void client.query('SELECT 1').catch(onError), Math.max(100, Math.floor(boundMs / 3)));
       return await fn({
         confirm: async () => {
           if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
-          const sentAt = performance.now();
+          const sentAt = { monotonic: performance.now(), wall: Date.now() };
           await client.query('SELECT 1').catch((err: Error) => {
             onError(err);
             throw new LockLostError(`lost the lock ${name}: ${err.message}`, { cause: err });
@@ -62,7 +64,8 @@ export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: 
         },
         assertHeld: () => {
           if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
-          const sinceMs = performance.now() - confirmSentAt;
+          // The monotonic clock may stand still while the machine is suspended; the wall clock does not.
+          const sinceMs = Math.max(performance.now() - confirmSentAt.monotonic, Date.now() - confirmSentAt.wall);
           if (boundMs > 0 && !(sinceMs < boundMs / 2)) throw new LockLostError(`the lock ${name} was last confirmed ${Math.round(sinceMs)} ms ago, more than half its ${boundMs} ms bound`);
         },
       });

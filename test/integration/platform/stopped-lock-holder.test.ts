@@ -3,8 +3,8 @@
 // advisory lock (held across a ClickHouse insert) or a row lock in a transaction. A live holder keeps
 // its advisory lock however long it works, and a holder resumed after losing its lock learns it
 // (its lease's confirm, its transaction's next statement fail) instead of crashing or writing on.
-// A holder stopped between its lease's confirm and its ClickHouse insert (the scan sink's window)
-// sends no row once resumed, after another holder stored it.
+// A holder stopped after its lease's confirm, before its ClickHouse insert or before that insert's
+// end (the scan sink's window), stores no row once resumed, after another holder stored it.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -15,6 +15,8 @@ import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 /** The bound given to the holders, in ms. */
 const BOUND = 2000;
+/** The inserting holders': their fence allows half of it from a confirm to the insert's end, on a busy machine. */
+const INSERT_BOUND = 4000;
 /** The ClickHouse table the inserting holders write (a plain MergeTree: a single server stores a block sent twice twice). */
 const ROWS_TABLE = 'lock_probe_rows';
 let db: pg.Client;
@@ -35,7 +37,7 @@ afterAll(async () => {
 const rowsWithId = async (id: string): Promise<number> =>
   Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE id = ${id}`))[0]!.n);
 
-const holder = (...args: string[]): Child => startTs('test/fixtures/lock-holder.ts', args, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(BOUND) });
+const holder = (...args: string[]): Child => startTs('test/fixtures/lock-holder.ts', args, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(args[0] === 'insert' ? INSERT_BOUND : BOUND) });
 
 /** Stops the holder once it holds its lock; resolves to how long `blocked` then waited. */
 async function waitBehindStopped(child: Child, blocked: () => Promise<unknown>): Promise<number> {
@@ -93,23 +95,39 @@ it('frees a row locked in the transaction of a stopped holder within the bound; 
 
 it('a holder that confirmed its lease and inserts at once stores its row', async () => {
   const id = randomUUID();
-  const child = holder('insert', `insert-${id}`, ROWS_TABLE, id, 'run');
+  const child = holder('insert', `insert-${id}`, ROWS_TABLE, id, 'none');
   const { code } = await child.exited;
   expect(code, child.output()).toBe(0);
   expect(child.output().trim().split('\n').at(-1)).toBe('kept');
   expect(await rowsWithId(id)).toBe(1);
 });
 
-it('a holder stopped between its confirm and its insert sends no row once resumed, after another holder stored it', async () => {
+for (const stop of ['before-insert', 'before-end']) {
+  it(`a holder stopped after its confirm (${stop}) stores no row once resumed, after another holder stored it`, async () => {
+    const id = randomUUID();
+    const name = `insert-${id}`;
+    const child = holder('insert', name, ROWS_TABLE, id, stop);
+    await waitForOutput(child, 'confirmed');
+    // The next holder gets the lock once Postgres ended the stopped one's session, and stores the row.
+    await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
+    await ch.exec(sql`INSERT INTO ${ident(ROWS_TABLE)} (id) VALUES (${id})`);
+    await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+    // Refused by the lease's age, or by the session's end if the client heard of it first.
+    expect(await resumeAndEnd(child)).toMatch(/^lost: (the lock .* was last confirmed \d+ ms ago|lost the lock)/);
+    expect(await rowsWithId(id)).toBe(1);
+  });
+}
+
+it('an insert whose fence throws before its end stores none of its rows, and rejects with that error', async () => {
   const id = randomUUID();
-  const name = `insert-${id}`;
-  const child = holder('insert', name, ROWS_TABLE, id, 'stop');
-  await waitForOutput(child, 'confirmed');
-  // The next holder gets the lock once Postgres ended the stopped one's session, and stores the row.
-  await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
-  await ch.exec(sql`INSERT INTO ${ident(ROWS_TABLE)} (id) VALUES (${id})`);
-  await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
-  // Refused by the lease's age, or by the session's end if the client heard of it first.
-  expect(await resumeAndEnd(child)).toMatch(/^lost: (the lock .* was last confirmed \d+ ms ago|lost the lock)/);
-  expect(await rowsWithId(id)).toBe(1);
+  let fences = 0;
+  const refused = new Error('refused at the end');
+  const fence = () => {
+    if (++fences === 2) throw refused;
+  };
+  const rows = Array.from({ length: 20_000 }, (_, i) => `${id}-${i}`);
+  const inserting = ch.insertRowBinary(ROWS_TABLE, [{ name: 'id', type: 'String', of: (row: string) => row }], rows, { fence });
+  await expect(inserting).rejects.toBe(refused);
+  expect(fences).toBe(2);
+  expect(Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE startsWith(id, ${id})`))[0]!.n)).toBe(0);
 });

@@ -13,7 +13,7 @@
 // holder stopped after its confirm, while its write is on its way out, would still complete it once
 // resumed, after another took the lock: assertHeld() refuses unless the last confirm was sent less
 // than half the bound ago. Postgres ends a silent session no sooner than the bound after that send,
-// so a write that passed it (a ClickHouse insert checks it again right before its end:
+// so a write that passed it (a ClickHouse insert checks it again before its last byte:
 // idempotent-sink.ts) reached the server before the lock could be lost, with half the bound for the
 // server to store it before another holder can look. It guards against its holder being stopped;
 // a session ended by other means (pg_terminate_backend, Postgres restarting) shows as `broken` only

@@ -118,7 +118,7 @@ for (const stop of ['before-insert', 'before-end']) {
   });
 }
 
-it('an insert whose fence throws before its end stores none of its rows, and rejects with that error', async () => {
+it('an insert whose fence throws before its last byte stores none of its rows, and rejects with that error', async () => {
   const id = randomUUID();
   let fences = 0;
   const refused = new Error('refused at the end');

@@ -4,7 +4,7 @@
 // its advisory lock however long it works, and a holder resumed after losing its lock learns it
 // (its lease's confirm, its transaction's next statement fail) instead of crashing or writing on.
 // A holder stopped after its lease's confirm, before its ClickHouse insert or before that insert's
-// end (the scan sink's window), stores no row once resumed, after another holder stored it.
+// last byte (the scan sink's window), stores no row once resumed, after another holder stored them.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { startTs, waitForOutput, type Child } from '../../support/processes.ts';
 
 /** The bound given to the holders, in ms. */
 const BOUND = 2000;
-/** The inserting holders': their fence allows half of it from a confirm to the insert's end, on a busy machine. */
+/** The inserting holders': their fence allows half of it from a confirm to the insert's last byte, on a busy machine. */
 const INSERT_BOUND = 4000;
 /** The ClickHouse table the inserting holders write (a plain MergeTree: a single server stores a block sent twice twice). */
 const ROWS_TABLE = 'lock_probe_rows';
@@ -34,8 +34,11 @@ afterAll(async () => {
   await ch?.close();
 });
 
-const rowsWithId = async (id: string): Promise<number> =>
-  Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE id = ${id}`))[0]!.n);
+/** The rows an inserting holder writes: <id>-0 … <id>-19999 (test/fixtures/lock-holder.ts). */
+const HOLDER_ROWS = 20_000;
+
+const rowsOf = async (id: string): Promise<number> =>
+  Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE startsWith(id, ${`${id}-`})`))[0]!.n);
 
 const holder = (...args: string[]): Child => startTs('test/fixtures/lock-holder.ts', args, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(args[0] === 'insert' ? INSERT_BOUND : BOUND) });
 
@@ -93,28 +96,28 @@ it('frees a row locked in the transaction of a stopped holder within the bound; 
   expect((await db.query('SELECT holder FROM lock_probe WHERE id = $1', [id])).rows).toEqual([{ holder: 'test' }]);
 });
 
-it('a holder that confirmed its lease and inserts at once stores its row', async () => {
+it('a holder that confirmed its lease and inserts at once stores its rows', async () => {
   const id = randomUUID();
   const child = holder('insert', `insert-${id}`, ROWS_TABLE, id, 'none');
   const { code } = await child.exited;
   expect(code, child.output()).toBe(0);
   expect(child.output().trim().split('\n').at(-1)).toBe('kept');
-  expect(await rowsWithId(id)).toBe(1);
+  expect(await rowsOf(id)).toBe(HOLDER_ROWS);
 });
 
-for (const stop of ['before-insert', 'before-end']) {
-  it(`a holder stopped after its confirm (${stop}) stores no row once resumed, after another holder stored it`, async () => {
+for (const stop of ['before-insert', 'before-last-byte']) {
+  it(`a holder stopped after its confirm (${stop}) stores no row once resumed, after another holder stored them`, async () => {
     const id = randomUUID();
     const name = `insert-${id}`;
     const child = holder('insert', name, ROWS_TABLE, id, stop);
     await waitForOutput(child, 'confirmed');
-    // The next holder gets the lock once Postgres ended the stopped one's session, and stores the row.
+    // The next holder gets the lock once Postgres ended the stopped one's session, and stores the rows.
     await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
-    await ch.exec(sql`INSERT INTO ${ident(ROWS_TABLE)} (id) VALUES (${id})`);
+    await ch.exec(sql`INSERT INTO ${ident(ROWS_TABLE)} (id) SELECT concat(${`${id}-`}, toString(number)) FROM system.numbers LIMIT ${HOLDER_ROWS}`);
     await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
     // Refused by the lease's age, or by the session's end if the client heard of it first.
     expect(await resumeAndEnd(child)).toMatch(/^lost: (the lock .* was last confirmed \d+ ms ago|lost the lock)/);
-    expect(await rowsWithId(id)).toBe(1);
+    expect(await rowsOf(id)).toBe(HOLDER_ROWS);
   });
 }
 
@@ -129,5 +132,5 @@ it('an insert whose fence throws before its last byte stores none of its rows, a
   const inserting = ch.insertRowBinary(ROWS_TABLE, [{ name: 'id', type: 'String', of: (row: string) => row }], rows, { fence });
   await expect(inserting).rejects.toBe(refused);
   expect(fences).toBe(2);
-  expect(Number((await ch.rows<{ n: string }>(sql`SELECT count() AS n FROM ${ident(ROWS_TABLE)} WHERE startsWith(id, ${id})`))[0]!.n)).toBe(0);
+  expect(await rowsOf(id)).toBe(0);
 });

@@ -51,9 +51,13 @@ export interface WriteOptions {
 export interface InsertOptions extends WriteOptions {
   /**
    * Called as the rows start to leave for the server, and again once the request has taken all but
-   * the body's last byte and its socket has drained them, right before that byte. If it throws, the
-   * request is cut there and the insert rejects with its error: the last row is incomplete, so
-   * ClickHouse stores none of the rows (a lock's Lease.assertHeld: idempotent-sink.ts).
+   * the body's last byte (a body too big to take at once: once its socket has drained it), right
+   * before that byte. If it throws, the request is cut there and the insert rejects with its error:
+   * the last row is incomplete, so ClickHouse stores none of the rows (of a body under its
+   * max_insert_block_size, 1,048,576 rows: a bigger one's first blocks may be stored). What it does
+   * not cover is a stop in the few ticks from its last run to the request's end (the chunked
+   * terminator) leaving, and on a new connection a small body's wait for the socket to connect.
+   * A lock's Lease.assertHeld (idempotent-sink.ts).
    */
   fence?: () => void;
 }
@@ -307,8 +311,9 @@ async function execOn(client: ClickHouseClient, query: string, settings: ClickHo
  * InsertOptions). The last byte is held back because ClickHouse 18.16 takes a request cut after a
  * whole body (all rows, no chunked end) as ended, and stores it; a body cut inside its last row is
  * an error, and stores nothing. With no buffer of its own (highWaterMark 0), the stream is asked for
- * more only once the request took what it gave and, when the socket could not take it at once,
- * after the socket drained it: the second fence runs as late as the request lets it.
+ * more only once the request took what it gave and, when the socket could not take it at once (more
+ * than its 16 KiB), after the socket drained it; a smaller body's two fences run in one pass, before
+ * the request writes anything (it corks its socket until the next tick).
  */
 function fencedBody(body: Buffer, fence: (() => void) | undefined): Readable {
   const parts = [body.subarray(0, body.length - 1), body.subarray(body.length - 1)];

@@ -153,7 +153,8 @@ export function idempotentSinkKind<E extends SinkEvent>(clickhouse: ClickHouse, 
         const send = async (block: E[]) => {
           try {
             // A holder stopped since the check may have lost the lock to another, which stored these
-            // events; one stopped after this confirm has its insert cut inside its last row (Lease.assertHeld).
+            // events; one stopped after this confirm, before its insert's last byte, has the insert cut
+            // inside its last row (Lease.assertHeld as its fence).
             await lease.confirm();
             await clickhouse.insertRowBinary(into, options.columns, block, { settings, fence: lease.assertHeld });
           } catch (err) {

@@ -14,8 +14,9 @@
 // resumed, after another took the lock: assertHeld() refuses unless the last confirm was sent less
 // than half the bound ago. Postgres ends a silent session no sooner than the bound after that send,
 // so a write that passed it (a ClickHouse insert checks it again before its last byte:
-// idempotent-sink.ts) reached the server before the lock could be lost, with half the bound for the
-// server to store it before another holder can look. It guards against its holder being stopped;
+// idempotent-sink.ts) reaches the server before the lock can be lost, with half the bound for the
+// server to store it before another holder can look, unless its holder is stopped in the few ticks
+// between the last check and the write's end leaving. It guards against its holder being stopped;
 // a session ended by other means (pg_terminate_backend, Postgres restarting) shows as `broken` only
 // once the client has read of it.
 import type pg from 'pg';
@@ -48,7 +49,7 @@ export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: 
   try {
     const boundMs = await boundSession(client);
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
-    // When the last confirm was sent, by each clock; none yet: assertHeld refuses.
+    // When the last confirm was sent, by each clock; none yet: assertHeld refuses (under a bound).
     let confirmSentAt = { monotonic: -Infinity, wall: -Infinity };
     try {
       if (boundMs > 0) keepAlive = setInterval(() => void client.query('SELECT 1').catch(onError), Math.max(100, Math.floor(boundMs / 3)));

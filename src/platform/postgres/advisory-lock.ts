@@ -49,22 +49,23 @@ export async function withAdvisoryLock<T>(pool: Pool, name: string, fn: (lease: 
   try {
     const boundMs = await boundSession(client);
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [name]);
+    const lost = (err: Error) => new LockLostError(`lost the lock ${name}: ${err.message}`, { cause: err });
     // When the last confirm was sent, by each clock; none yet: assertHeld refuses (under a bound).
     let confirmSentAt = { monotonic: -Infinity, wall: -Infinity };
     try {
       if (boundMs > 0) keepAlive = setInterval(() => void client.query('SELECT 1').catch(onError), Math.max(100, Math.floor(boundMs / 3)));
       return await fn({
         confirm: async () => {
-          if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
+          if (broken) throw lost(broken);
           const sentAt = { monotonic: performance.now(), wall: Date.now() };
           await client.query('SELECT 1').catch((err: Error) => {
             onError(err);
-            throw new LockLostError(`lost the lock ${name}: ${err.message}`, { cause: err });
+            throw lost(err);
           });
           confirmSentAt = sentAt;
         },
         assertHeld: () => {
-          if (broken) throw new LockLostError(`lost the lock ${name}: ${broken.message}`, { cause: broken });
+          if (broken) throw lost(broken);
           // The monotonic clock may stand still while the machine is suspended; the wall clock does not.
           const sinceMs = Math.max(performance.now() - confirmSentAt.monotonic, Date.now() - confirmSentAt.wall);
           if (boundMs > 0 && !(sinceMs < boundMs / 2)) throw new LockLostError(`the lock ${name} was last confirmed ${Math.round(sinceMs)} ms ago, more than half its ${boundMs} ms bound`);
